@@ -1,0 +1,52 @@
+# The README's two commands: `make demo` and `make test`. Each installs what is missing first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+BUILD := build/dev
+APT_PACKAGES := llvm-16-dev libeigen3-dev libdlpack-dev libgtest-dev cmake ninja-build g++ ccache
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: demo test build deps venv bench lint clean
+
+demo: build
+	$(VPY) benchmarks/demo.py
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j2
+	$(VPY) -m pytest -q tests/python
+
+bench: build
+	for f in benchmarks/eager_ops.py benchmarks/dispatch.py; do [ -f $$f ] && $(VPY) $$f; done
+
+# System packages: installed with apt when missing; elsewhere we name what is needed.
+deps: build/.deps-stamp
+build/.deps-stamp:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if command -v apt-get >/dev/null; then \
+	    echo "installing:$$missing"; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; \
+	  else echo "Please install (Debian names):$$missing"; exit 1; fi; \
+	fi
+	@mkdir -p build && touch $@
+
+# The virtualenv holds the package's Python dependencies and its extras; the package itself
+# is the in-tree build, put on the venv's path with a .pth file (an editable install).
+venv: $(VENV)/.stamp
+$(VENV)/.stamp: pyproject.toml build/.deps-stamp
+	[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q numpy pytest pybind11 scikit-build-core ruff
+	$(VPY) -c "import site,os; open(os.path.join(site.getsitepackages()[0],'jitflow-dev.pth'),'w').write(os.path.abspath('python')+'\n')"
+	touch $@
+
+build: $(VENV)/.stamp
+	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DPython_EXECUTABLE=$(abspath $(VPY)) -DJITFLOW_BUILD_TESTS=ON
+	cmake --build $(BUILD) -j2
+
+lint: venv
+	$(VENV)/bin/ruff check python tests benchmarks
+
+clean:
+	rm -rf build python/jitflow/_C*.so

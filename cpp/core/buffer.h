@@ -1,0 +1,45 @@
+// Refcounted, 64-byte-aligned device buffers, served from a caching allocator.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace jf {
+
+enum class DeviceType : uint8_t { kCPU = 0, kGPU = 1 };
+
+struct Device {
+  DeviceType type = DeviceType::kCPU;
+  int index = 0;
+  bool operator==(const Device& o) const { return type == o.type && index == o.index; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
+};
+
+// A Buffer owns `bytes` of memory unless `release` says otherwise: external memory (DLPack,
+// numpy) is kept alive by `owner` and freed by calling `release(owner)`.
+struct Buffer {
+  void* data = nullptr;
+  size_t bytes = 0;
+  size_t capacity = 0;  // bytes actually reserved (the allocator's size class)
+  Device device;
+  void (*release)(void*) = nullptr;
+  void* owner = nullptr;
+  ~Buffer();
+};
+
+using BufferPtr = std::shared_ptr<Buffer>;
+
+// Allocates from the caching allocator (size classes, reused without returning to the OS).
+BufferPtr allocate_buffer(size_t bytes);
+// Wraps memory owned by someone else; `release(owner)` runs when the last reference drops.
+BufferPtr wrap_external(void* data, size_t bytes, void (*release)(void*), void* owner);
+
+struct AllocatorStats {
+  int64_t allocations = 0;   // requests served
+  int64_t cache_hits = 0;    // requests served from the free lists
+  int64_t bytes_cached = 0;  // bytes idle in the free lists
+};
+AllocatorStats allocator_stats();
+void allocator_release_cached();
+
+}  // namespace jf

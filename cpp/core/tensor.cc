@@ -1,0 +1,54 @@
+// Tensor helpers: allocation, scalars and host-side element access for small tensors.
+#include "core/tensor.h"
+
+namespace jf {
+
+Tensor Tensor::empty(DType dtype, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) throw_invalid("cannot allocate a tensor with unknown or negative dims ", shape.str());
+  return Tensor(dtype, shape, allocate_buffer(shape.num_elements() * dtype_size(dtype)));
+}
+
+Tensor Tensor::scalar(DType dtype, double v) {
+  Tensor t = empty(dtype, Shape{});
+  JF_SWITCH_DTYPE(dtype, T, *t.data<T>() = static_cast<T>(v));
+  return t;
+}
+
+Tensor Tensor::from_int64s(const std::vector<int64_t>& v, DType dtype) {
+  Tensor t = empty(dtype, Shape{static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (dtype == DType::kInt32) t.data<int32_t>()[i] = static_cast<int32_t>(v[i]);
+    else t.data<int64_t>()[i] = v[i];
+  }
+  return t;
+}
+
+Tensor Tensor::reshaped(const Shape& s) const {
+  JF_CHECK(s.num_elements() == num_elements(), "reshape ", shape_.str(), " -> ", s.str());
+  Tensor t = *this;
+  t.shape_ = s;
+  return t;
+}
+
+double Tensor::get_double(int64_t i) const {
+  double v = 0;
+  JF_SWITCH_DTYPE(dtype_, T, v = static_cast<double>(data<T>()[i]));
+  return v;
+}
+
+int64_t Tensor::get_int(int64_t i) const {
+  int64_t v = 0;
+  JF_SWITCH_DTYPE(dtype_, T, v = static_cast<int64_t>(data<T>()[i]));
+  return v;
+}
+
+std::vector<int64_t> Tensor::to_int64s() const {
+  std::vector<int64_t> v(num_elements());
+  for (int64_t i = 0; i < num_elements(); ++i) v[i] = get_int(i);
+  return v;
+}
+
+std::string Tensor::desc() const { return str_cat(dtype_name(dtype_), shape_.str()); }
+
+}  // namespace jf

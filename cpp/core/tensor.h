@@ -1,0 +1,60 @@
+// Tensors: a dtype, a shape and a shared contiguous row-major buffer (eager values), or a
+// symbolic reference to a graph node output while tracing.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "core/buffer.h"
+#include "core/dtype.h"
+#include "core/shape.h"
+
+namespace jf {
+
+struct SymbolicValue;  // defined by the tracer: a node output in a graph under construction
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(DType dtype, const Shape& shape, BufferPtr buf, size_t offset = 0)
+      : dtype_(dtype), shape_(shape), buf_(std::move(buf)), offset_(offset) {}
+
+  // A fresh uninitialised tensor.
+  static Tensor empty(DType dtype, const Shape& shape);
+  // A rank-0 tensor holding v converted to dtype.
+  static Tensor scalar(DType dtype, double v);
+  static Tensor from_int64s(const std::vector<int64_t>& v, DType dtype = DType::kInt32);
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return shape_.rank(); }
+  int64_t num_elements() const { return shape_.num_elements(); }
+  size_t nbytes() const { return num_elements() * dtype_size(dtype_); }
+  const BufferPtr& buffer() const { return buf_; }
+  Device device() const { return buf_ ? buf_->device : Device{}; }
+  bool defined() const { return buf_ != nullptr || sym_ != nullptr; }
+  bool is_symbolic() const { return sym_ != nullptr; }
+  const std::shared_ptr<SymbolicValue>& sym() const { return sym_; }
+  void set_sym(std::shared_ptr<SymbolicValue> s) { sym_ = std::move(s); }
+  void set_shape(const Shape& s) { shape_ = s; }
+  void set_dtype(DType d) { dtype_ = d; }
+
+  void* raw() const { return static_cast<char*>(buf_->data) + offset_; }
+  template <class T> T* data() const { return static_cast<T*>(raw()); }
+
+  // Same buffer, new shape (element counts must match).
+  Tensor reshaped(const Shape& s) const;
+  // Reads element i (any dtype) as double / int64, for small host-side values (axes, shapes).
+  double get_double(int64_t i) const;
+  int64_t get_int(int64_t i) const;
+  std::vector<int64_t> to_int64s() const;
+  std::string desc() const;  // "float32[2,3]"
+
+ private:
+  DType dtype_ = DType::kInvalid;
+  Shape shape_;
+  BufferPtr buf_;
+  size_t offset_ = 0;
+  std::shared_ptr<SymbolicValue> sym_;
+};
+
+}  // namespace jf

@@ -1,0 +1,27 @@
+// Helpers shared by shape inference and the kernels that must agree with it.
+#pragma once
+#include <vector>
+
+#include "ir/op_registry.h"
+
+namespace jf {
+
+// Reduction axes from input 1 (scalar or vector, negative allowed), sorted and unique.
+// Returns false when the axes are not known (symbolic input).
+bool reduce_axes(const OpCall& c, std::vector<int>* axes);
+
+// The resolved form of a StridedSlice on one input shape.
+struct SliceDim {
+  int64_t start, stride, len;
+};
+struct SlicePlan {
+  std::vector<SliceDim> dims;  // one per input dim
+  Shape out;                   // final output shape (after shrink and new axes)
+};
+SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector<int64_t>& begin,
+                             const std::vector<int64_t>& end, const std::vector<int64_t>& strides);
+
+// Reshape target with one -1 resolved against the input element count.
+Shape resolve_reshape(const OpCall& c, const Shape& in, const std::vector<int64_t>& target);
+
+}  // namespace jf

@@ -1,0 +1,317 @@
+// Shape inference for data-movement and creation ops. Shape-valued inputs (Reshape's shape,
+// Transpose's perm, ...) are read when known; otherwise the output gets unknown dims.
+#include <algorithm>
+#include <cmath>
+
+#include "ir/shape_fns.h"
+
+namespace jf {
+
+static void need_int_vector(const OpCall& c, size_t i, const char* what) {
+  if (!is_int(c.in[i].dtype())) c.fail_type(what, " must be int32 or int64, got ", dtype_name(c.in[i].dtype()));
+  if (c.in[i].rank() != 1) c.fail(what, " must be a vector, got shape ", c.in[i].shape().str());
+}
+
+Shape resolve_reshape(const OpCall& c, const Shape& in, const std::vector<int64_t>& target) {
+  Shape out;
+  int unknown = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1) {
+      if (unknown >= 0) c.fail("only one input size may be -1, not both ", unknown, " and ", i);
+      unknown = static_cast<int>(i);
+    } else if (target[i] < 0) {
+      c.fail("size ", i, " must be non-negative, not ", target[i]);
+    } else {
+      known *= target[i];
+    }
+    out.push_back(target[i]);
+  }
+  if (!in.fully_defined()) return out;
+  int64_t n = in.num_elements();
+  if (unknown >= 0) {
+    if (known == 0 || n % known != 0)
+      c.fail("Input to reshape is a tensor with ", n, " values, but the requested shape ",
+             out.str(), " is not compatible");
+    out[unknown] = n / known;
+  } else if (known != n) {
+    c.fail("Input to reshape is a tensor with ", n, " values, but the requested shape has ", known);
+  }
+  return out;
+}
+
+void infer_reshape(OpCall& c) {
+  need_int_vector(c, 1, "shape");
+  Shape out;
+  if (c.has_value(1)) out = resolve_reshape(c, c.in[0].shape(), c.in[1].to_int64s());
+  else
+    for (int64_t i = 0; i < c.in[1].shape()[0]; ++i) out.push_back(-1);
+  c.add_output(c.in[0].dtype(), out);
+}
+
+void infer_transpose(OpCall& c) {
+  need_int_vector(c, 1, "perm");
+  const Shape& in = c.in[0].shape();
+  Shape out;
+  if (!c.has_value(1)) {
+    out.resize(in.rank(), -1);
+  } else {
+    auto perm = c.in[1].to_int64s();
+    if (static_cast<int>(perm.size()) != in.rank())
+      c.fail("transpose expects a vector of size ", in.rank(), ". But input(1) is a vector of size ", perm.size());
+    std::vector<bool> seen(in.rank(), false);
+    for (int64_t p : perm) {
+      if (p < 0 || p >= in.rank() || seen[p]) c.fail("perm is not a permutation of 0..", in.rank() - 1);
+      seen[p] = true;
+      out.push_back(in[p]);
+    }
+  }
+  c.add_output(c.in[0].dtype(), out);
+}
+
+// ConcatV2(values..., axis) and Pack(values...; axis attr) share the checks.
+static Shape concat_shape(OpCall& c, size_t n, int axis, bool stack) {
+  const Shape& s0 = c.in[0].shape();
+  for (size_t i = 1; i < n; ++i) {
+    if (c.in[i].dtype() != c.in[0].dtype())
+      c.fail("input #", i, " has dtype ", dtype_name(c.in[i].dtype()), ", expected ", dtype_name(c.in[0].dtype()));
+    const Shape& si = c.in[i].shape();
+    bool ok = si.rank() == s0.rank();
+    for (int d = 0; ok && d < s0.rank(); ++d)
+      if ((stack || d != axis) && si[d] != s0[d] && si[d] >= 0 && s0[d] >= 0) ok = false;
+    if (!ok)
+      c.fail(stack ? "Shapes of all inputs must match: values[0].shape = " : "Dimension mismatch in concat: values[0].shape = ",
+             s0.str(), " != values[", i, "].shape = ", si.str());
+  }
+  Shape out = s0;
+  if (stack) {
+    out.insert(axis, static_cast<int64_t>(n));
+  } else {
+    int64_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t d = c.in[i].shape()[axis];
+      total = (total < 0 || d < 0) ? -1 : total + d;
+    }
+    out[axis] = total;
+  }
+  return out;
+}
+
+void infer_concat(OpCall& c) {
+  if (c.in.size() < 2) c.fail("needs at least one value and an axis");
+  size_t n = c.in.size() - 1;
+  if (!c.has_value(n)) c.fail("the concat axis must be known when tracing");
+  if (c.in[0].rank() == 0) c.fail("Can't concatenate scalars (use jf.stack instead)");
+  int axis = normalize_axis(c.in[n].get_int(0), c.in[0].rank(), c.name());
+  c.add_output(c.in[0].dtype(), concat_shape(c, n, axis, false));
+}
+
+void infer_pack(OpCall& c) {
+  if (c.in.empty()) c.fail("needs at least one value");
+  int axis = normalize_axis(c.attrs.get<int64_t>("axis", 0), c.in[0].rank() + 1, c.name());
+  c.add_output(c.in[0].dtype(), concat_shape(c, c.in.size(), axis, true));
+}
+
+void infer_split(OpCall& c) {  // inputs: axis, value
+  int64_t num = c.attrs.get<int64_t>("num_split", 1);
+  const Shape& in = c.in[1].shape();
+  if (!c.has_value(0)) c.fail("the split axis must be known when tracing");
+  int axis = normalize_axis(c.in[0].get_int(0), in.rank(), c.name());
+  if (num <= 0) c.fail("num_split must be positive, got ", num);
+  if (in[axis] >= 0 && in[axis] % num != 0)
+    c.fail("Number of ways to split should evenly divide the split dimension, but got split_dim ",
+           axis, " (size = ", in[axis], ") and num_split ", num);
+  Shape out = in;
+  if (in[axis] >= 0) out[axis] = in[axis] / num;
+  for (int64_t i = 0; i < num; ++i) c.add_output(c.in[1].dtype(), out);
+}
+
+void infer_splitv(OpCall& c) {  // inputs: value, size_splits, axis
+  const Shape& in = c.in[0].shape();
+  if (!c.has_value(1) || !c.has_value(2)) c.fail("split sizes and axis must be known when tracing");
+  int axis = normalize_axis(c.in[2].get_int(0), in.rank(), c.name());
+  auto sizes = c.in[1].to_int64s();
+  int64_t total = 0, unknown = -1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1 && unknown < 0) unknown = i;
+    else if (sizes[i] < 0) c.fail("invalid split size ", sizes[i]);
+    else total += sizes[i];
+  }
+  if (unknown >= 0 && in[axis] >= 0) sizes[unknown] = in[axis] - total, total = in[axis];
+  if (in[axis] >= 0 && (total != in[axis] || (unknown >= 0 && sizes[unknown] < 0)))
+    c.fail("Determined shape must either match input shape along split_dim exactly if fully "
+           "specified, or be less than the size of the input along split_dim if not fully specified. "
+           "Got: ", total, " vs ", in[axis]);
+  for (int64_t s : sizes) {
+    Shape out = in;
+    out[axis] = s;
+    c.add_output(c.in[0].dtype(), out);
+  }
+}
+
+void infer_squeeze(OpCall& c) {
+  const Shape& in = c.in[0].shape();
+  auto dims = c.attrs.get<std::vector<int64_t>>("squeeze_dims", {});
+  std::vector<bool> drop(in.rank(), false);
+  if (dims.empty()) {
+    for (int i = 0; i < in.rank(); ++i) drop[i] = in[i] == 1;
+  } else {
+    for (int64_t d : dims) {
+      int a = normalize_axis(d, in.rank(), c.name());
+      if (in[a] != 1 && in[a] >= 0)
+        c.fail("Can not squeeze dim[", a, "], expected a dimension of 1, got ", in[a]);
+      drop[a] = true;
+    }
+  }
+  Shape out;
+  for (int i = 0; i < in.rank(); ++i)
+    if (!drop[i]) out.push_back(in[i]);
+  c.add_output(c.in[0].dtype(), out);
+}
+
+void infer_expand_dims(OpCall& c) {
+  if (!c.has_value(1)) c.fail("dim must be known when tracing");
+  if (c.in[1].num_elements() != 1) c.fail("dim must be a scalar");
+  Shape out = c.in[0].shape();
+  int r = out.rank();
+  int64_t d = c.in[1].get_int(0);
+  if (d < -r - 1 || d > r) c.fail("Tried to expand dim index ", d, " for tensor with ", r, " dimensions.");
+  out.insert(static_cast<int>(d < 0 ? d + r + 1 : d), 1);
+  c.add_output(c.in[0].dtype(), out);
+}
+
+void infer_broadcast_to(OpCall& c) {
+  need_int_vector(c, 1, "shape");
+  if (!c.has_value(1)) c.fail("the target shape must be known when tracing");
+  Shape target(c.in[1].to_int64s()), b;
+  const Shape& in = c.in[0].shape();
+  if (in.rank() > target.rank() || !broadcast_shapes(in, target, &b) || b != target)
+    c.fail("Unable to broadcast tensor of shape ", in.str(), " to tensor of shape ", target.str());
+  c.add_output(c.in[0].dtype(), target);
+}
+
+SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector<int64_t>& begin,
+                             const std::vector<int64_t>& end, const std::vector<int64_t>& strides) {
+  int64_t bm = c.attrs.get<int64_t>("begin_mask", 0), em = c.attrs.get<int64_t>("end_mask", 0);
+  int64_t elm = c.attrs.get<int64_t>("ellipsis_mask", 0), nam = c.attrs.get<int64_t>("new_axis_mask", 0);
+  int64_t sam = c.attrs.get<int64_t>("shrink_axis_mask", 0);
+  size_t n = begin.size();
+  if (end.size() != n || strides.size() != n) c.fail("begin, end and strides must have the same length");
+  int consumed = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (!((elm >> i) & 1) && !((nam >> i) & 1)) ++consumed;
+  SlicePlan plan;
+  int dim = 0;
+  bool saw_ellipsis = false;
+  auto full = [&](int d) { plan.dims.push_back({0, 1, in[d]}); plan.out.push_back(in[d]); };
+  for (size_t i = 0; i < n; ++i) {
+    if ((elm >> i) & 1) {
+      if (saw_ellipsis) c.fail("multiple ellipses in slice spec not allowed");
+      saw_ellipsis = true;
+      int cover = in.rank() - consumed;
+      for (int k = 0; k < cover; ++k) full(dim++);
+      continue;
+    }
+    if ((nam >> i) & 1) {
+      plan.out.push_back(1);
+      continue;
+    }
+    if (dim >= in.rank()) c.fail("Index out of range using input dim ", dim, " of a tensor of shape ", in.str());
+    int64_t d = in[dim], s = strides[i];
+    if (s == 0) c.fail("strides[", i, "] must be non-zero");
+    if ((sam >> i) & 1) {
+      int64_t idx = begin[i] < 0 ? begin[i] + d : begin[i];
+      if (d >= 0 && (idx < 0 || idx >= d))
+        c.fail("slice index ", begin[i], " of dimension ", dim, " out of bounds.");
+      plan.dims.push_back({idx, 1, 1});
+      ++dim;
+      continue;
+    }
+    int64_t b, e, len;
+    if (d < 0) {
+      plan.dims.push_back({0, s, -1});
+      plan.out.push_back(-1);
+      ++dim;
+      continue;
+    }
+    if (s > 0) {
+      b = ((bm >> i) & 1) ? 0 : std::clamp<int64_t>(begin[i] < 0 ? begin[i] + d : begin[i], 0, d);
+      e = ((em >> i) & 1) ? d : std::clamp<int64_t>(end[i] < 0 ? end[i] + d : end[i], 0, d);
+      len = e > b ? (e - b + s - 1) / s : 0;
+    } else {
+      b = ((bm >> i) & 1) ? d - 1 : std::clamp<int64_t>(begin[i] < 0 ? begin[i] + d : begin[i], -1, d - 1);
+      e = ((em >> i) & 1) ? -1 : std::clamp<int64_t>(end[i] < 0 ? end[i] + d : end[i], -1, d - 1);
+      len = b > e ? (b - e + (-s) - 1) / (-s) : 0;
+    }
+    plan.dims.push_back({b, s, len});
+    plan.out.push_back(len);
+    ++dim;
+  }
+  while (dim < in.rank()) full(dim++);
+  return plan;
+}
+
+void infer_strided_slice(OpCall& c) {
+  for (size_t i = 1; i < 4; ++i) {
+    need_int_vector(c, i, "begin/end/strides");
+    if (!c.has_value(i)) c.fail("slice bounds must be known when tracing");
+  }
+  SlicePlan p = strided_slice_plan(c, c.in[0].shape(), c.in[1].to_int64s(), c.in[2].to_int64s(),
+                                   c.in[3].to_int64s());
+  c.add_output(c.in[0].dtype(), p.out);
+}
+
+void infer_shape_op(OpCall& c) {
+  c.add_output(c.attrs.get<DType>("out_type", DType::kInt32), Shape{c.in[0].rank()});
+}
+
+void infer_fill(OpCall& c) {
+  need_int_vector(c, 0, "dims");
+  if (c.in[1].rank() != 0) c.fail("value must be a scalar, got shape ", c.in[1].shape().str());
+  Shape out;
+  if (c.has_value(0)) {
+    for (int64_t d : c.in[0].to_int64s()) {
+      if (d < 0) c.fail("dims must be non-negative, got ", d);
+      out.push_back(d);
+    }
+  } else {
+    out.resize(static_cast<int>(c.in[0].shape()[0]), -1);
+  }
+  c.add_output(c.in[1].dtype(), out);
+}
+
+void infer_range(OpCall& c) {
+  for (int i = 0; i < 3; ++i) {
+    if (c.in[i].rank() != 0) c.fail("start, limit and delta must be scalars");
+    if (c.in[i].dtype() != c.in[0].dtype()) c.fail("start, limit and delta must have the same dtype");
+  }
+  if (!is_numeric(c.in[0].dtype())) c.fail_type("expected numeric start, limit, delta");
+  int64_t n = -1;
+  if (c.has_value(0) && c.has_value(1) && c.has_value(2)) {
+    double s = c.in[0].get_double(0), l = c.in[1].get_double(0), d = c.in[2].get_double(0);
+    if (d == 0) c.fail("Requires delta != 0");
+    if ((d > 0 && s > l) || (d < 0 && s < l)) c.fail("Requires start <= limit when delta > 0: ", s, "/", l);
+    n = is_int(c.in[0].dtype()) ? (std::abs(static_cast<int64_t>(l - s)) + std::abs(static_cast<int64_t>(d)) - 1) /
+                                      std::abs(static_cast<int64_t>(d))
+                                : static_cast<int64_t>(std::ceil(std::abs((l - s) / d)));
+  }
+  c.add_output(c.in[0].dtype(), Shape{n});
+}
+
+void infer_random(OpCall& c) {
+  need_int_vector(c, 0, "shape");
+  DType dt = c.attrs.get<DType>("dtype", DType::kFloat32);
+  if (!is_float(dt)) c.fail_type("dtype must be float32 or float64, got ", dtype_name(dt));
+  Shape out;
+  if (c.has_value(0)) {
+    for (int64_t d : c.in[0].to_int64s()) {
+      if (d < 0) c.fail("shape must be non-negative, got ", d);
+      out.push_back(d);
+    }
+  } else {
+    out.resize(static_cast<int>(c.in[0].shape()[0]), -1);
+  }
+  c.add_output(dt, out);
+}
+
+}  // namespace jf

@@ -1,0 +1,165 @@
+// Shape and dtype inference for elementwise, reduction and matmul ops (TF's rules: operands
+// share a dtype, numpy broadcasting, float-only transcendental functions).
+#include <algorithm>
+
+#include "ir/shape_fns.h"
+
+namespace jf {
+
+void infer_const(OpCall& c) {
+  const Tensor& v = std::get<Tensor>(*c.attrs.find("value"));
+  c.add_output(v.dtype(), v.shape());
+}
+void infer_placeholder(OpCall& c) {
+  c.add_output(c.attrs.get<DType>("dtype", DType::kFloat32), c.attrs.get<Shape>("shape", Shape{}));
+}
+void infer_identity(OpCall& c) { c.add_output(c.in[0].dtype(), c.in[0].shape()); }
+
+static void require(OpCall& c, bool ok, const char* what) {
+  if (!ok) c.fail_type("expected ", what, " input, got ", dtype_name(c.in[0].dtype()));
+}
+void infer_unary_numeric(OpCall& c) {
+  require(c, is_numeric(c.in[0].dtype()), "a numeric");
+  infer_identity(c);
+}
+void infer_unary_float(OpCall& c) {
+  require(c, is_float(c.in[0].dtype()), "a float32 or float64");
+  infer_identity(c);
+}
+void infer_unary_bool(OpCall& c) {
+  require(c, c.in[0].dtype() == DType::kBool, "a bool");
+  infer_identity(c);
+}
+void infer_cast(OpCall& c) { c.add_output(c.attrs.get<DType>("DstT", DType::kFloat32), c.in[0].shape()); }
+
+// Shared: same dtype for all operands, broadcast shapes.
+static Shape broadcast_all(OpCall& c, size_t first) {
+  Shape s = c.in[first].shape();
+  for (size_t i = first + 1; i < c.in.size(); ++i) {
+    if (!broadcast_shapes(s, c.in[i].shape(), &s))
+      c.fail("Incompatible shapes: ", c.in[first].shape().str(), " vs. ", c.in[i].shape().str());
+  }
+  return s;
+}
+static void same_dtype(OpCall& c, size_t first) {
+  for (size_t i = first + 1; i < c.in.size(); ++i)
+    if (c.in[i].dtype() != c.in[first].dtype())
+      c.fail("input #", i, " was expected to be a ", dtype_name(c.in[first].dtype()),
+             " tensor but is a ", dtype_name(c.in[i].dtype()), " tensor");
+}
+static void binary(OpCall& c, bool (*ok)(DType), const char* what, DType out) {
+  same_dtype(c, 0);
+  if (ok && !ok(c.in[0].dtype())) c.fail_type("expected ", what, " inputs, got ", dtype_name(c.in[0].dtype()));
+  Shape s = broadcast_all(c, 0);
+  c.add_output(out == DType::kInvalid ? c.in[0].dtype() : out, s);
+}
+static bool is_bool(DType d) { return d == DType::kBool; }
+void infer_binary_numeric(OpCall& c) { binary(c, is_numeric, "numeric", DType::kInvalid); }
+void infer_binary_float(OpCall& c) { binary(c, is_float, "float32 or float64", DType::kInvalid); }
+void infer_binary_bool(OpCall& c) { binary(c, is_bool, "bool", DType::kInvalid); }
+void infer_compare(OpCall& c) { binary(c, is_numeric, "numeric", DType::kBool); }
+void infer_compare_any(OpCall& c) { binary(c, nullptr, "", DType::kBool); }
+
+void infer_select(OpCall& c) {
+  if (c.in[0].dtype() != DType::kBool)
+    c.fail_type("condition must be bool, got ", dtype_name(c.in[0].dtype()));
+  same_dtype(c, 1);
+  c.add_output(c.in[1].dtype(), broadcast_all(c, 0));
+}
+
+void infer_addn(OpCall& c) {
+  if (c.in.empty()) c.fail("needs at least one input");
+  same_dtype(c, 0);
+  if (!is_numeric(c.in[0].dtype())) c.fail_type("expected numeric inputs");
+  for (size_t i = 1; i < c.in.size(); ++i) {
+    Shape tmp;
+    if (!broadcast_shapes(c.in[0].shape(), c.in[i].shape(), &tmp) || tmp.rank() != c.in[0].rank() ||
+        (c.in[0].shape().fully_defined() && c.in[i].shape().fully_defined() &&
+         c.in[0].shape() != c.in[i].shape()))
+      c.fail("inputs must all have the same shape: ", c.in[0].shape().str(), " vs. ",
+             c.in[i].shape().str());
+  }
+  c.add_output(c.in[0].dtype(), c.in[0].shape());
+}
+
+bool reduce_axes(const OpCall& c, std::vector<int>* axes) {
+  if (!c.has_value(1)) return false;
+  const Tensor& a = c.in[1];
+  if (!is_int(a.dtype())) c.fail_type("axis must be int32 or int64");
+  if (a.rank() > 1) c.fail("axis must be a scalar or a vector");
+  int r = c.in[0].rank();
+  axes->clear();
+  for (int64_t i = 0; i < a.num_elements(); ++i) {
+    int64_t ax = a.get_int(i);
+    if (ax < -r || ax >= r || r == 0)
+      c.fail("Invalid reduction dimension (", ax, " for input with ", r, " dimension(s))");
+    axes->push_back(static_cast<int>(ax < 0 ? ax + r : ax));
+  }
+  std::sort(axes->begin(), axes->end());
+  axes->erase(std::unique(axes->begin(), axes->end()), axes->end());
+  return true;
+}
+
+void infer_reduce(OpCall& c) {
+  if (!is_numeric(c.in[0].dtype())) c.fail_type("expected a numeric input, got ", dtype_name(c.in[0].dtype()));
+  bool keep = c.attrs.get<bool>("keep_dims", false);
+  std::vector<int> axes;
+  const Shape& in = c.in[0].shape();
+  Shape out;
+  if (!reduce_axes(c, &axes)) {
+    if (!keep) c.fail("the reduction axis must be known when tracing");
+    for (int i = 0; i < in.rank(); ++i) out.push_back(-1);
+  } else {
+    for (int i = 0; i < in.rank(); ++i) {
+      bool red = std::binary_search(axes.begin(), axes.end(), i);
+      if (!red) out.push_back(in[i]);
+      else if (keep) out.push_back(1);
+    }
+  }
+  c.add_output(c.in[0].dtype(), out);
+}
+
+void infer_argreduce(OpCall& c) {
+  if (!is_numeric(c.in[0].dtype())) c.fail_type("expected a numeric input");
+  if (!c.has_value(1)) c.fail("the dimension must be known when tracing");
+  if (c.in[1].num_elements() != 1) c.fail("dimension must be a scalar");
+  const Shape& in = c.in[0].shape();
+  if (in.rank() == 0) c.fail("input must have rank >= 1");
+  int ax = normalize_axis(c.in[1].get_int(0), in.rank(), c.name());
+  if (in[ax] == 0) c.fail("Reduction axis ", ax, " is empty in shape ", in.str());
+  Shape out = in;
+  out.erase(ax);
+  c.add_output(c.attrs.get<DType>("output_type", DType::kInt64), out);
+}
+
+void infer_softmax(OpCall& c) {
+  if (!is_float(c.in[0].dtype())) c.fail_type("expected a float input, got ", dtype_name(c.in[0].dtype()));
+  if (c.in[0].rank() < 1) c.fail("logits must have rank >= 1");
+  infer_identity(c);
+}
+
+void infer_matmul(OpCall& c) {
+  same_dtype(c, 0);
+  if (!is_numeric(c.in[0].dtype())) c.fail_type("expected numeric inputs");
+  const Shape &a = c.in[0].shape(), &b = c.in[1].shape();
+  bool batch = c.def->id == OpId::BatchMatMulV2;
+  bool ta = c.attrs.get<bool>(batch ? "adj_x" : "transpose_a", false);
+  bool tb = c.attrs.get<bool>(batch ? "adj_y" : "transpose_b", false);
+  if (batch ? (a.rank() < 2 || b.rank() < 2) : (a.rank() != 2 || b.rank() != 2))
+    c.fail(batch ? "inputs must have rank >= 2" : "inputs must be 2-D matrices");
+  int ra = a.rank(), rb = b.rank();
+  int64_t m = ta ? a[ra - 1] : a[ra - 2], ka = ta ? a[ra - 2] : a[ra - 1];
+  int64_t kb = tb ? b[rb - 1] : b[rb - 2], n = tb ? b[rb - 2] : b[rb - 1];
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    c.fail("Matrix size-incompatible: In[0]: ", a.str(), ", In[1]: ", b.str());
+  Shape ba, bb, out;
+  for (int i = 0; i < ra - 2; ++i) ba.push_back(a[i]);
+  for (int i = 0; i < rb - 2; ++i) bb.push_back(b[i]);
+  if (!broadcast_shapes(ba, bb, &out))
+    c.fail("batch dimensions are not broadcastable: ", a.str(), " vs. ", b.str());
+  out.push_back(m);
+  out.push_back(n);
+  c.add_output(c.in[0].dtype(), out);
+}
+
+}  // namespace jf

@@ -1,0 +1,18 @@
+// Kernel helpers shared across kernel families (and, later, the executor).
+#pragma once
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace jf {
+
+// out = in transposed by perm (out must be allocated with the permuted shape).
+void transpose_into(const Tensor& in, const std::vector<int>& perm, Tensor& out);
+
+// dense out[i...] = base[sum_d i_d * strides[d]] (strides in elements of size esize).
+void strided_copy(const char* base, size_t esize, int rank, const int64_t* dims, const int64_t* strides,
+                  char* out);
+// Forgets every random stream position (jf.random.set_seed).
+void reset_random_streams();
+
+}  // namespace jf

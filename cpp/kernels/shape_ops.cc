@@ -1,0 +1,208 @@
+// Eager data-movement kernels. Reshape-like ops alias their input's buffer; transpose and
+// slices share one strided gather; concat/split are block copies.
+#include <cstring>
+
+#include "ir/shape_fns.h"
+#include "kernels/broadcast.h"
+#include "kernels/kernels.h"
+
+namespace jf {
+namespace {
+
+// out (dense, row-major over dims) [i...] = base[sum i_d * strides[d]] for elements of size E.
+template <class E>
+void gather_typed(const char* base, int rank, const int64_t* dims, const int64_t* strides, char* out) {
+  int64_t total = 1;
+  for (int d = 0; d < rank; ++d) total *= dims[d];
+  if (total == 0) return;
+  const E* src = reinterpret_cast<const E*>(base);
+  E* dst = reinterpret_cast<E*>(out);
+  int64_t inner = rank ? dims[rank - 1] : 1, is = rank ? strides[rank - 1] : 0;
+  int64_t rows = total / inner;
+  parallel_for(rows, static_cast<double>(inner), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      int64_t off = 0, rem = r;
+      for (int d = rank - 2; d >= 0; --d) {
+        off += (rem % dims[d]) * strides[d];
+        rem /= dims[d];
+      }
+      E* o = dst + r * inner;
+      const E* s = src + off;
+      if (is == 1) std::memcpy(o, s, inner * sizeof(E));
+      else
+        for (int64_t i = 0; i < inner; ++i) o[i] = s[i * is];
+    }
+  });
+}
+
+}  // namespace
+
+void strided_copy(const char* base, size_t esize, int rank, const int64_t* dims, const int64_t* strides, char* out) {
+  switch (esize) {
+    case 1: gather_typed<uint8_t>(base, rank, dims, strides, out); break;
+    case 4: gather_typed<uint32_t>(base, rank, dims, strides, out); break;
+    case 8: gather_typed<uint64_t>(base, rank, dims, strides, out); break;
+    default: JF_CHECK(false, "element size ", esize);
+  }
+}
+
+namespace {
+
+// Copies contiguous blocks: for each of `outer` rows, `parts` chunks of chunk_bytes[k] each.
+void concat_blocks(int64_t outer, const std::vector<const char*>& src, const std::vector<int64_t>& chunk,
+                   char* dst) {
+  int64_t row = 0;
+  for (int64_t c : chunk) row += c;
+  parallel_for(outer, static_cast<double>(row) / 8, [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      char* d = dst + o * row;
+      for (size_t k = 0; k < src.size(); ++k) {
+        std::memcpy(d, src[k] + o * chunk[k], chunk[k]);
+        d += chunk[k];
+      }
+    }
+  });
+}
+
+void split_blocks(const char* src, int64_t outer, const std::vector<char*>& dst, const std::vector<int64_t>& chunk) {
+  int64_t row = 0;
+  for (int64_t c : chunk) row += c;
+  parallel_for(outer, static_cast<double>(row) / 8, [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      const char* s = src + o * row;
+      for (size_t k = 0; k < dst.size(); ++k) {
+        std::memcpy(dst[k] + o * chunk[k], s, chunk[k]);
+        s += chunk[k];
+      }
+    }
+  });
+}
+
+void concat_along(OpCall& c, size_t n, int axis) {
+  Tensor& y = c.alloc(0);
+  size_t es = dtype_size(y.dtype());
+  int64_t outer = 1;
+  for (int i = 0; i < axis; ++i) outer *= y.shape()[i];
+  std::vector<const char*> src;
+  std::vector<int64_t> chunk;
+  for (size_t k = 0; k < n; ++k) {
+    const Tensor& t = c.in[k];
+    int64_t inner = 1;
+    for (int i = axis; i < t.rank(); ++i) inner *= t.shape()[i];
+    src.push_back(static_cast<const char*>(t.raw()));
+    chunk.push_back(inner * es);
+  }
+  if (y.num_elements()) concat_blocks(outer, src, chunk, static_cast<char*>(y.raw()));
+}
+
+void split_along(OpCall& c, const Tensor& x, int axis) {
+  size_t es = dtype_size(x.dtype());
+  int64_t outer = 1;
+  for (int i = 0; i < axis; ++i) outer *= x.shape()[i];
+  std::vector<char*> dst;
+  std::vector<int64_t> chunk;
+  for (size_t k = 0; k < c.out.size(); ++k) {
+    Tensor& t = c.alloc(k);
+    int64_t inner = 1;
+    for (int i = axis; i < t.rank(); ++i) inner *= t.shape()[i];
+    dst.push_back(static_cast<char*>(t.raw()));
+    chunk.push_back(inner * es);
+  }
+  if (x.num_elements()) split_blocks(static_cast<const char*>(x.raw()), outer, dst, chunk);
+}
+
+}  // namespace
+
+void transpose_into(const Tensor& in, const std::vector<int>& perm, Tensor& out) {
+  int64_t st[kMaxRank], pst[kMaxRank], dims[kMaxRank];
+  row_major_strides(in.shape(), st);
+  for (size_t i = 0; i < perm.size(); ++i) pst[i] = st[perm[i]], dims[i] = in.shape()[perm[i]];
+  strided_copy(static_cast<const char*>(in.raw()), dtype_size(in.dtype()), in.rank(), dims, pst,
+         static_cast<char*>(out.raw()));
+}
+
+void k_Reshape(OpCall& c) { c.results[0] = c.in[0].reshaped(c.out[0].shape); }
+void k_Squeeze(OpCall& c) { c.results[0] = c.in[0].reshaped(c.out[0].shape); }
+void k_ExpandDims(OpCall& c) { c.results[0] = c.in[0].reshaped(c.out[0].shape); }
+
+void k_Transpose(OpCall& c) {
+  std::vector<int> perm;
+  for (int64_t p : c.in[1].to_int64s()) perm.push_back(static_cast<int>(p));
+  transpose_into(c.in[0], perm, c.alloc(0));
+}
+
+void k_ConcatV2(OpCall& c) {
+  size_t n = c.in.size() - 1;
+  concat_along(c, n, normalize_axis(c.in[n].get_int(0), c.in[0].rank(), c.name()));
+}
+void k_Pack(OpCall& c) {
+  concat_along(c, c.in.size(), normalize_axis(c.attrs.get<int64_t>("axis", 0), c.in[0].rank() + 1, c.name()));
+}
+void k_Split(OpCall& c) { split_along(c, c.in[1], normalize_axis(c.in[0].get_int(0), c.in[1].rank(), c.name())); }
+void k_SplitV(OpCall& c) { split_along(c, c.in[0], normalize_axis(c.in[2].get_int(0), c.in[0].rank(), c.name())); }
+
+void k_BroadcastTo(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  BroadcastPlan p = make_broadcast(y.shape(), {c.in[0].shape()});
+  JF_SWITCH_DTYPE(y.dtype(), T, {
+    const T* src = c.in[0].data<T>();
+    T* dst = y.data<T>();
+    for_each_segment(p, 1.0, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
+      if (is[0]) std::memcpy(dst + o, src + off[0], n * sizeof(T));
+      else std::fill(dst + o, dst + o + n, src[off[0]]);
+    });
+  });
+}
+
+void k_StridedSlice(OpCall& c) {
+  const Tensor& x = c.in[0];
+  SlicePlan p = strided_slice_plan(c, x.shape(), c.in[1].to_int64s(), c.in[2].to_int64s(), c.in[3].to_int64s());
+  Tensor& y = c.alloc(0);
+  int64_t st[kMaxRank], dims[kMaxRank], steps[kMaxRank], base = 0;
+  row_major_strides(x.shape(), st);
+  for (int d = 0; d < x.rank(); ++d) {
+    base += p.dims[d].start * st[d];
+    dims[d] = p.dims[d].len;
+    steps[d] = p.dims[d].stride * st[d];
+  }
+  size_t es = dtype_size(x.dtype());
+  if (y.num_elements())
+    strided_copy(static_cast<const char*>(x.raw()) + base * es, es, x.rank(), dims, steps, static_cast<char*>(y.raw()));
+}
+
+void k_Shape(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  for (int i = 0; i < c.in[0].rank(); ++i) {
+    if (y.dtype() == DType::kInt32) y.data<int32_t>()[i] = static_cast<int32_t>(c.in[0].shape()[i]);
+    else y.data<int64_t>()[i] = c.in[0].shape()[i];
+  }
+}
+
+template <class T> static void fill_value(Tensor& y, T v) {
+  T* d = y.data<T>();
+  parallel_for(y.num_elements(), 0.5, [&](int64_t b, int64_t e) { std::fill(d + b, d + e, v); });
+}
+
+void k_Fill(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  JF_SWITCH_DTYPE(y.dtype(), T, fill_value<T>(y, *c.in[1].data<T>()));
+}
+void k_ZerosLike(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  JF_SWITCH_DTYPE(y.dtype(), T, fill_value<T>(y, T(0)));
+}
+void k_OnesLike(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  JF_SWITCH_DTYPE(y.dtype(), T, fill_value<T>(y, T(1)));
+}
+
+void k_Range(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  JF_SWITCH_NUMERIC(y.dtype(), T, {
+    T s = *c.in[0].data<T>(), d = *c.in[2].data<T>();
+    T* o = y.data<T>();
+    for (int64_t i = 0; i < y.num_elements(); ++i) o[i] = static_cast<T>(s + static_cast<T>(i) * d);
+  });
+}
+
+}  // namespace jf

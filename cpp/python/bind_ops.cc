@@ -1,0 +1,104 @@
+// Binds the op dispatcher: every jf.* op function and operator reaches C++ through here.
+#include <pybind11/stl.h>
+
+#include "python/bindings.h"
+#include "python/convert.h"
+#include "runtime/frontend.h"
+
+namespace jf::py_bridge {
+
+namespace {
+// Converts the op's inputs. Non-tensor values adopt the dtype of the first tensor input
+// (Python scalars take the tensor's dtype, as in TF).
+std::vector<Tensor> convert_inputs(py::handle seq) {
+  py::sequence s = py::reinterpret_borrow<py::sequence>(seq);
+  size_t n = s.size();
+  std::vector<Tensor> in;
+  in.reserve(n);
+  DType hint = DType::kInvalid;
+  for (size_t i = 0; i < n; ++i) {
+    py::handle h = s[i].ptr();
+    if (py::isinstance<Tensor>(h)) {
+      hint = h.cast<const Tensor&>().dtype();
+      break;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) in.push_back(to_tensor(s[i], DType::kInvalid, hint));
+  return in;
+}
+
+OpId resolve_op(py::handle op) {
+  if (PyLong_Check(op.ptr())) {
+    int id = op.cast<int>();
+    if (id < 0 || id >= num_ops()) throw_invalid("unknown op id ", id);
+    return static_cast<OpId>(id);
+  }
+  std::string name = op.cast<std::string>();
+  const OpDef* d = find_op(name);
+  if (!d) throw_invalid("unknown op type '", name, "'");
+  return d->id;
+}
+
+std::vector<Tensor> run(py::handle op, py::handle inputs, py::handle attrs, py::handle name) {
+  OpId id = resolve_op(op);
+  std::vector<Tensor> in = convert_inputs(inputs);
+  Attrs at = to_attrs(attrs);
+  std::string nm;
+  if (!name.is_none()) nm = name.cast<std::string>();
+  int64_t work = 0;
+  for (const Tensor& t : in) work += t.is_symbolic() ? 0 : t.num_elements();
+  // Big kernels run without the GIL so other Python threads proceed.
+  if (work > (1 << 16)) {
+    py::gil_scoped_release release;
+    return execute(id, in, at, name.is_none() ? nullptr : &nm);
+  }
+  return execute(id, in, at, name.is_none() ? nullptr : &nm);
+}
+}  // namespace
+
+void bind_ops(py::module_& m) {
+  m.def("op_id", [](const std::string& name) { return static_cast<int>(resolve_op(py::str(name))); });
+  m.def("op_names", [] {
+    std::vector<std::string> v;
+    for (int i = 0; i < num_ops(); ++i) v.push_back(op_def(static_cast<OpId>(i)).name);
+    return v;
+  });
+  m.def(
+      "execute",
+      [](py::handle op, py::handle inputs, py::handle attrs, py::handle name) {
+        auto out = run(op, inputs, attrs, name);
+        JF_CHECK(out.size() == 1);
+        return std::move(out[0]);
+      },
+      py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::none(), py::arg("name") = py::none());
+  m.def("execute_n", &run, py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::none(),
+        py::arg("name") = py::none());
+  m.def(
+      "convert_to_tensor",
+      [](py::handle v, py::handle dtype, py::handle hint) {
+        return to_tensor(v, dtype.is_none() ? DType::kInvalid : to_dtype(dtype),
+                         hint.is_none() ? DType::kInvalid : to_dtype(hint));
+      },
+      py::arg("value"), py::arg("dtype") = py::none(), py::arg("dtype_hint") = py::none());
+  m.def("int_tensor", [](const std::vector<int64_t>& v, bool scalar) {
+    Tensor t = Tensor::from_int64s(v, DType::kInt32);
+    return scalar ? t.reshaped(Shape{}) : t;
+  }, py::arg("values"), py::arg("scalar") = false);
+  m.def("cast", [](py::handle x, py::handle dtype, py::handle name) {
+    std::string nm = name.is_none() ? "" : name.cast<std::string>();
+    return cast(to_tensor(x), to_dtype(dtype), name.is_none() ? nullptr : &nm);
+  }, py::arg("x"), py::arg("dtype"), py::arg("name") = py::none());
+  m.def("truediv", [](py::handle a, py::handle b, py::handle name) {
+    auto in = convert_inputs(py::make_tuple(a, b));
+    std::string nm = name.is_none() ? "" : name.cast<std::string>();
+    return truediv(in[0], in[1], name.is_none() ? nullptr : &nm);
+  }, py::arg("x"), py::arg("y"), py::arg("name") = py::none());
+  m.def("matmul", [](py::handle a, py::handle b, bool ta, bool tb, py::handle name) {
+    auto in = convert_inputs(py::make_tuple(a, b));
+    std::string nm = name.is_none() ? "" : name.cast<std::string>();
+    return matmul(in[0], in[1], ta, tb, name.is_none() ? nullptr : &nm);
+  }, py::arg("a"), py::arg("b"), py::arg("transpose_a") = false, py::arg("transpose_b") = false,
+     py::arg("name") = py::none());
+}
+
+}  // namespace jf::py_bridge

@@ -1,0 +1,29 @@
+// Binds runtime introspection: counters, threads, allocator and LLVM host info.
+#include <pybind11/stl.h>
+
+#include "codegen/llvm_info.h"
+#include "core/buffer.h"
+#include "kernels/kernels.h"
+#include "python/bindings.h"
+#include "runtime/stats.h"
+#include "runtime/thread_pool.h"
+
+namespace jf::py_bridge {
+
+void bind_runtime(py::module_& m) {
+  m.def("stats", &stats_snapshot);
+  m.def("reset_stats", &reset_stats);
+  m.def("num_threads", &num_threads);
+  m.def("set_num_threads", &set_num_threads);
+  m.def("reset_random_streams", &reset_random_streams);
+  m.def("allocator_stats", [] {
+    AllocatorStats s = allocator_stats();
+    return py::dict(py::arg("allocations") = s.allocations, py::arg("cache_hits") = s.cache_hits,
+                    py::arg("bytes_cached") = s.bytes_cached);
+  });
+  m.def("llvm_version", &llvm_version);
+  m.def("llvm_host_cpu", &llvm_host_cpu);
+  m.def("llvm_host_triple", &llvm_host_triple);
+}
+
+}  // namespace jf::py_bridge

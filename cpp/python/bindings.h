@@ -1,0 +1,12 @@
+// The bind_<topic> entry points, called from module.cc.
+#pragma once
+#include <pybind11/pybind11.h>
+
+namespace jf::py_bridge {
+namespace py = pybind11;
+void bind_dtype(py::module_& m);
+void bind_tensor(py::module_& m);
+void bind_ops(py::module_& m);
+void bind_dlpack(py::module_& m);
+void bind_runtime(py::module_& m);
+}  // namespace jf::py_bridge

@@ -1,0 +1,23 @@
+// Conversions at the Python boundary: Python values to Tensors and Attrs, Tensors to numpy,
+// and jitflow errors to Python exceptions carrying the user's source line.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "core/tensor.h"
+#include "ir/attrs.h"
+
+namespace jf::py_bridge {
+namespace py = pybind11;
+
+// want: an explicit dtype (kInvalid: none). hint: the dtype of a peer tensor that Python
+// scalars and lists adopt (TF's rule), kInvalid when there is none.
+Tensor to_tensor(py::handle h, DType want = DType::kInvalid, DType hint = DType::kInvalid);
+DType to_dtype(py::handle h);  // accepts jf dtypes, numpy dtypes/types and strings
+py::dtype numpy_dtype(DType d);
+Attrs to_attrs(py::handle dict);
+py::object attr_to_py(const AttrValue& v);
+py::array to_numpy(const Tensor& t, py::handle owner);  // zero-copy, read-only view
+void register_error_translator(py::module_& m);
+
+}  // namespace jf::py_bridge

@@ -1,0 +1,14 @@
+// The jitflow._C extension module: one bind_<topic> call per topic.
+#include "python/bindings.h"
+#include "python/convert.h"
+
+PYBIND11_MODULE(_C, m) {
+  using namespace jf::py_bridge;
+  m.doc() = "jitflow C++ core";
+  register_error_translator(m);
+  bind_dtype(m);
+  bind_tensor(m);
+  bind_ops(m);
+  bind_dlpack(m);
+  bind_runtime(m);
+}

@@ -1,0 +1,46 @@
+// The op dispatcher: graph recording when a trace is active, otherwise the eager kernel.
+#include "runtime/dispatch.h"
+
+#include "runtime/stats.h"
+
+namespace jf {
+namespace {
+TraceHook g_hook = nullptr;
+}
+
+void set_trace_hook(TraceHook hook) { g_hook = hook; }
+
+std::vector<Tensor> execute(OpId op, const std::vector<Tensor>& inputs, const Attrs& attrs,
+                            const std::string* name) {
+  std::vector<Tensor> out;
+  if (g_hook && g_hook(op, inputs, attrs, name, &out)) return out;
+  const OpDef& def = op_def(op);
+  for (const Tensor& t : inputs)
+    if (t.is_symbolic())
+      throw_invalid(def.name, ": a tensor from a traced function's graph was used outside it");
+  stats().eager_ops.fetch_add(1, std::memory_order_relaxed);
+  return run_kernel(def, inputs, attrs);
+}
+
+Stats& stats() {
+  static Stats* s = new Stats();
+  return *s;
+}
+
+std::map<std::string, int64_t> stats_snapshot() {
+  Stats& s = stats();
+  return {{"traces", s.traces}, {"compilations", s.compilations}, {"cache_hits", s.cache_hits},
+          {"cluster_runs", s.cluster_runs}, {"eager_ops", s.eager_ops}, {"graph_runs", s.graph_runs}};
+}
+
+void reset_stats() {
+  Stats& s = stats();
+  s.traces = 0;
+  s.compilations = 0;
+  s.cache_hits = 0;
+  s.cluster_runs = 0;
+  s.eager_ops = 0;
+  s.graph_runs = 0;
+}
+
+}  // namespace jf

@@ -1,0 +1,19 @@
+// The single entry every op goes through: eager execution now; the tracer registers a hook
+// that records a graph node instead while a function is being traced.
+#pragma once
+#include <vector>
+
+#include "ir/op_registry.h"
+
+namespace jf {
+
+// Runs (or records) one op. `name` is the user's name= for the node (graph mode only).
+std::vector<Tensor> execute(OpId op, const std::vector<Tensor>& inputs, const Attrs& attrs,
+                            const std::string* name = nullptr);
+
+// Installed by the tracer: returns true when it handled the op (recording it in a graph).
+using TraceHook = bool (*)(OpId, const std::vector<Tensor>&, const Attrs&, const std::string*,
+                           std::vector<Tensor>*);
+void set_trace_hook(TraceHook hook);
+
+}  // namespace jf

@@ -1,0 +1,93 @@
+// Core pieces: shapes and broadcasting, the caching allocator, the op registry, kernels.
+#include <gtest/gtest.h>
+
+#include "core/tensor.h"
+#include "ir/op_registry.h"
+#include "kernels/broadcast.h"
+
+namespace jf {
+namespace {
+
+TEST(Shape, BroadcastRules) {
+  Shape out;
+  ASSERT_TRUE(broadcast_shapes(Shape{2, 1, 3}, Shape{4, 1}, &out));
+  EXPECT_EQ(out, (Shape{2, 4, 3}));
+  EXPECT_FALSE(broadcast_shapes(Shape{2, 3}, Shape{4}, &out));
+  ASSERT_TRUE(broadcast_shapes(Shape{}, Shape{5}, &out));
+  EXPECT_EQ(out, (Shape{5}));
+  ASSERT_TRUE(broadcast_shapes(Shape{0, 1}, Shape{1, 7}, &out));
+  EXPECT_EQ(out, (Shape{0, 7}));
+  ASSERT_TRUE(broadcast_shapes(Shape{-1, 3}, Shape{1, 3}, &out));
+  EXPECT_EQ(out.str(), "[?,3]");
+}
+
+TEST(Shape, RankLimitIsAnError) {
+  Shape s;
+  for (int i = 0; i < kMaxRank; ++i) s.push_back(1);
+  EXPECT_THROW(s.push_back(1), Error);
+}
+
+TEST(Broadcast, CollapsesContiguousDims) {
+  BroadcastPlan p = make_broadcast(Shape{2, 3, 4}, {Shape{2, 3, 4}, Shape{2, 3, 4}});
+  EXPECT_EQ(p.rank, 1);
+  EXPECT_EQ(p.dims[0], 24);
+  BroadcastPlan q = make_broadcast(Shape{2, 3, 4}, {Shape{2, 3, 4}, Shape{4}});
+  EXPECT_EQ(q.rank, 2);
+  EXPECT_EQ(q.strides[1][0], 0);
+  EXPECT_EQ(q.strides[1][1], 1);
+}
+
+TEST(Allocator, ReusesFreedBlocks) {
+  void* first;
+  {
+    BufferPtr b = allocate_buffer(1000);
+    first = b->data;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+  }
+  AllocatorStats before = allocator_stats();
+  BufferPtr c = allocate_buffer(900);  // same size class
+  EXPECT_EQ(c->data, first);
+  EXPECT_EQ(allocator_stats().cache_hits, before.cache_hits + 1);
+}
+
+TEST(Registry, NamesAreTensorFlows) {
+  ASSERT_NE(find_op("AddV2"), nullptr);
+  EXPECT_EQ(find_op("AddV2")->id, OpId::AddV2);
+  EXPECT_STREQ(op_def(OpId::MatMul).name, "MatMul");
+  EXPECT_EQ(find_op("NoSuchOp"), nullptr);
+  EXPECT_TRUE(op_def(OpId::RandomUniform).flags & kStateful);
+}
+
+Tensor vec(std::vector<float> v, Shape s) {
+  Tensor t = Tensor::empty(DType::kFloat32, s);
+  for (size_t i = 0; i < v.size(); ++i) t.data<float>()[i] = v[i];
+  return t;
+}
+
+TEST(Kernels, BroadcastAdd) {
+  Tensor a = vec({1, 2, 3, 4, 5, 6}, Shape{2, 3}), b = vec({10, 20, 30}, Shape{3});
+  auto out = run_kernel(op_def(OpId::AddV2), {a, b}, Attrs());
+  ASSERT_EQ(out[0].shape(), (Shape{2, 3}));
+  EXPECT_FLOAT_EQ(out[0].data<float>()[4], 25.f);
+}
+
+TEST(Kernels, ShapeErrorsNameTheOp) {
+  Tensor a = vec({1, 2, 3, 4, 5, 6}, Shape{2, 3}), b = vec({1, 2}, Shape{2});
+  try {
+    run_kernel(op_def(OpId::AddV2), {a, b}, Attrs());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("AddV2: Incompatible shapes: [2,3] vs. [2]"), std::string::npos);
+  }
+}
+
+TEST(Kernels, ReduceColumns) {
+  Tensor a = vec({1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  auto out = run_kernel(op_def(OpId::Sum), {a, Tensor::from_int64s({0})}, Attrs());
+  ASSERT_EQ(out[0].shape(), (Shape{3}));
+  EXPECT_FLOAT_EQ(out[0].data<float>()[2], 9.f);
+}
+
+}  // namespace
+}  // namespace jf
