@@ -103,6 +103,8 @@ Tensor to_tensor(py::handle h, DType want, DType hint) {
       throw_type("Cannot convert ", short_repr(h), " to EagerTensor of dtype ", dtype_name(dt));
     return scalar_tensor(dt, v);
   }
+  // Objects that stand for a tensor (jf.Variable) convert through __jf_tensor__.
+  if (PyObject_HasAttrString(h.ptr(), "__jf_tensor__")) return to_tensor(h.attr("__jf_tensor__")(), want, hint);
   if (py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h) || h.is_none())
     throw_type("Attempt to convert a value (", short_repr(h), ") with an unsupported type (",
                py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor.");

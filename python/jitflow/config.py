@@ -1,0 +1,23 @@
+"""jf.config: threading and device queries."""
+from types import SimpleNamespace
+
+from . import _C
+
+
+def _set_threads(n):
+    _C.set_num_threads(int(n) if n else __import__("os").cpu_count() or 1)
+
+
+threading = SimpleNamespace(
+    set_intra_op_parallelism_threads=_set_threads,
+    get_intra_op_parallelism_threads=_C.num_threads,
+)
+
+
+class PhysicalDevice(SimpleNamespace):
+    pass
+
+
+def list_physical_devices(device_type=None):
+    devs = [PhysicalDevice(name="/physical_device:CPU:0", device_type="CPU")]
+    return [d for d in devs if device_type is None or d.device_type == device_type]

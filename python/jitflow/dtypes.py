@@ -1,0 +1,10 @@
+"""Element types: jf.float32, float64, int32, int64, bool (TF's names)."""
+from ._C import DType, as_dtype
+
+float32 = DType.float32
+float64 = DType.float64
+int32 = DType.int32
+int64 = DType.int64
+bool = DType.bool  # noqa: A001  (TF's name)
+
+__all__ = ["DType", "as_dtype", "float32", "float64", "int32", "int64", "bool"]

@@ -1,0 +1,155 @@
+"""jf.nn: activations and the Dense / LSTMCell layers (Keras's layouts and call signatures)."""
+import numpy as _np
+
+from . import ops as _ops
+from .ops import _x, _ID, _t, sigmoid  # noqa: F401
+
+relu = _ops._unary("Relu")
+
+
+def softmax(logits, axis=None, name=None):
+    return _softmax("Softmax", logits, axis, name)
+
+
+def log_softmax(logits, axis=None, name=None):
+    return _softmax("LogSoftmax", logits, axis, name)
+
+
+def _softmax(op, logits, axis, name):
+    x = _t(logits)
+    r = len(x.shape)
+    if axis is None or axis == -1 or axis == r - 1:
+        return _x(_ID[op], (x,), None, name)
+    # Like TF: move the axis last, normalise, move it back.
+    axis = axis % r
+    perm = list(range(r))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    return _ops.transpose(_x(_ID[op], (_ops.transpose(x, perm),), None, None), perm, name=name)
+
+
+_ACTIVATIONS = {None: None, "linear": None, "relu": relu, "sigmoid": sigmoid, "tanh": _ops.tanh,
+                "softmax": softmax}
+
+
+def _activation(a):
+    if callable(a):
+        return a
+    if a not in _ACTIVATIONS:
+        raise ValueError(f"Unknown activation {a!r}; use one of {sorted(k for k in _ACTIVATIONS if k)}")
+    return _ACTIVATIONS[a]
+
+
+def _glorot_uniform(rng, shape, dtype):
+    limit = _np.sqrt(6.0 / (shape[0] + shape[1]))
+    return rng.uniform(-limit, limit, size=shape).astype(dtype)
+
+
+def _orthogonal(rng, shape, dtype):
+    a = rng.normal(size=(max(shape), min(shape)))
+    q, r = _np.linalg.qr(a)
+    q = q * _np.sign(_np.diag(r))
+    return (q if shape[0] >= shape[1] else q.T)[: shape[0], : shape[1]].astype(dtype)
+
+
+class Layer:
+    """Minimal Keras-like layer: weights created on first call from the input's last dim."""
+
+    def __init__(self, dtype=None, seed=None):
+        self.built = False
+        self.dtype = dtype
+        self._rng = _np.random.default_rng(seed)
+
+    def _weight(self, value, name):
+        from . import variables
+        return variables.Variable(value, name=name)
+
+    def __call__(self, *args, **kwargs):
+        x = _t(args[0])
+        if not self.built:
+            self.dtype = self.dtype or x.dtype
+            self.build(x.shape)
+            self.built = True
+        return self.call(x, *args[1:], **kwargs)
+
+    @property
+    def trainable_variables(self):
+        return [v for v in self.__dict__.values() if hasattr(v, "assign")]
+
+    @property
+    def weights(self):
+        return self.trainable_variables
+
+
+class Dense(Layer):
+    """y = activation(x @ kernel + bias), kernel glorot-uniform, bias zeros (Keras's defaults)."""
+
+    def __init__(self, units, activation=None, use_bias=True, dtype=None, seed=None):
+        super().__init__(dtype, seed)
+        self.units = int(units)
+        self.activation = _activation(activation)
+        self.use_bias = use_bias
+
+    def build(self, input_shape):
+        np_dt = self.dtype.as_numpy_dtype
+        self.kernel = self._weight(_glorot_uniform(self._rng, (input_shape[-1], self.units), np_dt), "kernel")
+        if self.use_bias:
+            self.bias = self._weight(_np.zeros(self.units, np_dt), "bias")
+
+    def call(self, x):
+        y = _ops.matmul(x, self.kernel) if len(x.shape) == 2 else _dense_nd(x, self.kernel)
+        if self.use_bias:
+            y = y + self.bias
+        return self.activation(y) if self.activation else y
+
+
+def _dense_nd(x, kernel):
+    # Keras's Dense on rank > 2 contracts the last axis: reshape to 2-D, matmul, reshape back.
+    shp = _ops.shape(x)
+    k = kernel.shape[-1]
+    y = _ops.matmul(_ops.reshape(x, [-1, x.shape[-1]]), kernel)
+    out_shape = _ops.concat([shp[:-1], _ops.constant([k])], 0)
+    return _ops.reshape(y, out_shape)
+
+
+class LSTMCell(Layer):
+    """Keras's LSTMCell: gates i, f, c, o in one [input_dim, 4*units] kernel;
+    cell(inputs, [h, c]) -> (h, [h, c])."""
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 unit_forget_bias=True, dtype=None, seed=None):
+        super().__init__(dtype, seed)
+        self.units = int(units)
+        self.activation = _activation(activation)
+        self.recurrent_activation = _activation(recurrent_activation)
+        self.use_bias = use_bias
+        self.unit_forget_bias = unit_forget_bias
+        self.state_size = [self.units, self.units]
+        self.output_size = self.units
+
+    def build(self, input_shape):
+        np_dt = self.dtype.as_numpy_dtype
+        u = self.units
+        self.kernel = self._weight(_glorot_uniform(self._rng, (input_shape[-1], 4 * u), np_dt), "kernel")
+        self.recurrent_kernel = self._weight(_orthogonal(self._rng, (u, 4 * u), np_dt), "recurrent_kernel")
+        if self.use_bias:
+            b = _np.zeros(4 * u, np_dt)
+            if self.unit_forget_bias:
+                b[u: 2 * u] = 1.0
+            self.bias = self._weight(b, "bias")
+
+    def call(self, inputs, states, training=None):
+        h_tm1, c_tm1 = states[0], states[1]
+        z = _ops.matmul(inputs, self.kernel) + _ops.matmul(h_tm1, self.recurrent_kernel)
+        if self.use_bias:
+            z = z + self.bias
+        z0, z1, z2, z3 = _ops.split(z, 4, axis=1)
+        i = self.recurrent_activation(z0)
+        f = self.recurrent_activation(z1)
+        c = f * c_tm1 + i * self.activation(z2)
+        o = self.recurrent_activation(z3)
+        h = o * self.activation(c)
+        return h, [h, c]
+
+    def get_initial_state(self, batch_size, dtype=None):
+        dt = dtype or self.dtype or _ops._dt.float32
+        return [_ops.zeros([batch_size, self.units], dt), _ops.zeros([batch_size, self.units], dt)]

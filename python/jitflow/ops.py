@@ -1,0 +1,318 @@
+"""TF-named op functions. Each is a thin call into the C++ dispatcher (`_C.execute`): the op
+type, its inputs and attrs. Argument normalisation (axis lists, default perms) is here; shape
+and dtype rules, kernels and errors live in C++."""
+import builtins
+
+from . import _C
+from ._C import Tensor
+from . import dtypes as _dt
+
+_x = _C.execute
+_xn = _C.execute_n
+_ID = {n: _C.op_id(n) for n in _C.op_names()}
+_int = _C.int_tensor
+
+
+def _t(v):
+    return v if type(v) is Tensor else _C.convert_to_tensor(v)
+
+
+def _ints(v, scalar=False):
+    """An int32 tensor from an int, a list of ints or a tensor (passed through)."""
+    if isinstance(v, Tensor):
+        return v
+    if hasattr(v, "__len__") or hasattr(v, "__iter__"):
+        return _int([int(i) for i in v])
+    return _int([int(v)], True)
+
+
+def _axis(x, axis):
+    if axis is None:
+        return _int(list(builtins.range(len(x.shape))))
+    return _ints(axis)
+
+
+# ---- creation ------------------------------------------------------------------------
+def constant(value, dtype=None, shape=None, name=None):
+    t = _C.convert_to_tensor(value, dtype)
+    if shape is not None:
+        shape = [int(s) for s in shape]
+        n = 1
+        for s in shape:
+            n *= s
+        if t.ndim == 0 or len(t.shape) == 0:
+            t = fill(shape, t)
+        elif _numel(t) == n:
+            t = reshape(t, shape)
+        else:
+            raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor of shape "
+                            f"{t.shape} cannot be reshaped to {tuple(shape)}")
+    if name is not None:
+        t = identity(t, name=name)
+    return t
+
+
+def _numel(t):
+    n = 1
+    for s in t.shape:
+        n *= s
+    return n
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    return _C.convert_to_tensor(value, dtype, dtype_hint)
+
+
+def identity(input, name=None):
+    return _x(_ID["Identity"], (input,), None, name)
+
+
+def fill(dims, value, name=None):
+    return _x(_ID["Fill"], (_ints(dims), value), None, name)
+
+
+def zeros(shape, dtype=_dt.float32, name=None):
+    return fill(shape, _C.convert_to_tensor(0, dtype), name=name)
+
+
+def ones(shape, dtype=_dt.float32, name=None):
+    return fill(shape, _C.convert_to_tensor(1, dtype), name=name)
+
+
+def zeros_like(input, dtype=None, name=None):
+    y = _x(_ID["ZerosLike"], (input,), None, name)
+    return y if dtype is None else cast(y, dtype)
+
+
+def ones_like(input, dtype=None, name=None):
+    y = _x(_ID["OnesLike"], (input,), None, name)
+    return y if dtype is None else cast(y, dtype)
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+    if limit is None:
+        start, limit = 0, start
+    if dtype is None:
+        vals = (start, limit, delta)
+        if any(isinstance(v, Tensor) for v in vals):
+            dtype = max((v.dtype for v in vals if isinstance(v, Tensor)), key=lambda d: d.value)
+        elif any(isinstance(v, float) for v in vals):
+            dtype = _dt.float32
+        else:
+            dtype = _dt.int32
+    args = tuple(v if isinstance(v, Tensor) and v.dtype == dtype else
+                 (cast(v, dtype) if isinstance(v, Tensor) else _C.convert_to_tensor(v, dtype))
+                 for v in (start, limit, delta))
+    return _x(_ID["Range"], args, None, None if name == "range" else name)
+
+
+# ---- elementwise ---------------------------------------------------------------------
+def _unary(op):
+    oid = _ID[op]
+
+    def f(x, name=None):
+        return _x(oid, (x,), None, name)
+    f.__name__ = op
+    f.__doc__ = f"Elementwise {op} (TF op type `{op}`)."
+    return f
+
+
+def _binary(op):
+    oid = _ID[op]
+
+    def f(x, y, name=None):
+        return _x(oid, (x, y), None, name)
+    f.__name__ = op
+    f.__doc__ = f"Elementwise {op} with numpy broadcasting (TF op type `{op}`)."
+    return f
+
+
+negative = _unary("Neg")
+abs = _unary("Abs")  # noqa: A001
+square = _unary("Square")
+exp = _unary("Exp")
+log = _unary("Log")
+tanh = _unary("Tanh")
+sigmoid = _unary("Sigmoid")
+sqrt = _unary("Sqrt")
+rsqrt = _unary("Rsqrt")
+sin = _unary("Sin")
+cos = _unary("Cos")
+erf = _unary("Erf")
+logical_not = _unary("LogicalNot")
+
+add = _binary("AddV2")
+subtract = _binary("Sub")
+multiply = _binary("Mul")
+maximum = _binary("Maximum")
+minimum = _binary("Minimum")
+pow = _binary("Pow")  # noqa: A001
+floordiv = _binary("FloorDiv")
+floormod = _binary("FloorMod")
+equal = _binary("Equal")
+not_equal = _binary("NotEqual")
+less = _binary("Less")
+less_equal = _binary("LessEqual")
+greater = _binary("Greater")
+greater_equal = _binary("GreaterEqual")
+logical_and = _binary("LogicalAnd")
+logical_or = _binary("LogicalOr")
+
+
+def divide(x, y, name=None):
+    """x / y; integer inputs are divided as float64, like tf.math.divide."""
+    return _C.truediv(x, y, name)
+
+
+truediv = divide
+
+
+def add_n(inputs, name=None):
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("add_n: inputs must be a non-empty list of tensors")
+    return _x(_ID["AddN"], inputs, None, name)
+
+
+def cast(x, dtype, name=None):
+    return _C.cast(x, dtype, name)
+
+
+def where(condition, x=None, y=None, name=None):
+    if x is None or y is None:
+        raise TypeError("jf.where: pass both x and y (the index form of tf.where is not supported)")
+    return _x(_ID["SelectV2"], (_t(condition), x, y), None, name)
+
+
+# ---- linear algebra ------------------------------------------------------------------
+def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
+    return _C.matmul(a, b, transpose_a, transpose_b, name)
+
+
+# ---- reductions ----------------------------------------------------------------------
+def _reduce(op):
+    oid = _ID[op]
+
+    def f(input_tensor, axis=None, keepdims=False, name=None):
+        x = _t(input_tensor)
+        return _x(oid, (x, _axis(x, axis)), {"keep_dims": True} if keepdims else None, name)
+    f.__name__ = op
+    return f
+
+
+reduce_sum = _reduce("Sum")
+reduce_mean = _reduce("Mean")
+reduce_max = _reduce("Max")
+reduce_min = _reduce("Min")
+reduce_prod = _reduce("Prod")
+
+
+def argmax(input, axis=None, output_type=_dt.int64, name=None):
+    return _x(_ID["ArgMax"], (input, _ints(0 if axis is None else axis)),
+              {"output_type": output_type}, name)
+
+
+def argmin(input, axis=None, output_type=_dt.int64, name=None):
+    return _x(_ID["ArgMin"], (input, _ints(0 if axis is None else axis)),
+              {"output_type": output_type}, name)
+
+
+# ---- shapes --------------------------------------------------------------------------
+def reshape(tensor, shape, name=None):
+    return _x(_ID["Reshape"], (tensor, _ints(shape)), None, name)
+
+
+def transpose(a, perm=None, name=None):
+    a = _t(a)
+    if perm is None:
+        perm = list(builtins.range(len(a.shape)))[::-1]
+    return _x(_ID["Transpose"], (a, _ints(perm)), None, name)
+
+
+def concat(values, axis, name="concat"):
+    values = list(values)
+    if len(values) == 1:
+        return identity(values[0])
+    return _x(_ID["ConcatV2"], values + [_ints(axis)], None, None if name == "concat" else name)
+
+
+def stack(values, axis=0, name="stack"):
+    values = list(values)
+    return _x(_ID["Pack"], values, {"axis": int(axis), "N": len(values)},
+              None if name == "stack" else name)
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    nm = None if name == "split" else name
+    if isinstance(num_or_size_splits, int):
+        return _xn(_ID["Split"], (_ints(axis), value), {"num_split": num_or_size_splits}, nm)
+    sizes = _ints(num_or_size_splits)
+    return _xn(_ID["SplitV"], (value, sizes, _ints(axis)), {"num_split": sizes.shape[0]}, nm)
+
+
+def squeeze(input, axis=None, name=None):
+    if axis is not None and not hasattr(axis, "__len__"):
+        axis = [axis]
+    return _x(_ID["Squeeze"], (input,), {"squeeze_dims": list(axis) if axis else []}, name)
+
+
+def expand_dims(input, axis, name=None):
+    return _x(_ID["ExpandDims"], (input, _ints(axis)), None, name)
+
+
+def broadcast_to(input, shape, name=None):
+    return _x(_ID["BroadcastTo"], (input, _ints(shape)), None, name)
+
+
+def shape(input, out_type=_dt.int32, name=None):
+    return _x(_ID["Shape"], (input,), {"out_type": out_type}, name)
+
+
+def rank(input, name=None):
+    return constant(len(_t(input).shape), _dt.int32)
+
+
+def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                  new_axis_mask=0, shrink_axis_mask=0, name=None):
+    if strides is None:
+        strides = [1] * len(begin)
+    attrs = {"begin_mask": begin_mask, "end_mask": end_mask, "ellipsis_mask": ellipsis_mask,
+             "new_axis_mask": new_axis_mask, "shrink_axis_mask": shrink_axis_mask}
+    return _x(_ID["StridedSlice"], (input_, _ints(begin), _ints(end), _ints(strides)), attrs, name)
+
+
+def _index(v):
+    if isinstance(v, builtins.bool) or not (isinstance(v, int) or hasattr(v, "__index__")):
+        raise TypeError("Only integers, slices (`:`), ellipsis (`...`), jf.newaxis (`None`) and "
+                        f"scalar int32/int64 tensors are valid indices, got {v!r}")
+    return int(v.__index__())
+
+
+def getitem(tensor, key):
+    """tensor[key] as one StridedSlice, parsed like TF's _slice_helper."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    begin, end, strides = [], [], []
+    bm = em = elm = nam = sam = 0
+    for i, s in enumerate(key):
+        bit = 1 << i
+        if isinstance(s, slice):
+            begin.append(0 if s.start is None else _index(s.start))
+            end.append(0 if s.stop is None else _index(s.stop))
+            strides.append(1 if s.step is None else _index(s.step))
+            bm |= bit if s.start is None else 0
+            em |= bit if s.stop is None else 0
+        elif s is Ellipsis:
+            begin.append(0), end.append(0), strides.append(1)
+            elm |= bit
+        elif s is None:
+            begin.append(0), end.append(0), strides.append(1)
+            nam |= bit
+        else:
+            idx = _index(s)
+            begin.append(idx), end.append(idx + 1), strides.append(1)
+            sam |= bit
+    return strided_slice(tensor, begin, end, strides, bm, em, elm, nam, sam)
+
+
+newaxis = None

@@ -1,0 +1,57 @@
+"""jf.random: seeded uniform and normal sampling with TF's global/op seed rules."""
+import os
+
+from . import _C, ops as _ops
+from . import dtypes as _dt
+
+_DEFAULT_GRAPH_SEED = 87654321
+_state = {"global": None, "counter": 0}
+
+
+def set_seed(seed):
+    """Makes every random op reproducible from here on (and restarts their streams)."""
+    _state["global"] = None if seed is None else int(seed)
+    _state["counter"] = 0
+    _C.reset_random_streams()
+
+
+def get_seed(op_seed):
+    """TF's rule: (global, op) seeds -> the (seed, seed2) attrs of one random op."""
+    g = _state["global"]
+    if g is not None:
+        if op_seed is None:
+            op_seed = _state["counter"]
+            _state["counter"] += 1
+        return g, int(op_seed)
+    if op_seed is not None:
+        return _DEFAULT_GRAPH_SEED, int(op_seed)
+    r = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
+    return r & 0x7FFFFFFF, r >> 32
+
+
+def _random(op, shape, dtype, seed, name):
+    s1, s2 = get_seed(seed)
+    return _ops._x(_ops._ID[op], (_ops._ints(shape),), {"dtype": dtype, "seed": s1, "seed2": s2}, name)
+
+
+def uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=None):
+    dtype = _dt.as_dtype(dtype)
+    if dtype.is_integer:
+        if maxval is None:
+            raise ValueError("Must specify maxval for integer dtype " + dtype.name)
+        u = _random("RandomUniform", shape, _dt.float64, seed, name)
+        span = _ops.cast(_ops.convert_to_tensor(maxval, dtype) - minval, _dt.float64)
+        return _ops.cast(_ops.floordiv(u * span, 1.0), dtype) + _ops.convert_to_tensor(minval, dtype)
+    if maxval is None:
+        maxval = 1
+    u = _random("RandomUniform", shape, dtype, seed, name)
+    if minval == 0 and maxval == 1:
+        return u
+    return u * (maxval - minval) + minval
+
+
+def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None):
+    z = _random("RandomStandardNormal", shape, _dt.as_dtype(dtype), seed, name)
+    if mean == 0.0 and stddev == 1.0:
+        return z
+    return z * stddev + mean

@@ -1,0 +1,78 @@
+"""Python-side Tensor conveniences (repr, indexing, Python number protocols). The class and its
+arithmetic operators are defined in C++ (bind_tensor.cc); these are attached to it."""
+import numpy as _np
+
+from ._C import Tensor
+from . import ops as _ops
+
+_CPU = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+def _repr(self):
+    if self._is_symbolic:
+        return f"<jf.Tensor '{getattr(self, 'name', '?')}' shape={self.shape} dtype={self.dtype.name}>"
+    return (f"<jf.Tensor: shape={self.shape}, dtype={self.dtype.name}, "
+            f"numpy={_np.array_repr(self.numpy()) if self.ndim else repr(self.numpy())}>")
+
+
+def _str(self):
+    if self._is_symbolic:
+        return _repr(self)
+    return f"jf.Tensor({_np.array2string(self.numpy())}, shape={self.shape}, dtype={self.dtype.name})"
+
+
+def _scalar(self, kind):
+    if self._is_symbolic:
+        raise TypeError(
+            f"Using a symbolic jf.Tensor as a Python {kind} is not allowed while tracing a "
+            "jf.function: its value is not known until the function runs. Use jf.cond / "
+            "jf.while_loop for data-dependent control flow, or compute the value outside.")
+    return self.numpy()
+
+
+def _bool(self):
+    v = _scalar(self, "bool")
+    if v.size != 1:
+        raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                         "Use a.any() or a.all()")
+    return bool(v.reshape(()))
+
+
+def _len(self):
+    if not self.shape:
+        raise TypeError("len() of a 0-d tensor")
+    if self.shape[0] is None:
+        raise TypeError("len() of a tensor whose first dimension is unknown")
+    return self.shape[0]
+
+
+def _iter(self):
+    if not self.shape:
+        raise TypeError("Cannot iterate over a scalar tensor.")
+    for i in range(_len(self)):
+        yield self[i]
+
+
+def _format(self, spec):
+    if not self._is_symbolic and self.ndim == 0:
+        return format(self.numpy().item(), spec)
+    return format(str(self), spec)
+
+
+Tensor.__repr__ = _repr
+Tensor.__str__ = _str
+Tensor.__getitem__ = _ops.getitem
+Tensor.__len__ = _len
+Tensor.__iter__ = _iter
+Tensor.__bool__ = _bool
+Tensor.__float__ = lambda self: float(_scalar(self, "float"))
+Tensor.__int__ = lambda self: int(_scalar(self, "int"))
+Tensor.__index__ = lambda self: int(_scalar(self, "int")) if self.dtype.is_integer else _bad_index(self)
+Tensor.__format__ = _format
+Tensor.device = property(lambda self: _CPU)
+Tensor.get_shape = lambda self: self.shape
+Tensor.__array_priority__ = 100  # numpy defers `ndarray op Tensor` to our reflected operators
+
+
+def _bad_index(self):
+    raise TypeError(f"only integer tensors can be used as indices, not {self.dtype.name}")
