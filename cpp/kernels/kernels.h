@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "ir/attrs.h"
 
 namespace jf {
 
@@ -14,5 +15,8 @@ void strided_copy(const char* base, size_t esize, int rank, const int64_t* dims,
                   char* out);
 // Forgets every random stream position (jf.random.set_seed).
 void reset_random_streams();
+// PrintV2 hands its inputs and attrs to the Python layer through this hook.
+using PrintFn = void (*)(const std::vector<Tensor>&, const Attrs&);
+void set_print_fn(PrintFn fn);
 
 }  // namespace jf

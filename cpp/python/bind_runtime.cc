@@ -3,6 +3,7 @@
 
 #include "codegen/llvm_info.h"
 #include "core/buffer.h"
+#include "core/variables.h"
 #include "kernels/kernels.h"
 #include "python/bindings.h"
 #include "runtime/stats.h"
@@ -21,6 +22,8 @@ void bind_runtime(py::module_& m) {
     return py::dict(py::arg("allocations") = s.allocations, py::arg("cache_hits") = s.cache_hits,
                     py::arg("bytes_cached") = s.bytes_cached);
   });
+  m.def("create_variable", &create_variable);
+  m.def("destroy_variable", &destroy_variable);
   m.def("llvm_version", &llvm_version);
   m.def("llvm_host_cpu", &llvm_host_cpu);
   m.def("llvm_host_triple", &llvm_host_triple);

@@ -9,4 +9,7 @@ void bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_dlpack(py::module_& m);
 void bind_runtime(py::module_& m);
+void bind_graph(py::module_& m);
+void bind_tracing(py::module_& m);
+void bind_function(py::module_& m);
 }  // namespace jf::py_bridge

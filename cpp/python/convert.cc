@@ -190,7 +190,7 @@ py::array to_numpy(const Tensor& t, py::handle owner) {
 }
 
 // The innermost frame outside the jitflow package: where the user called us from.
-static std::string user_location() {
+std::string current_user_location() {
   static std::string pkg_dir = [] {
     try {
       std::string f = py::module_::import("jitflow").attr("__file__").cast<std::string>();
@@ -233,7 +233,7 @@ void register_error_translator(py::module_& m) {
       if (p) std::rethrow_exception(p);
     } catch (const Error& e) {
       std::string msg = e.what();
-      std::string where = user_location();
+      std::string where = current_user_location();
       if (!where.empty()) msg += "\n  at " + where;
       PyObject* cls = PyExc_RuntimeError;
       py::object errors;

@@ -11,4 +11,7 @@ PYBIND11_MODULE(_C, m) {
   bind_ops(m);
   bind_dlpack(m);
   bind_runtime(m);
+  bind_graph(m);
+  bind_tracing(m);
+  bind_function(m);
 }

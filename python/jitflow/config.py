@@ -21,3 +21,12 @@ class PhysicalDevice(SimpleNamespace):
 def list_physical_devices(device_type=None):
     devs = [PhysicalDevice(name="/physical_device:CPU:0", device_type="CPU")]
     return [d for d in devs if device_type is None or d.device_type == device_type]
+
+
+def run_functions_eagerly(run_eagerly):
+    """Debugging switch: jf.function calls run the Python body eagerly instead of the graph."""
+    _C.set_run_functions_eagerly(bool(run_eagerly))
+
+
+def functions_run_eagerly():
+    return _C.functions_run_eagerly()

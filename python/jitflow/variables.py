@@ -1,52 +1,79 @@
-"""jf.Variable: mutable state. Eagerly it holds a tensor; `assign`/`assign_add` replace it."""
-from ._C import Tensor, convert_to_tensor
+"""jf.Variable: a resource variable. Reads and writes are ops (ReadVariableOp,
+AssignVariableOp, ...) carrying the variable's id, so traced functions capture variables by
+reference and see later assignments."""
+from . import _C
+from ._C import Tensor
 
+_ID = {n: _C.op_id(n) for n in ("ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp",
+                                 "AssignSubVariableOp")}
 _counter = [0]
+# Set by jf.function while it retraces: TF allows variable creation on the first trace only.
+_creation_guard = []
 
 
 class Variable:
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
-        if callable(initial_value):
-            initial_value = initial_value()
-        self._value = convert_to_tensor(initial_value, dtype)
-        self.trainable = trainable
+        if _creation_guard and _creation_guard[-1] is not None:
+            raise ValueError(
+                f"jf.function {_creation_guard[-1]!r} tried to create a jf.Variable on a call other "
+                "than the first. jf.function only supports variables created on the first call: create "
+                "it once, outside the function or guarded by `if self.v is None`.")
+        with _C.init_scope():  # initial values are computed eagerly, even inside a trace
+            if callable(initial_value):
+                initial_value = initial_value()
+            value = _C.convert_to_tensor(initial_value, dtype)
+            if value._is_symbolic:
+                raise ValueError("A jf.Variable's initial value must not depend on a traced function's "
+                                 "inputs; pass a callable or an eager value")
         if name is None:
             name = "Variable" if _counter[0] == 0 else f"Variable_{_counter[0]}"
             _counter[0] += 1
-        self.name = name + ":0"
+        self._name = name
+        self._id = _C.create_variable(value, name)
+        self._dtype = value.dtype
+        self._shape = value.shape
+        self.trainable = trainable
+
+    def __del__(self):
+        try:
+            _C.destroy_variable(self._id)
+        except Exception:
+            pass
+
+    name = property(lambda self: self._name + ":0")
+    dtype = property(lambda self: self._dtype)
+    shape = property(lambda self: self._shape)
+    ndim = property(lambda self: len(self._shape))
 
     def __jf_tensor__(self):
         return self.read_value()
 
     def read_value(self):
-        return self._value
+        return _C.execute(_ID["ReadVariableOp"], (), {"var_id": self._id})
 
     def value(self):
         return self.read_value()
 
-    def assign(self, value, read_value=True):
-        v = convert_to_tensor(value, self._value.dtype)
-        if tuple(v.shape) != tuple(self._value.shape):
-            raise ValueError(f"Cannot assign value of shape {v.shape} to variable '{self.name}' "
-                             f"of shape {self._value.shape}")
-        self._value = v
+    def _write(self, op, value, read_value):
+        v = _C.convert_to_tensor(value, None, self._dtype)
+        _C.execute_n(_ID[op], (v,), {"var_id": self._id})
         return self if read_value else None
 
+    def assign(self, value, read_value=True):
+        return self._write("AssignVariableOp", value, read_value)
+
     def assign_add(self, delta, read_value=True):
-        return self.assign(self._value + delta, read_value)
+        return self._write("AssignAddVariableOp", delta, read_value)
 
     def assign_sub(self, delta, read_value=True):
-        return self.assign(self._value - delta, read_value)
-
-    dtype = property(lambda self: self._value.dtype)
-    shape = property(lambda self: self._value.shape)
-    ndim = property(lambda self: self._value.ndim)
+        return self._write("AssignSubVariableOp", delta, read_value)
 
     def numpy(self):
-        return self.read_value().numpy()
+        with _C.init_scope():
+            return self.read_value().numpy()
 
     def __array__(self, dtype=None, copy=None):
-        return self.read_value().__array__(dtype)
+        return self.numpy() if dtype is None else self.numpy().astype(dtype)
 
     def __repr__(self):
         return (f"<jf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, "
@@ -66,4 +93,4 @@ for _op in ["__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
             "__mod__", "__float__", "__int__", "__bool__", "__len__", "__iter__"]:
     setattr(Variable, _op, _delegate(_op))
 Variable.__hash__ = object.__hash__
-Tensor  # re-exported for isinstance checks in callers
+Tensor  # noqa: B018  (re-exported for isinstance checks)

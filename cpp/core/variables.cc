@@ -1,0 +1,64 @@
+// The variable store: a mutex-guarded table of id -> current value.
+#include "core/variables.h"
+
+#include <mutex>
+#include <unordered_map>
+
+namespace jf {
+namespace {
+
+struct Var {
+  Tensor value;
+  std::string name;
+};
+std::mutex g_mu;
+int64_t g_next = 1;
+std::unordered_map<int64_t, Var>& table() {
+  static auto* t = new std::unordered_map<int64_t, Var>();
+  return *t;
+}
+
+Var& lookup(int64_t id) {
+  auto it = table().find(id);
+  if (it == table().end()) throw_invalid("variable #", id, " does not exist (it was deleted)");
+  return it->second;
+}
+
+}  // namespace
+
+int64_t create_variable(const Tensor& init, const std::string& name) {
+  if (init.is_symbolic()) throw_invalid("a variable's initial value must be an eager tensor");
+  std::lock_guard<std::mutex> lock(g_mu);
+  int64_t id = g_next++;
+  table()[id] = Var{init, name};
+  return id;
+}
+
+void destroy_variable(int64_t id) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  table().erase(id);
+}
+
+Tensor read_variable(int64_t id) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return lookup(id).value;
+}
+
+void assign_variable(int64_t id, const Tensor& value, const char* op) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  Var& v = lookup(id);
+  if (value.dtype() != v.value.dtype() || value.shape() != v.value.shape())
+    throw_invalid(op, ": cannot assign a ", value.desc(), " value to variable '", v.name, "' of type ",
+                  v.value.desc());
+  v.value = value;
+}
+
+void variable_info(int64_t id, DType* dtype, Shape* shape, std::string* name) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  Var& v = lookup(id);
+  *dtype = v.value.dtype();
+  *shape = v.value.shape();
+  if (name) *name = v.name;
+}
+
+}  // namespace jf

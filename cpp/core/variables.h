@@ -1,0 +1,18 @@
+// Resource variables: mutable tensors owned by the runtime and addressed by id, so graphs
+// capture them by reference (ReadVariableOp / AssignVariableOp carry the id as an attr).
+#pragma once
+#include <string>
+
+#include "core/tensor.h"
+
+namespace jf {
+
+int64_t create_variable(const Tensor& init, const std::string& name);
+void destroy_variable(int64_t id);
+Tensor read_variable(int64_t id);
+// Replaces the value; dtype and shape must match the variable's (error names `op`).
+void assign_variable(int64_t id, const Tensor& value, const char* op);
+// The variable's fixed dtype and shape, and its name; throws for an unknown id.
+void variable_info(int64_t id, DType* dtype, Shape* shape, std::string* name);
+
+}  // namespace jf

@@ -1,0 +1,48 @@
+// Stateful kernels: variable reads and writes, and PrintV2 (handed to the Python layer,
+// which owns sys.stdout / sys.stderr).
+#include "core/variables.h"
+#include "ir/op_registry.h"
+#include "kernels/kernels.h"
+
+namespace jf {
+namespace {
+PrintFn g_print = nullptr;
+}
+
+void set_print_fn(PrintFn fn) { g_print = fn; }
+
+void infer_read_variable(OpCall& c) {
+  DType dt;
+  Shape s;
+  variable_info(c.attrs.get<int64_t>("var_id", 0), &dt, &s, nullptr);
+  c.add_output(dt, s);
+}
+void infer_assign_variable(OpCall& c) {
+  DType dt;
+  Shape s;
+  std::string name;
+  variable_info(c.attrs.get<int64_t>("var_id", 0), &dt, &s, &name);
+  Shape b;
+  if (c.in[0].dtype() != dt || !broadcast_shapes(s, c.in[0].shape(), &b) || b != s || c.in[0].rank() != s.rank())
+    c.fail("cannot assign a value of type ", c.in[0].desc(), " to variable '", name, "' of type ",
+           dtype_name(dt), s.str());
+}
+void infer_print(OpCall&) {}
+void infer_control_flow(OpCall& c) { c.fail("If/While nodes are built by jf.cond / jf.while_loop"); }
+
+void k_ReadVariableOp(OpCall& c) { c.results[0] = read_variable(c.attrs.get<int64_t>("var_id", 0)); }
+void k_AssignVariableOp(OpCall& c) { assign_variable(c.attrs.get<int64_t>("var_id", 0), c.in[0], c.name()); }
+static void assign_op(OpCall& c, OpId op) {
+  int64_t id = c.attrs.get<int64_t>("var_id", 0);
+  Tensor cur = read_variable(id);
+  Tensor next = run_kernel(op_def(op), {cur, c.in[0]}, Attrs())[0];
+  assign_variable(id, next, c.name());
+}
+void k_AssignAddVariableOp(OpCall& c) { assign_op(c, OpId::AddV2); }
+void k_AssignSubVariableOp(OpCall& c) { assign_op(c, OpId::Sub); }
+void k_PrintV2(OpCall& c) {
+  if (g_print) g_print(c.in, c.attrs);
+}
+void k_ControlFlow(OpCall& c) { c.fail("If/While run only inside a traced function"); }
+
+}  // namespace jf

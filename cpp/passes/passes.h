@@ -1,0 +1,26 @@
+// Graph passes, each in its own file; `optimize` runs them in order (pipeline.cc).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace jf {
+
+// Removes nodes that neither feed an output nor have side effects.
+void dead_code_elimination(Graph& g);
+// Merges identical side-effect-free nodes (same op, inputs and attrs).
+void common_subexpression_elimination(Graph& g);
+// Evaluates small side-effect-free nodes whose inputs are all constants.
+void constant_folding(Graph& g);
+// Re-infers output specs in order, so folded constants sharpen downstream shapes.
+void shape_inference(Graph& g);
+
+// Copies `g` and runs the pipeline on the copy. With JITFLOW_DUMP=<dir>, writes the graph
+// after each pass as <dir>/<label>.<NN>.<pass>.txt.
+std::shared_ptr<Graph> optimize(const Graph& g, const std::string& label);
+
+// Rewires every use of `from` to `to` (inputs and graph outputs).
+void replace_uses(Graph& g, Output from, Output to);
+
+}  // namespace jf

@@ -1,0 +1,30 @@
+// Binds the jf.function call path (FunctionCache) and concrete-function construction.
+#include <pybind11/stl.h>
+
+#include "python/bindings.h"
+#include "python/function_cache.h"
+#include "runtime/stats.h"
+
+namespace jf::py_bridge {
+
+void bind_function(py::module_& m) {
+  py::class_<FunctionCache>(m, "FunctionCache")
+      .def(py::init<py::object, py::object>())
+      .def("__call__", &FunctionCache::call)
+      .def("add", &FunctionCache::add)
+      .def("clear", &FunctionCache::clear)
+      .def_property_readonly("size", &FunctionCache::size);
+  m.def("flatten_inputs", [](py::handle args, py::handle kwargs) {
+    Flat f = flatten_inputs(args, kwargs);
+    return py::make_tuple(py::bytes(f.key), f.leaves, f.keepalive);
+  });
+  m.def("make_concrete_function", [](std::shared_ptr<Graph> g, const std::string& name) {
+    stats().traces.fetch_add(1);
+    py::gil_scoped_release release;
+    return std::make_shared<ConcreteFunction>(std::move(g), name);
+  });
+  m.def("set_run_functions_eagerly", &set_run_functions_eagerly);
+  m.def("functions_run_eagerly", &run_functions_eagerly);
+}
+
+}  // namespace jf::py_bridge

@@ -1,0 +1,139 @@
+// Binds tracing: graph builders, jit_scope and name_scope context managers, init_scope, and
+// the cond/while node builders.
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include "kernels/kernels.h"
+#include "python/bindings.h"
+#include "python/convert.h"
+#include "python/graph_views.h"
+#include "tracing/func_builder.h"
+
+namespace jf::py_bridge {
+
+std::string current_user_location();  // convert.cc
+
+namespace {
+
+// jit_scope as a C++ context manager object (TF's experimental_jit_scope semantics).
+class JitScope {
+ public:
+  JitScope(py::object compile_ops, bool separate) : compile_ops_(std::move(compile_ops)), separate_(separate) {}
+  void enter() {
+    std::function<bool(const Node&)> fn;
+    bool flag = true;
+    if (PyCallable_Check(compile_ops_.ptr())) {
+      py::object cb = compile_ops_;
+      fn = [cb](const Node& n) {
+        // NodeRef needs the owning graph; the node lives in the current trace's graph.
+        TraceState* ts = current_trace();
+        return cb(NodeRef{ts ? ts->graph : nullptr, const_cast<Node*>(&n)}).cast<py::bool_>().cast<bool>();
+      };
+    } else {
+      flag = py::bool_(compile_ops_).cast<bool>();
+    }
+    frames_.push_back(jit_scope_enter(flag, std::move(fn), separate_));
+  }
+  void exit() {
+    if (frames_.empty()) return;
+    jit_scope_exit(frames_.back());
+    frames_.pop_back();
+  }
+
+ private:
+  py::object compile_ops_;
+  bool separate_;
+  std::vector<JitScopeFrame> frames_;
+};
+
+class NameScope {
+ public:
+  explicit NameScope(std::string name) : name_(std::move(name)) {}
+  std::string enter() {
+    entered_ = is_tracing();
+    return entered_ ? name_scope_enter(name_) + "/" : name_ + "/";
+  }
+  void exit() {
+    if (entered_) name_scope_exit();
+  }
+
+ private:
+  std::string name_;
+  bool entered_ = false;
+};
+
+void print_hook(const std::vector<Tensor>& in, const Attrs& attrs) {
+  py::gil_scoped_acquire gil;
+  py::dict a;
+  for (auto& kv : attrs.items()) a[py::str(kv.first)] = attr_to_py(kv.second);
+  py::module_::import("jitflow.printing").attr("_print_hook")(in, a);
+}
+
+const std::string* opt_name(const py::object& name, std::string& buf) {
+  if (name.is_none()) return nullptr;
+  buf = name.cast<std::string>();
+  return &buf;
+}
+
+}  // namespace
+
+void bind_tracing(py::module_& m) {
+  set_source_location_fn(&current_user_location);
+  set_print_fn(&print_hook);
+
+  py::class_<FuncBuilder>(m, "FuncBuilder")
+      .def(py::init<bool>(), py::arg("nested") = false)
+      .def("__enter__", [](FuncBuilder& b) { b.enter(); return &b; }, py::return_value_policy::reference)
+      .def("__exit__", [](FuncBuilder& b, py::args) { b.exit(); })
+      .def("placeholder", [](FuncBuilder& b, DType dt, std::vector<py::object> shape, const std::string& name) {
+        Shape s;
+        for (auto& d : shape) s.push_back(d.is_none() ? -1 : d.cast<int64_t>());
+        return b.placeholder(dt, s, name);
+      })
+      .def("finish", &FuncBuilder::finish)
+      .def_property_readonly("captures", &FuncBuilder::capture_values)
+      .def_property_readonly("graph", [](FuncBuilder& b) { return b.state().graph; });
+
+  py::class_<JitScope>(m, "jit_scope", R"doc(Marks the ops created inside for compilation (TF's
+xla.experimental.jit_scope). compile_ops: bool, or a callable taking each op's node_def.)doc")
+      .def(py::init<py::object, bool>(), py::arg("compile_ops") = true, py::arg("separate_compiled_gradients") = false)
+      .def("__enter__", [](JitScope& s) { s.enter(); })
+      .def("__exit__", [](JitScope& s, py::args) { s.exit(); return false; });
+
+  py::class_<NameScope>(m, "name_scope")
+      .def(py::init<std::string>())
+      .def("__enter__", &NameScope::enter)
+      .def("__exit__", [](NameScope& s, py::args) { s.exit(); return false; });
+
+  struct InitScope {
+    std::unique_ptr<TracePause> pause;
+  };
+  py::class_<InitScope>(m, "init_scope", "Runs the body eagerly even while tracing (TF's init_scope).")
+      .def(py::init<>())
+      .def("__enter__", [](InitScope& s) { s.pause = std::make_unique<TracePause>(); })
+      .def("__exit__", [](InitScope& s, py::args) { s.pause.reset(); return false; });
+  m.def("is_tracing", &is_tracing);
+  m.def("current_graph", []() -> py::object {
+    TraceState* ts = current_trace();
+    return ts ? py::cast(ts->graph) : py::none();
+  });
+  m.def("make_if", [](const Tensor& pred, FuncBuilder& tb, std::shared_ptr<Graph> tg, FuncBuilder& eb,
+                      std::shared_ptr<Graph> eg, py::object name) {
+    std::string buf;
+    return make_if(pred, tb, tg, eb, eg, opt_name(name, buf));
+  });
+  m.def("make_while", [](std::vector<Tensor> vars, FuncBuilder& cb, std::shared_ptr<Graph> cg, FuncBuilder& bb,
+                         std::shared_ptr<Graph> bg, int64_t max_iter, py::object name,
+                         std::vector<std::vector<py::object>> invariants) {
+    std::string buf;
+    std::vector<Shape> inv;
+    for (auto& s : invariants) {
+      Shape sh;
+      for (auto& d : s) sh.push_back(d.is_none() ? -1 : d.cast<int64_t>());
+      inv.push_back(sh);
+    }
+    return make_while(vars, cb, cg, bb, bg, max_iter, opt_name(name, buf), inv);
+  });
+}
+
+}  // namespace jf::py_bridge

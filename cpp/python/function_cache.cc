@@ -1,0 +1,195 @@
+// Signature keys, the concrete-function cache and output packing.
+#include "python/function_cache.h"
+
+#include <pybind11/numpy.h>
+
+#include <cstring>
+
+#include "python/convert.h"
+#include "runtime/stats.h"
+#include "tracing/trace_context.h"
+
+namespace jf::py_bridge {
+
+namespace {
+bool g_run_eagerly = false;
+
+void put(std::string& k, const void* p, size_t n) { k.append(static_cast<const char*>(p), n); }
+template <class T> void put(std::string& k, T v) { put(k, &v, sizeof(v)); }
+
+void put_shape(std::string& k, DType dt, int rank, const int64_t* dims) {
+  put(k, static_cast<uint8_t>(dt));
+  put(k, static_cast<uint8_t>(rank));
+  put(k, dims, sizeof(int64_t) * rank);
+}
+
+void flatten(py::handle h, Flat& f) {
+  PyObject* o = h.ptr();
+  if (py::isinstance<Tensor>(h)) {
+    const Tensor& t = h.cast<const Tensor&>();
+    f.key += 'T';
+    put_shape(f.key, t.dtype(), t.rank(), t.shape().begin());
+    f.leaves.push_back(t);
+    return;
+  }
+  if (PyBool_Check(o)) {
+    f.key += o == Py_True ? "B1" : "B0";
+  } else if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    f.key += 'i';
+    if (overflow) f.key += py::repr(h).cast<std::string>() + ";";
+    else put(f.key, v);
+  } else if (PyFloat_Check(o)) {
+    f.key += 'f';
+    put(f.key, PyFloat_AS_DOUBLE(o));
+  } else if (o == Py_None) {
+    f.key += 'N';
+  } else if (PyUnicode_Check(o)) {
+    Py_ssize_t n;
+    const char* s = PyUnicode_AsUTF8AndSize(o, &n);
+    f.key += 's';
+    put(f.key, static_cast<int64_t>(n));
+    put(f.key, s, n);
+  } else if (PyTuple_Check(o) || PyList_Check(o)) {
+    f.key += PyTuple_Check(o) ? '(' : '[';
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    put(f.key, static_cast<int32_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) flatten(PySequence_Fast_GET_ITEM(o, i), f);
+    f.key += ')';
+  } else if (PyDict_Check(o)) {
+    py::list keys = py::module_::import("builtins").attr("sorted")(h);
+    f.key += '{';
+    for (auto kk : keys) {
+      flatten(kk, f);
+      flatten(PyDict_GetItem(o, kk.ptr()), f);
+    }
+    f.key += '}';
+  } else if (py::isinstance<py::array>(h)) {
+    Tensor t = to_tensor(h);
+    f.key += 'T';
+    put_shape(f.key, t.dtype(), t.rank(), t.shape().begin());
+    f.leaves.push_back(std::move(t));
+  } else {
+    // Anything else (variables, layers, modules) is keyed by identity, like TF's weakrefs.
+    f.key += 'o';
+    put(f.key, reinterpret_cast<uintptr_t>(o));
+    f.keepalive.push_back(py::reinterpret_borrow<py::object>(h));
+  }
+}
+}  // namespace
+
+void set_run_functions_eagerly(bool on) { g_run_eagerly = on; }
+bool run_functions_eagerly() { return g_run_eagerly; }
+
+Flat flatten_inputs(py::handle args, py::handle kwargs) {
+  Flat f;
+  f.key.reserve(64);
+  flatten(args, f);
+  if (kwargs && !kwargs.is_none() && PyDict_Size(kwargs.ptr()) > 0) {
+    f.key += '|';
+    flatten(kwargs, f);
+  }
+  return f;
+}
+
+OutTree OutTree::parse(py::handle t) {
+  OutTree n;
+  PyObject* o = t.ptr();
+  if (py::hasattr(t, "_jf_leaf_index")) {
+    n.kind = kLeaf;
+    n.leaf = t.attr("_jf_leaf_index").cast<int>();
+  } else if (PyTuple_Check(o)) {
+    n.kind = PyTuple_CheckExact(o) ? kTuple : kNamedTuple;
+    if (n.kind == kNamedTuple) n.obj = py::type::of(t);
+    for (auto c : py::reinterpret_borrow<py::tuple>(t)) n.kids.push_back(parse(c));
+  } else if (PyList_Check(o)) {
+    n.kind = kList;
+    for (auto c : py::reinterpret_borrow<py::list>(t)) n.kids.push_back(parse(c));
+  } else if (PyDict_Check(o)) {
+    n.kind = kDict;
+    py::list keys;
+    for (auto kv : py::reinterpret_borrow<py::dict>(t)) {
+      keys.append(kv.first);
+      n.kids.push_back(parse(kv.second));
+    }
+    n.obj = keys;
+  } else {
+    n.obj = py::reinterpret_borrow<py::object>(t);
+  }
+  return n;
+}
+
+py::object OutTree::build(const std::vector<Tensor>& v) const {
+  switch (kind) {
+    case kLeaf: return py::cast(v[leaf]);
+    case kTuple:
+    case kNamedTuple: {
+      py::tuple t(kids.size());
+      for (size_t i = 0; i < kids.size(); ++i) t[i] = kids[i].build(v);
+      return kind == kTuple ? py::object(t) : obj(*t);
+    }
+    case kList: {
+      py::list l(kids.size());
+      for (size_t i = 0; i < kids.size(); ++i) l[i] = kids[i].build(v);
+      return l;
+    }
+    case kDict: {
+      py::dict d;
+      py::list keys = obj;
+      for (size_t i = 0; i < kids.size(); ++i) d[keys[i]] = kids[i].build(v);
+      return d;
+    }
+    default: return obj;
+  }
+}
+
+FunctionCache::FunctionCache(py::object python_fn, py::object trace)
+    : python_fn_(std::move(python_fn)), trace_(std::move(trace)) {}
+
+void FunctionCache::add(const std::string& key, std::shared_ptr<ConcreteFunction> fn, py::handle templ,
+                        bool general, std::vector<py::object> keepalive) {
+  auto e = std::make_shared<CacheEntry>(CacheEntry{std::move(fn), OutTree::parse(templ), std::move(keepalive)});
+  if (general) general_.push_back(e);
+  if (!key.empty()) exact_[key] = e;
+}
+
+void FunctionCache::clear() {
+  exact_.clear();
+  general_.clear();
+}
+
+py::object FunctionCache::call(py::args args, py::kwargs kwargs) {
+  // Nested calls while tracing are inlined; run_functions_eagerly runs the Python body.
+  if (g_run_eagerly || is_tracing()) return python_fn_(*args, **kwargs);
+  Flat f = flatten_inputs(args, kwargs);
+  std::shared_ptr<CacheEntry> e;
+  auto it = exact_.find(f.key);
+  if (it != exact_.end()) {
+    e = it->second;
+  } else {
+    for (auto& g : general_)
+      if (g->fn->accepts(f.leaves)) {
+        e = g;
+        break;
+      }
+    if (e) {
+      exact_[f.key] = e;
+      e->keepalive.insert(e->keepalive.end(), f.keepalive.begin(), f.keepalive.end());
+    } else {
+      // Miss: Python traces (and registers the entry through add()).
+      trace_(args, kwargs, py::bytes(f.key));
+      it = exact_.find(f.key);
+      if (it == exact_.end()) throw_runtime("jf.function: tracing did not register a concrete function");
+      e = it->second;
+    }
+  }
+  std::vector<Tensor> out;
+  {
+    py::gil_scoped_release release;
+    out = e->fn->call(std::move(f.leaves));
+  }
+  return e->out.build(out);
+}
+
+}  // namespace jf::py_bridge

@@ -1,0 +1,61 @@
+// The jf.function call path in C++: the signature key of a call's Python arguments, the
+// cache of concrete functions per key, and the output structure rebuilt around results. A
+// cached call never enters Python tracing code.
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/function.h"
+
+namespace jf::py_bridge {
+namespace py = pybind11;
+
+// Signature key and tensor leaves (Tensors and numpy arrays, depth first; dict keys sorted).
+struct Flat {
+  std::string key;
+  std::vector<Tensor> leaves;
+  std::vector<py::object> keepalive;  // objects keyed by identity stay alive with the entry
+};
+Flat flatten_inputs(py::handle args, py::handle kwargs);
+
+// The Python structure a function returned, with tensor positions as leaves.
+struct OutTree {
+  enum Kind { kLeaf, kTuple, kNamedTuple, kList, kDict, kConst } kind = kConst;
+  int leaf = 0;
+  std::vector<OutTree> kids;
+  py::object obj;  // dict keys (kDict), the type (kNamedTuple) or the constant (kConst)
+  static OutTree parse(py::handle templ);
+  py::object build(const std::vector<Tensor>& values) const;
+};
+
+struct CacheEntry {
+  std::shared_ptr<ConcreteFunction> fn;
+  OutTree out;
+  std::vector<py::object> keepalive;
+};
+
+class FunctionCache {
+ public:
+  // trace(args, kwargs) -> (ConcreteFunction, output template, general: bool); called on a
+  // miss. A general entry (input_signature or relaxed shapes) serves any matching input.
+  FunctionCache(py::object python_fn, py::object trace);
+  py::object call(py::args args, py::kwargs kwargs);
+  void add(const std::string& key, std::shared_ptr<ConcreteFunction> fn, py::handle templ, bool general,
+           std::vector<py::object> keepalive);
+  size_t size() const { return exact_.size(); }
+  void clear();
+
+ private:
+  py::object python_fn_, trace_;
+  std::unordered_map<std::string, std::shared_ptr<CacheEntry>> exact_;
+  std::vector<std::shared_ptr<CacheEntry>> general_;
+};
+
+void set_run_functions_eagerly(bool on);
+bool run_functions_eagerly();
+
+}  // namespace jf::py_bridge

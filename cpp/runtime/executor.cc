@@ -1,0 +1,129 @@
+// Plan construction and execution.
+#include "runtime/executor.h"
+
+#include "runtime/stats.h"
+
+namespace jf {
+
+std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> g) {
+  auto p = std::make_shared<Plan>();
+  p->graph = g;
+  const auto& nodes = g->nodes();
+  p->first_slot.resize(nodes.size());
+  for (const auto& n : nodes) {
+    p->first_slot[n->id] = p->num_slots;
+    p->num_slots += static_cast<int>(n->outputs.size());
+    for (const TensorSpec& s : n->outputs)
+      if (!s.shape.fully_defined()) p->static_shapes = false;
+  }
+  auto slot = [&](const Output& o) { return p->first_slot[o.node->id] + o.index; };
+  std::vector<int> last_use(p->num_slots, -1);
+  std::vector<bool> pinned(p->num_slots, false);  // outputs and constants are never released
+  for (Node* in : g->inputs) p->input_slots.push_back(p->first_slot[in->id]);
+  for (const Output& o : g->outputs) {
+    p->output_slots.push_back(slot(o));
+    pinned[slot(o)] = true;
+  }
+  for (const auto& n : nodes) {
+    if (n->op == OpId::Const) {
+      p->consts.push_back({p->first_slot[n->id], *n->const_value()});
+      pinned[p->first_slot[n->id]] = true;
+      continue;
+    }
+    if (n->op == OpId::Placeholder) continue;
+    int step = static_cast<int>(p->order.size());
+    p->order.push_back(n.get());
+    std::vector<int> ins;
+    for (const Output& o : n->inputs) {
+      ins.push_back(slot(o));
+      last_use[slot(o)] = step;
+    }
+    p->in_slots.push_back(ins);
+    std::vector<std::shared_ptr<Plan>> subs;
+    for (const auto& sg : n->subgraphs) subs.push_back(build_plan(sg));
+    p->sub_plans.push_back(subs);
+  }
+  p->release.resize(p->order.size());
+  for (int s = 0; s < p->num_slots; ++s)
+    if (last_use[s] >= 0 && !pinned[s]) p->release[last_use[s]].push_back(s);
+  return p;
+}
+
+namespace {
+
+std::vector<Tensor> run_if(const Plan& p, size_t step, std::vector<Tensor>& ins) {
+  Node* n = p.order[step];
+  int64_t nt = n->attrs.get<int64_t>("num_then_inputs", 0);
+  const Tensor& pred = ins[0];
+  if (pred.num_elements() != 1) throw_invalid(n->name, ": the condition of jf.cond must be a scalar, got ", pred.desc());
+  bool take = pred.get_double(0) != 0;
+  std::vector<Tensor> sub;
+  if (take) sub.assign(ins.begin() + 1, ins.begin() + 1 + nt);
+  else sub.assign(ins.begin() + 1 + nt, ins.end());
+  return run_plan(*p.sub_plans[step][take ? 0 : 1], std::move(sub));
+}
+
+std::vector<Tensor> run_while(const Plan& p, size_t step, std::vector<Tensor>& ins) {
+  Node* n = p.order[step];
+  int64_t nv = n->attrs.get<int64_t>("num_loop_vars", 0), nc = n->attrs.get<int64_t>("num_cond_captures", 0);
+  int64_t max_iter = n->attrs.get<int64_t>("maximum_iterations", -1);
+  std::vector<Tensor> vars(ins.begin(), ins.begin() + nv);
+  std::vector<Tensor> cond_caps(ins.begin() + nv, ins.begin() + nv + nc), body_caps(ins.begin() + nv + nc, ins.end());
+  const Plan& cond = *p.sub_plans[step][0];
+  const Plan& body = *p.sub_plans[step][1];
+  for (int64_t it = 0; max_iter < 0 || it < max_iter; ++it) {
+    std::vector<Tensor> cin = vars;
+    cin.insert(cin.end(), cond_caps.begin(), cond_caps.end());
+    Tensor c = run_plan(cond, std::move(cin))[0];
+    if (c.num_elements() != 1) throw_invalid(n->name, ": the loop condition must be a scalar, got ", c.desc());
+    if (c.get_double(0) == 0) break;
+    std::vector<Tensor> bin = std::move(vars);
+    bin.insert(bin.end(), body_caps.begin(), body_caps.end());
+    vars = run_plan(body, std::move(bin));
+  }
+  return vars;
+}
+
+}  // namespace
+
+std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
+  std::vector<Tensor> slots(p.num_slots);
+  for (const auto& c : p.consts) slots[c.first] = c.second;
+  JF_CHECK(inputs.size() == p.input_slots.size(), "plan expects ", p.input_slots.size(), " inputs");
+  for (size_t i = 0; i < inputs.size(); ++i) slots[p.input_slots[i]] = std::move(inputs[i]);
+  std::vector<Tensor> ins;
+  for (size_t step = 0; step < p.order.size(); ++step) {
+    Node* n = p.order[step];
+    ins.clear();
+    for (int s : p.in_slots[step]) ins.push_back(slots[s]);
+    std::vector<Tensor> outs;
+    try {
+      if (n->op == OpId::If) {
+        outs = run_if(p, step, ins);
+      } else if (n->op == OpId::While) {
+        outs = run_while(p, step, ins);
+      } else if (p.static_shapes) {
+        OpCall call(&n->def(), ins, n->attrs);
+        call.out = n->outputs;
+        call.results.resize(call.out.size());
+        n->def().kernel(call);
+        outs = std::move(call.results);
+      } else {
+        outs = run_kernel(n->def(), ins, n->attrs);
+      }
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kInternal || n->source.empty()) throw;
+      throw Error(e.kind(), str_cat(e.what(), "\n  in node '", n->name, "' (", n->type(), ") created at ", n->source));
+    }
+    int base = p.first_slot[n->id];
+    for (size_t i = 0; i < outs.size(); ++i) slots[base + i] = std::move(outs[i]);
+    for (int s : p.release[step]) slots[s] = Tensor();
+  }
+  std::vector<Tensor> result;
+  result.reserve(p.output_slots.size());
+  for (int s : p.output_slots) result.push_back(slots[s]);
+  stats().graph_runs.fetch_add(1, std::memory_order_relaxed);
+  return result;
+}
+
+}  // namespace jf

@@ -1,0 +1,29 @@
+// The executor: an execution plan per optimized graph (value slots, release points from
+// liveness, precomputed output specs when shapes are static) and the loop that runs it on
+// eager kernels, from C++, with no Python involved.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace jf {
+
+struct Plan {
+  std::shared_ptr<Graph> graph;
+  std::vector<Node*> order;
+  int num_slots = 0;
+  std::vector<int> first_slot;                 // per node id
+  std::vector<std::vector<int>> in_slots;      // per step
+  std::vector<std::vector<int>> release;       // per step: slots dead after it
+  std::vector<int> input_slots, output_slots;
+  std::vector<std::pair<int, Tensor>> consts;  // slots holding Const values
+  bool static_shapes = true;                   // all specs known: skip inference at run time
+  std::vector<std::vector<std::shared_ptr<Plan>>> sub_plans;  // per step (If/While)
+};
+
+std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> optimized);
+// Runs the plan; inputs must match the graph's placeholders (checked by the caller).
+std::vector<Tensor> run_plan(const Plan& plan, std::vector<Tensor> inputs);
+
+}  // namespace jf

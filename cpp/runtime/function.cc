@@ -1,0 +1,38 @@
+// Concrete functions: optimize once at construction, then run the cached plan per call.
+#include "runtime/function.h"
+
+#include "passes/passes.h"
+#include "runtime/stats.h"
+
+namespace jf {
+
+ConcreteFunction::ConcreteFunction(std::shared_ptr<Graph> traced, std::string name)
+    : name_(std::move(name)), graph_(std::move(traced)) {
+  for (Node* in : graph_->inputs) input_specs_.push_back(in->outputs[0]);
+  optimized_ = optimize(*graph_, name_);
+  plan_ = build_plan(optimized_);
+}
+
+bool ConcreteFunction::accepts(const std::vector<Tensor>& inputs) const {
+  if (inputs.size() != input_specs_.size()) return false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec& s = input_specs_[i];
+    const Tensor& t = inputs[i];
+    if (t.dtype() != s.dtype || t.rank() != s.shape.rank()) return false;
+    for (int d = 0; d < t.rank(); ++d)
+      if (s.shape[d] >= 0 && s.shape[d] != t.shape()[d]) return false;
+  }
+  return true;
+}
+
+std::vector<Tensor> ConcreteFunction::call(std::vector<Tensor> inputs) const {
+  if (!accepts(inputs)) {
+    std::string want, got;
+    for (const TensorSpec& s : input_specs_) want += str_cat(want.empty() ? "" : ", ", dtype_name(s.dtype), s.shape.str());
+    for (const Tensor& t : inputs) got += str_cat(got.empty() ? "" : ", ", t.desc());
+    throw_invalid(name_, ": inputs (", got, ") do not match the traced signature (", want, ")");
+  }
+  return run_plan(*plan_, std::move(inputs));
+}
+
+}  // namespace jf

@@ -1,0 +1,31 @@
+// A concrete function: one traced graph for one input signature, its optimized copy and
+// execution plan. Calls check inputs against the signature, then run the plan.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/executor.h"
+
+namespace jf {
+
+class ConcreteFunction {
+ public:
+  ConcreteFunction(std::shared_ptr<Graph> traced, std::string name);
+  const std::string& name() const { return name_; }
+  const std::shared_ptr<Graph>& graph() const { return graph_; }
+  const std::shared_ptr<Graph>& optimized_graph() const { return optimized_; }
+  const std::vector<TensorSpec>& input_specs() const { return input_specs_; }
+  // True when `inputs` fit the signature (dtype equal, rank equal, known dims equal).
+  bool accepts(const std::vector<Tensor>& inputs) const;
+  std::vector<Tensor> call(std::vector<Tensor> inputs) const;
+
+ private:
+  std::string name_;
+  std::shared_ptr<Graph> graph_;
+  std::shared_ptr<Graph> optimized_;
+  std::shared_ptr<Plan> plan_;
+  std::vector<TensorSpec> input_specs_;
+};
+
+}  // namespace jf

@@ -1,0 +1,170 @@
+// Trace recording: captures, node creation with scopes, jit_scope and name_scope state.
+#include "tracing/trace_context.h"
+
+#include "runtime/dispatch.h"
+
+namespace jf {
+namespace {
+
+thread_local std::vector<TraceState*> t_stack;
+std::string (*g_source_fn)() = nullptr;
+
+bool record_hook(OpId op, const std::vector<Tensor>& inputs, const Attrs& attrs, const std::string* name,
+                 std::vector<Tensor>* out) {
+  if (t_stack.empty()) return false;
+  TraceState* ts = t_stack.back();
+  Node* n = ts->add_op(op, inputs, attrs, name);
+  for (int i = 0; i < static_cast<int>(n->outputs.size()); ++i) out->push_back(ts->symbolic(n, i));
+  return true;
+}
+
+// What shape inference sees for a graph value: the constant itself, or dtype+shape only.
+Tensor infer_view(const Output& o) {
+  if (const Tensor* v = o.node->const_value()) return *v;
+  const TensorSpec& s = o.node->outputs[o.index];
+  return Tensor(s.dtype, s.shape, nullptr);
+}
+
+}  // namespace
+
+TraceState::TraceState(TraceState* p) : graph(std::make_shared<Graph>()), parent(p) {}
+
+Tensor TraceState::symbolic(Node* n, int index) const {
+  const TensorSpec& s = n->outputs[index];
+  Tensor t(s.dtype, s.shape, nullptr);
+  t.set_sym(std::make_shared<SymbolicValue>(SymbolicValue{graph, n, index}));
+  return t;
+}
+
+Node* TraceState::add_placeholder(DType dt, const Shape& shape, const std::string& name) {
+  Attrs a;
+  a.set("dtype", dt);
+  a.set("shape", shape);
+  Node* n = graph->add_node(OpId::Placeholder, graph->unique_name(name), {}, a, {{dt, shape}});
+  if (g_source_fn) n->source = g_source_fn();
+  return n;
+}
+
+Output TraceState::capture(const Tensor& t) {
+  if (!t.is_symbolic()) {
+    auto it = const_cache_.find(t.buffer().get());
+    if (it != const_cache_.end() && it->second->outputs[0].shape == t.shape() &&
+        it->second->outputs[0].dtype == t.dtype())
+      return {it->second, 0};
+    Attrs a;
+    a.set("value", t);
+    a.set("dtype", t.dtype());
+    std::string base = name_scopes.empty() ? "Const" : name_scopes.back() + "/Const";
+    Node* n = graph->add_node(OpId::Const, graph->unique_name(base), {}, a, {{t.dtype(), t.shape()}});
+    const_cache_[t.buffer().get()] = n;
+    return {n, 0};
+  }
+  const SymbolicValue& sv = *t.sym();
+  auto g = sv.graph.lock();
+  if (g == graph) return {sv.node, sv.index};
+  bool outer = false;
+  for (TraceState* p = parent; p && !outer; p = p->parent) outer = p->graph == g;
+  if (!g || !outer)
+    throw_invalid("A tensor from another jf.function's graph (", sv.node->name, ") was used here; return it "
+                  "from that function, or pass it in as an argument");
+  auto key = std::make_pair(static_cast<const Node*>(sv.node), sv.index);
+  auto it = capture_cache_.find(key);
+  if (it != capture_cache_.end()) return {it->second, 0};
+  Node* ph = add_placeholder(t.dtype(), t.shape(), "captured");
+  captures.push_back({t, ph});
+  capture_cache_[key] = ph;
+  return {ph, 0};
+}
+
+Node* TraceState::add_op(OpId op, const std::vector<Tensor>& inputs, const Attrs& attrs, const std::string* name,
+                         std::vector<TensorSpec>* specs_override) {
+  const OpDef& def = op_def(op);
+  std::vector<Output> ins;
+  std::vector<Tensor> views;
+  ins.reserve(inputs.size());
+  for (const Tensor& t : inputs) {
+    ins.push_back(capture(t));
+    views.push_back(infer_view(ins.back()));
+  }
+  std::vector<TensorSpec> specs = specs_override ? *specs_override : infer_specs(def, views, attrs);
+  std::string base = name && !name->empty() ? *name : std::string(def.name);
+  if (!name_scopes.empty()) base = name_scopes.back() + "/" + base;
+  Node* n = graph->add_node(op, graph->unique_name(base), std::move(ins), attrs, std::move(specs));
+  if (g_source_fn) n->source = g_source_fn();
+  n->control_inputs = control_deps;
+  // Attr scopes (jit_scope): set only attrs the op does not already have.
+  for (auto& kv : attr_scope) {
+    if (n->attrs.has(kv.first)) continue;
+    if (kv.second.fn) n->attrs.set(kv.first, static_cast<bool>(kv.second.fn(*n)));
+    else n->attrs.set(kv.first, kv.second.value);
+  }
+  return n;
+}
+
+TraceState* current_trace() { return t_stack.empty() ? nullptr : t_stack.back(); }
+bool is_tracing() { return !t_stack.empty(); }
+void push_trace(TraceState* s) {
+  install_trace_hook();
+  t_stack.push_back(s);
+}
+void pop_trace() {
+  JF_CHECK(!t_stack.empty());
+  t_stack.pop_back();
+}
+void install_trace_hook() { set_trace_hook(&record_hook); }
+void set_source_location_fn(std::string (*fn)()) { g_source_fn = fn; }
+
+JitScopeFrame jit_scope_enter(bool compile, std::function<bool(const Node&)> compile_fn, bool separate) {
+  TraceState* ts = current_trace();
+  if (!ts)
+    throw_runtime("xla.experimental.jit_scope is not supported when eager execution is enabled. "
+                  "Try use it inside jf.function.");
+  JitScopeFrame f{ts->attr_scope, ts};
+  ScopedAttr c;
+  c.value = compile;
+  c.fn = std::move(compile_fn);
+  ts->attr_scope["_XlaCompile"] = c;
+  ts->attr_scope["_XlaSeparateCompiledGradients"] = ScopedAttr{separate, nullptr};
+  Graph& g = *ts->graph;
+  if (g.jit_scope_depth == 0) {
+    ts->attr_scope["_XlaScope"] = ScopedAttr{std::string("jit_scope_") + std::to_string(g.jit_scope_count), nullptr};
+    g.jit_scope_count++;
+  }
+  g.jit_scope_depth++;
+  return f;
+}
+
+void jit_scope_exit(const JitScopeFrame& f) {
+  f.state->attr_scope = f.saved;
+  f.state->graph->jit_scope_depth--;
+}
+
+std::string name_scope_enter(const std::string& name) {
+  TraceState* ts = current_trace();
+  if (!ts) return "";
+  std::string full = name;
+  if (!name.empty() && name.back() == '/') {
+    full = name.substr(0, name.size() - 1);  // an absolute scope, reused as is
+  } else {
+    if (!ts->name_scopes.empty()) full = ts->name_scopes.back() + "/" + name;
+    full = ts->graph->unique_name(full);
+  }
+  ts->name_scopes.push_back(full);
+  return full;
+}
+
+void name_scope_exit() {
+  TraceState* ts = current_trace();
+  if (ts && !ts->name_scopes.empty()) ts->name_scopes.pop_back();
+}
+
+}  // namespace jf
+
+namespace jf {
+std::vector<TraceState*> take_trace_stack() {
+  std::vector<TraceState*> s;
+  s.swap(t_stack);
+  return s;
+}
+void restore_trace_stack(std::vector<TraceState*> s) { t_stack = std::move(s); }
+}  // namespace jf

@@ -1,0 +1,70 @@
+"""jf.cond and jf.while_loop: Python control flow eagerly, If/While graph nodes when traced
+(each branch or loop body traced once into its own graph)."""
+from . import _C
+from ._C import Tensor
+from .function import _flatten_outputs, _pack
+
+
+def _trace_branch(fn, arg_specs=(), names=()):
+    b = _C.FuncBuilder(True)
+    with b:
+        args = [b.placeholder(dt, list(shape), n) for (dt, shape), n in zip(arg_specs, names)]
+        out = fn(*args)
+        flat, template = _flatten_outputs(out)
+        graph = b.finish(flat)
+    return b, graph, template
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """Calls true_fn() if pred else false_fn(); traced, both branches become one If node."""
+    if true_fn is None or false_fn is None:
+        raise TypeError("jf.cond requires both true_fn and false_fn")
+    if not _C.is_tracing() or not (isinstance(pred, Tensor) and pred._is_symbolic):
+        return true_fn() if bool(pred) else false_fn()
+    tb, tg, ttemplate = _trace_branch(true_fn)
+    eb, eg, etemplate = _trace_branch(false_fn)
+    if _structure(ttemplate) != _structure(etemplate):
+        raise ValueError(f"jf.cond: true_fn and false_fn must return the same structure, got "
+                         f"{_structure(ttemplate)} and {_structure(etemplate)}")
+    outs = _C.make_if(pred, tb, tg, eb, eg, name)
+    return _pack(ttemplate, outs)
+
+
+def _structure(t):
+    from .function import _Leaf
+    if isinstance(t, _Leaf):
+        return "T"
+    if isinstance(t, (list, tuple)):
+        return type(t).__name__ + "(" + ",".join(_structure(x) for x in t) + ")"
+    if isinstance(t, dict):
+        return "{" + ",".join(f"{k}:{_structure(v)}" for k, v in t.items()) + "}"
+    return repr(t)
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, maximum_iterations=None, name=None):
+    """Repeats body while cond is true; traced, one While node whose body runs in C++."""
+    single = not isinstance(loop_vars, (list, tuple))
+    vars_ = [loop_vars] if single else list(loop_vars)
+    if not _C.is_tracing():
+        i = 0
+        while bool(cond(*vars_)) and (maximum_iterations is None or i < maximum_iterations):
+            out = body(*vars_)
+            vars_ = [out] if single or not isinstance(out, (list, tuple)) else list(out)
+            i += 1
+        return vars_[0] if single else type(loop_vars)(vars_)
+    tensors = [_C.convert_to_tensor(v) for v in vars_]
+    specs = [(t.dtype, list(t.shape)) for t in tensors]
+    if shape_invariants is not None:
+        inv = [shape_invariants] if single else list(shape_invariants)
+        specs = [(dt, list(s)) for (dt, _), s in zip(specs, inv)]
+    names = [f"loop_var_{i}" for i in range(len(tensors))]
+    cb, cg, _ = _trace_branch(cond, specs, names)
+
+    def body_flat(*a):
+        out = body(*a)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+    bb, bg, _ = _trace_branch(body_flat, specs, names)
+    invariants = [list(s) for _, s in specs] if shape_invariants is not None else []
+    max_iter = -1 if maximum_iterations is None else int(maximum_iterations)
+    outs = _C.make_while(tensors, cb, cg, bb, bg, max_iter, name, invariants)
+    return outs[0] if single else type(loop_vars)(outs)

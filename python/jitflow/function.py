@@ -1,0 +1,335 @@
+"""jf.function: traces a Python function once per input signature into a graph that runs
+from C++. The call path (signature key -> cached plan -> run) is C++ (`_C.FunctionCache`);
+this module holds what runs on a cache miss: tracing, input_signature checks,
+reduce_retracing and the retracing warning."""
+import functools
+import inspect
+import time
+import warnings
+
+from . import _C
+from ._C import Tensor
+from . import variables as _variables
+
+_RETRACE_WARN_COUNT = 5
+_RETRACE_WINDOW_S = 60.0
+
+
+class TensorSpec:
+    """Describes a tensor argument: shape (None for unknown dims) and dtype."""
+
+    def __init__(self, shape, dtype=None, name=None):
+        from . import dtypes
+        self.shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)
+        self.dtype = dtypes.as_dtype(dtype if dtype is not None else dtypes.float32)
+        self.name = name
+
+    @classmethod
+    def from_tensor(cls, t, name=None):
+        return cls(t.shape, t.dtype, name)
+
+    def is_compatible_with(self, t):
+        shape = tuple(t.shape)
+        if t.dtype != self.dtype or len(shape) != len(self.shape):
+            return False
+        return all(s is None or s == d for s, d in zip(self.shape, shape))
+
+    def __eq__(self, other):
+        return isinstance(other, TensorSpec) and (self.shape, self.dtype) == (other.shape, other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self):
+        return f"TensorSpec(shape={self.shape}, dtype=jf.{self.dtype.name}, name={self.name!r})"
+
+
+class _Leaf:
+    __slots__ = ("_jf_leaf_index",)
+
+    def __init__(self, i):
+        self._jf_leaf_index = i
+
+
+def _is_leaf(x):
+    return isinstance(x, Tensor) or type(x).__module__ == "numpy" and type(x).__name__ == "ndarray"
+
+
+def _map_leaves(obj, fn):
+    """Rebuilds obj with every tensor leaf replaced by fn(leaf); the traversal order matches
+    _C.flatten_inputs (depth first, dict keys sorted)."""
+    if _is_leaf(obj) or isinstance(obj, TensorSpec):
+        return fn(obj)
+    if isinstance(obj, tuple):
+        items = [_map_leaves(x, fn) for x in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
+    if isinstance(obj, list):
+        return [_map_leaves(x, fn) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _map_leaves(obj[k], fn) for k in sorted(obj)}
+    return obj
+
+
+def _flatten_outputs(out):
+    """(flat tensors, template with _Leaf markers) for a traced function's return value."""
+    flat = []
+
+    def leaf(x):
+        flat.append(_C.convert_to_tensor(x))
+        return _Leaf(len(flat) - 1)
+
+    def walk(o):
+        if isinstance(o, Tensor) or hasattr(o, "__jf_tensor__"):
+            return leaf(o)
+        if isinstance(o, tuple):
+            items = [walk(x) for x in o]
+            return type(o)(*items) if hasattr(o, "_fields") else tuple(items)
+        if isinstance(o, list):
+            return [walk(x) for x in o]
+        if isinstance(o, dict):
+            return {k: walk(v) for k, v in o.items()}
+        if type(o).__module__ == "numpy":
+            return leaf(o)
+        return o
+    return flat, walk(out)
+
+
+class ConcreteFunction:
+    """One traced graph: `.graph` for introspection, callable with matching tensors."""
+
+    def __init__(self, cf, template, function_name, arg_names):
+        self._cf = cf
+        self._template = template
+        self.name = function_name
+        self._arg_names = arg_names
+        from .graph import FuncGraph
+        self.graph = FuncGraph(cf.graph)
+        self.structured_outputs = template
+
+    def __call__(self, *args, **kwargs):
+        _, leaves, _ = _C.flatten_inputs(args, kwargs)
+        out = self._cf.call(leaves)
+        return _pack(self._template, out)
+
+    @property
+    def inputs(self):
+        return self.graph.inputs
+
+    @property
+    def outputs(self):
+        return self.graph.outputs
+
+    def pretty_printed_graph(self):
+        return self._cf.graph.to_string()
+
+
+def _pack(template, values):
+    if isinstance(template, _Leaf):
+        return values[template._jf_leaf_index]
+    if isinstance(template, tuple):
+        items = [_pack(x, values) for x in template]
+        return type(template)(*items) if hasattr(template, "_fields") else tuple(items)
+    if isinstance(template, list):
+        return [_pack(x, values) for x in template]
+    if isinstance(template, dict):
+        return {k: _pack(v, values) for k, v in template.items()}
+    return template
+
+
+class Function:
+    """The callable jf.function returns. Calls go straight to the C++ cache."""
+
+    def __init__(self, python_function, name=None, input_signature=None, jit_compile=None,
+                 reduce_retracing=False):
+        self._python_function = python_function
+        self._name = name or getattr(python_function, "__name__", "function")
+        self._input_signature = (None if input_signature is None else
+                                 [_as_spec(s) for s in input_signature])
+        self._jit_compile = jit_compile
+        self._reduce_retracing = reduce_retracing
+        self._cache = _C.FunctionCache(python_function, self._trace_for_call)
+        self._tracing_count = 0
+        self._trace_times = []
+        self._last_arg_keys = None
+        self._warned = False
+        self._traced_specs = []
+        self._concrete = []
+        try:
+            self._arg_names = list(inspect.signature(python_function).parameters)
+        except (TypeError, ValueError):
+            self._arg_names = []
+        functools.update_wrapper(self, python_function)
+
+    def __call__(self, *args, **kwargs):
+        return self._cache(*args, **kwargs)
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        # A method: one Function per instance, so each instance traces and caches its own.
+        key = "_jf_bound_" + self._name + "_" + str(id(self))
+        bound = instance.__dict__.get(key)
+        if bound is None:
+            bound = Function(functools.partial(self._python_function, instance), self._name,
+                             self._input_signature, self._jit_compile, self._reduce_retracing)
+            instance.__dict__[key] = bound
+        return bound
+
+    @property
+    def python_function(self):
+        return self._python_function
+
+    def experimental_get_tracing_count(self):
+        return self._tracing_count
+
+    # ---- tracing (cache misses) ----------------------------------------------------------
+    def _trace_for_call(self, args, kwargs, key):
+        key, leaves, keepalive = _C.flatten_inputs(args, kwargs)
+        general = False
+        if self._input_signature is not None:
+            specs = self._check_signature(args, kwargs, leaves)
+            general = True
+        else:
+            specs = [TensorSpec(t.shape, t.dtype) for t in leaves]
+            if self._reduce_retracing and self._traced_specs:
+                relaxed = _relax(self._traced_specs[-1], specs)
+                if relaxed is not None:
+                    specs, general = relaxed, True
+        cf, template = self._trace(args, kwargs, specs)
+        self._cache.add(key, cf._cf, template, general, keepalive)
+        return cf
+
+    def _check_signature(self, args, kwargs, leaves):
+        sig = self._input_signature
+        if kwargs:
+            raise TypeError(f"{self._name}: with an input_signature, pass arguments positionally "
+                            f"(got keyword arguments {sorted(kwargs)})")
+        flat_sig = []
+        _map_leaves(list(sig), lambda s: flat_sig.append(s))
+        if len(args) != len(sig) or len(leaves) != len(flat_sig):
+            raise TypeError(f"{self._name}: expected {len(sig)} argument(s) matching input_signature "
+                            f"{sig}, got {len(args)} argument(s)")
+        for i, (t, s) in enumerate(zip(leaves, flat_sig)):
+            if not s.is_compatible_with(t):
+                name = self._arg_names[i] if i < len(self._arg_names) else f"#{i}"
+                raise TypeError(
+                    f"{self._name}: argument '{name}' is a tensor of shape {tuple(t.shape)} and dtype "
+                    f"{t.dtype.name}, which does not match input_signature {s} (full signature: {sig})")
+        return flat_sig
+
+    def _trace(self, args, kwargs, specs):
+        self._note_retrace(args, kwargs)
+        builder = _C.FuncBuilder()
+        specs_iter = iter(specs)
+        guard = None if self._tracing_count == 0 else self._name
+        _variables._creation_guard.append(guard)
+        try:
+            with builder:
+                names = iter(self._leaf_names(args, kwargs))
+
+                def placeholder(_leaf):
+                    s = next(specs_iter)
+                    return builder.placeholder(s.dtype, list(s.shape), next(names, "args"))
+                new_args = _map_leaves(tuple(args), placeholder)
+                new_kwargs = _map_leaves(dict(kwargs), placeholder)
+                out = self._python_function(*new_args, **new_kwargs)
+                flat, template = _flatten_outputs(out)
+                graph = builder.finish(flat)
+        finally:
+            _variables._creation_guard.pop()
+        self._tracing_count += 1
+        cf = ConcreteFunction(_C.make_concrete_function(graph, self._name), template, self._name,
+                              self._arg_names)
+        self._traced_specs.append(list(specs))
+        self._concrete.append(cf)
+        return cf, template
+
+    def _leaf_names(self, args, kwargs):
+        names = []
+        for i, a in enumerate(args):
+            base = self._arg_names[i] if i < len(self._arg_names) else f"args_{i}"
+            n = [0]
+
+            def name(_x, base=base, n=n):
+                names.append(base if n[0] == 0 else f"{base}_{n[0]}")
+                n[0] += 1
+            _map_leaves(a, name)
+        for k in sorted(kwargs):
+            _map_leaves(kwargs[k], lambda _x, k=k: names.append(k))
+        return names
+
+    def _note_retrace(self, args, kwargs):
+        now = time.monotonic()
+        arg_keys = [_C.flatten_inputs((a,), None)[0] for a in args] + \
+                   [_C.flatten_inputs((kwargs[k],), None)[0] for k in sorted(kwargs)]
+        changed = None
+        if self._last_arg_keys is not None:
+            names = self._arg_names[:len(args)] + sorted(kwargs)
+            for i, (a, b) in enumerate(zip(self._last_arg_keys, arg_keys)):
+                if a != b:
+                    changed = names[i] if i < len(names) else f"#{i}"
+                    break
+        self._last_arg_keys = arg_keys
+        self._trace_times = [t for t in self._trace_times if now - t < _RETRACE_WINDOW_S] + [now]
+        if len(self._trace_times) > _RETRACE_WARN_COUNT and not self._warned:
+            self._warned = True
+            why = f" The argument that changed last: '{changed}'." if changed else ""
+            warnings.warn(
+                f"{len(self._trace_times) - 1} retracings of jf.function '{self._name}' in the last "
+                f"{_RETRACE_WINDOW_S:.0f} s.{why} Retracing is expensive: pass tensors instead of "
+                "Python values that change, use input_signature with None dims, or "
+                "reduce_retracing=True.", RuntimeWarning, stacklevel=4)
+
+    def get_concrete_function(self, *args, **kwargs):
+        has_spec = []
+        _map_leaves((args, kwargs), lambda x: has_spec.append(isinstance(x, TensorSpec)) or x)
+        if not any(has_spec):
+            if self._input_signature is None or args:
+                key, leaves, keepalive = _C.flatten_inputs(args, kwargs)
+                for cf in self._concrete:
+                    if cf._cf.accepts(leaves):
+                        return cf
+                return self._trace_for_call(args, kwargs, key)
+            args = tuple(self._input_signature)
+        specs = []
+        _map_leaves((args, kwargs), lambda x: specs.append(
+            x if isinstance(x, TensorSpec) else TensorSpec(x.shape, x.dtype)) or x)
+        for cf in self._concrete:
+            if [tuple(i.shape) for i in cf.inputs] == [s.shape for s in specs] and \
+                    [i.dtype for i in cf.inputs] == [s.dtype for s in specs]:
+                return cf
+        cf, template = self._trace(args, kwargs, specs)
+        self._cache.add(b"", cf._cf, template, True, [])
+        return cf
+
+
+def _as_spec(s):
+    if isinstance(s, TensorSpec):
+        return s
+    if isinstance(s, (list, tuple)):
+        return type(s)(_as_spec(x) for x in s)
+    raise TypeError(f"input_signature entries must be jf.TensorSpec, got {s!r}")
+
+
+def _relax(old, new):
+    """reduce_retracing: the same structure with differing dims set to None, else None."""
+    if len(old) != len(new):
+        return None
+    out = []
+    for a, b in zip(old, new):
+        if a.dtype != b.dtype or len(a.shape) != len(b.shape):
+            return None
+        out.append(TensorSpec([x if x == y else None for x, y in zip(a.shape, b.shape)], a.dtype))
+    return out
+
+
+def function(func=None, *, input_signature=None, jit_compile=None, reduce_retracing=False,
+             experimental_relax_shapes=None, name=None):
+    """Decorator (or call) making a graph function, like tf.function."""
+    if experimental_relax_shapes is not None:
+        reduce_retracing = experimental_relax_shapes
+
+    def wrap(f):
+        return Function(f, name=name, input_signature=input_signature, jit_compile=jit_compile,
+                        reduce_retracing=reduce_retracing)
+    return wrap if func is None else wrap(func)
