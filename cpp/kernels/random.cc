@@ -4,6 +4,7 @@
 // in parallel and the result does not depend on the thread count.
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <mutex>
 
 #include "ir/op_registry.h"
@@ -13,8 +14,9 @@ namespace jf {
 namespace {
 
 std::mutex g_mu;
-std::map<std::pair<int64_t, int64_t>, uint64_t>& streams() {
-  static auto* m = new std::map<std::pair<int64_t, int64_t>, uint64_t>();
+using StreamKey = std::tuple<int64_t, int64_t, int64_t>;  // seed, seed2, graph node stream
+std::map<StreamKey, uint64_t>& streams() {
+  static auto* m = new std::map<StreamKey, uint64_t>();
   return *m;
 }
 
@@ -28,9 +30,10 @@ inline uint64_t mix(uint64_t z) {  // splitmix64 finaliser
 // Reserves n draws from the stream of (seed, seed2) and returns its key and start position.
 uint64_t reserve(const OpCall& c, int64_t n, uint64_t* key) {
   int64_t s1 = c.attrs.get<int64_t>("seed", 0), s2 = c.attrs.get<int64_t>("seed2", 0);
+  int64_t node = c.attrs.get<int64_t>("_stream_id", 0);
   *key = mix(mix(static_cast<uint64_t>(s1)) ^ static_cast<uint64_t>(s2));
   std::lock_guard<std::mutex> lock(g_mu);
-  uint64_t& pos = streams()[{s1, s2}];
+  uint64_t& pos = streams()[StreamKey{s1, s2, node}];
   uint64_t start = pos;
   pos += static_cast<uint64_t>(n);
   return start;

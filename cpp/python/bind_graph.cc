@@ -6,6 +6,7 @@
 #include "python/convert.h"
 #include "python/graph_views.h"
 #include "runtime/function.h"
+#include "tracing/trace_context.h"
 
 namespace jf::py_bridge {
 
@@ -44,6 +45,7 @@ void bind_graph(py::module_& m) {
 
   py::class_<NodeRef>(m, "NodeDef")
       .def_property_readonly("name", [](const NodeRef& r) { return r.node->name; })
+      .def_property_readonly("graph", [](const NodeRef& r) { return r.graph; })
       .def_property_readonly("op", [](const NodeRef& r) { return std::string(r.node->type()); })
       .def_property_readonly("input", [](const NodeRef& r) { return node_inputs(*r.node); })
       .def_property_readonly("attr", [](const NodeRef& r) { return attr_dict(*r.node); })
@@ -75,6 +77,14 @@ void bind_graph(py::module_& m) {
       .def("__eq__", [](const NodeRef& a, const NodeRef& b) { return a.node == b.node; })
       .def("__hash__", [](const NodeRef& a) { return std::hash<const void*>()(a.node); })
       .def("__repr__", [](const NodeRef& r) { return "<NodeDef " + r.node->name + " op=" + r.node->type() + ">"; });
+
+  py::class_<Tensor> tensor = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
+  tensor.def_property_readonly("_node_ref", [](const Tensor& t) -> py::object {
+    if (!t.is_symbolic()) return py::none();
+    auto g = t.sym()->graph.lock();
+    if (!g) return py::none();
+    return py::make_tuple(NodeRef{g, t.sym()->node}, t.sym()->index);
+  });
 
   py::class_<Graph, std::shared_ptr<Graph>>(m, "Graph")
       .def("nodes", [](std::shared_ptr<Graph> g) {

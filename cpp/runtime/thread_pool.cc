@@ -44,14 +44,8 @@ void set_num_threads(int n) {
   s.n = n;
 }
 
-void parallel_for(int64_t n, double cost_per_item,
-                  const std::function<void(int64_t, int64_t)>& fn) {
-  if (n <= 0) return;
-  // Below ~100k cycles of work the hand-off costs more than it saves.
-  if (num_threads() == 1 || n * cost_per_item < 1e5) {
-    fn(0, n);
-    return;
-  }
+void parallel_for_pool(int64_t n, double cost_per_item,
+                       const std::function<void(int64_t, int64_t)>& fn) {
   cpu_device().parallelFor(n, Eigen::TensorOpCost(0, 0, cost_per_item), fn);
 }
 

@@ -13,7 +13,19 @@ const Eigen::ThreadPoolDevice& cpu_device();
 int num_threads();
 void set_num_threads(int n);
 
-// Runs fn(begin, end) over [0, n) in blocks; `cost_per_item` is in cycles for the cost model.
-void parallel_for(int64_t n, double cost_per_item, const std::function<void(int64_t, int64_t)>& fn);
+// Splits [0, n) across the pool (Eigen's cost model picks the block size).
+void parallel_for_pool(int64_t n, double cost_per_item, const std::function<void(int64_t, int64_t)>& fn);
+
+// Runs fn(begin, end) over [0, n); `cost_per_item` is in cycles. Small work runs inline
+// without building a std::function (the eager fast path for tiny tensors).
+template <class F>
+inline void parallel_for(int64_t n, double cost_per_item, F&& fn) {
+  if (n <= 0) return;
+  if (n * cost_per_item < 1e5 || num_threads() == 1) {
+    fn(int64_t(0), n);
+    return;
+  }
+  parallel_for_pool(n, cost_per_item, std::function<void(int64_t, int64_t)>(std::forward<F>(fn)));
+}
 
 }  // namespace jf

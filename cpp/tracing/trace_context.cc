@@ -1,6 +1,8 @@
 // Trace recording: captures, node creation with scopes, jit_scope and name_scope state.
 #include "tracing/trace_context.h"
 
+#include <atomic>
+
 #include "runtime/dispatch.h"
 
 namespace jf {
@@ -92,6 +94,12 @@ Node* TraceState::add_op(OpId op, const std::vector<Tensor>& inputs, const Attrs
   Node* n = graph->add_node(op, graph->unique_name(base), std::move(ins), attrs, std::move(specs));
   if (g_source_fn) n->source = g_source_fn();
   n->control_inputs = control_deps;
+  // Each stateful random node owns its own stream (TF: per-kernel state), so two functions
+  // with the same seeds draw the same values, and each call of one function draws anew.
+  if (op == OpId::RandomUniform || op == OpId::RandomStandardNormal) {
+    static std::atomic<int64_t> next_stream{1};
+    n->attrs.set("_stream_id", next_stream.fetch_add(1));
+  }
   // Attr scopes (jit_scope): set only attrs the op does not already have.
   for (auto& kv : attr_scope) {
     if (n->attrs.has(kv.first)) continue;

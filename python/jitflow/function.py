@@ -136,8 +136,9 @@ def _pack(template, values):
     return template
 
 
-class Function:
-    """The callable jf.function returns. Calls go straight to the C++ cache."""
+class Function(_C.FunctionCache):
+    """The callable jf.function returns. Calling it is the C++ cache's __call__: no Python
+    frame runs on a cache hit."""
 
     def __init__(self, python_function, name=None, input_signature=None, jit_compile=None,
                  reduce_retracing=False):
@@ -147,7 +148,8 @@ class Function:
                                  [_as_spec(s) for s in input_signature])
         self._jit_compile = jit_compile
         self._reduce_retracing = reduce_retracing
-        self._cache = _C.FunctionCache(python_function, self._trace_for_call)
+        _C.FunctionCache.__init__(self, python_function, self._trace_for_call)
+        self._cache = self
         self._tracing_count = 0
         self._trace_times = []
         self._last_arg_keys = None
@@ -159,9 +161,6 @@ class Function:
         except (TypeError, ValueError):
             self._arg_names = []
         functools.update_wrapper(self, python_function)
-
-    def __call__(self, *args, **kwargs):
-        return self._cache(*args, **kwargs)
 
     def __get__(self, instance, owner):
         if instance is None:

@@ -35,6 +35,10 @@ def _axis(x, axis):
 # ---- creation ------------------------------------------------------------------------
 def constant(value, dtype=None, shape=None, name=None):
     t = _C.convert_to_tensor(value, dtype)
+    if _C.is_tracing():  # inside a trace a constant is a Const node, like TF's graph mode
+        if shape is not None:
+            t = constant(t.numpy(), shape=shape)
+        return _x(_ID["Const"], (), {"value": t, "dtype": t.dtype}, name)
     if shape is not None:
         shape = [int(s) for s in shape]
         n = 1

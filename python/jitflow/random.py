@@ -35,7 +35,11 @@ def _random(op, shape, dtype, seed, name):
 
 
 def uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=None):
-    dtype = _dt.as_dtype(dtype)
+    with _C.name_scope(name or "random_uniform"):
+        return _uniform(shape, minval, maxval, _dt.as_dtype(dtype), seed)
+
+
+def _uniform(shape, minval, maxval, dtype, seed, name=None):
     if dtype.is_integer:
         if maxval is None:
             raise ValueError("Must specify maxval for integer dtype " + dtype.name)
@@ -51,6 +55,11 @@ def uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=Non
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None):
+    with _C.name_scope(name or "random_normal"):
+        return _normal(shape, mean, stddev, dtype, seed)
+
+
+def _normal(shape, mean, stddev, dtype, seed, name=None):
     z = _random("RandomStandardNormal", shape, _dt.as_dtype(dtype), seed, name)
     if mean == 0.0 and stddev == 1.0:
         return z

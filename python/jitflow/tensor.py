@@ -76,3 +76,24 @@ Tensor.__array_priority__ = 100  # numpy defers `ndarray op Tensor` to our refle
 
 def _bad_index(self):
     raise TypeError(f"only integer tensors can be used as indices, not {self.dtype.name}")
+
+
+def _op(self):
+    ref = self._node_ref
+    if ref is None:
+        raise AttributeError("Tensor.op is only available for symbolic tensors inside a jf.function "
+                             "(eager tensors have no op)")
+    from .graph import FuncGraph
+    return FuncGraph(ref[0].graph)._op(ref[0])
+
+
+def _name(self):
+    ref = self._node_ref
+    if ref is None:
+        raise AttributeError("Tensor.name is only available for symbolic tensors inside a jf.function")
+    return f"{ref[0].name}:{ref[1]}"
+
+
+Tensor.op = property(_op)
+Tensor.name = property(_name)
+Tensor.graph = property(lambda self: _op(self).graph)
