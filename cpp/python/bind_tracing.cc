@@ -113,6 +113,7 @@ xla.experimental.jit_scope). compile_ops: bool, or a callable taking each op's n
       .def("__enter__", [](InitScope& s) { s.pause = std::make_unique<TracePause>(); })
       .def("__exit__", [](InitScope& s, py::args) { s.pause.reset(); return false; });
   m.def("is_tracing", &is_tracing);
+  m.def("evaluate_lifted", &evaluate_lifted);
   m.def("current_graph", []() -> py::object {
     TraceState* ts = current_trace();
     return ts ? py::cast(ts->graph) : py::none();

@@ -2,6 +2,7 @@
 #include "python/convert.h"
 
 #include <frameobject.h>
+#include <pybind11/stl.h>
 
 #include <cmath>
 #include <cstring>

@@ -1,6 +1,8 @@
 // Function and branch graph construction, and the If/While nodes that call branches.
 #include "tracing/func_builder.h"
 
+#include <map>
+
 namespace jf {
 
 // The stack lives in trace_context.cc; these give TracePause access to it.
@@ -40,6 +42,25 @@ std::shared_ptr<Graph> FuncBuilder::finish(const std::vector<Tensor>& outputs) {
 
 TracePause::TracePause() : saved_(take_trace_stack()) {}
 TracePause::~TracePause() { restore_trace_stack(std::move(saved_)); }
+
+static Tensor eval_node_output(Node* n, int index, std::map<Node*, std::vector<Tensor>>& memo) {
+  auto it = memo.find(n);
+  if (it != memo.end()) return it->second[index];
+  if (n->op == OpId::Placeholder || (n->def().flags & kNoKernel))
+    throw_invalid("this value depends on the traced function's input '", n->name,
+                  "'; a variable's initial value must not (create it from constants or a callable)");
+  std::vector<Tensor> ins;
+  for (const Output& o : n->inputs) ins.push_back(eval_node_output(o.node, o.index, memo));
+  auto outs = run_kernel(n->def(), ins, n->attrs);
+  memo[n] = outs;
+  return outs[index];
+}
+
+Tensor evaluate_lifted(const Tensor& t) {
+  if (!t.is_symbolic()) return t;
+  std::map<Node*, std::vector<Tensor>> memo;
+  return eval_node_output(t.sym()->node, t.sym()->index, memo);
+}
 
 static TraceState& tracing_or_fail(const char* what) {
   TraceState* ts = current_trace();

@@ -40,6 +40,10 @@ class TracePause {
   std::vector<TraceState*> saved_;
 };
 
+// Evaluates a symbolic value that depends on no placeholder (TF lifts such variable
+// initializers out of the function): runs its producers eagerly.
+Tensor evaluate_lifted(const Tensor& t);
+
 // jf.cond / jf.while_loop as graph nodes over finished branch graphs.
 std::vector<Tensor> make_if(const Tensor& pred, FuncBuilder& then_b, std::shared_ptr<Graph> then_g,
                             FuncBuilder& else_b, std::shared_ptr<Graph> else_g, const std::string* name);

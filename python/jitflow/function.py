@@ -156,6 +156,7 @@ class Function(_C.FunctionCache):
         self._warned = False
         self._traced_specs = []
         self._concrete = []
+        self._created_variables = []
         try:
             self._arg_names = list(inspect.signature(python_function).parameters)
         except (TypeError, ValueError):
@@ -220,8 +221,7 @@ class Function(_C.FunctionCache):
         self._note_retrace(args, kwargs)
         builder = _C.FuncBuilder()
         specs_iter = iter(specs)
-        guard = None if self._tracing_count == 0 else self._name
-        _variables._creation_guard.append(guard)
+        _variables._creation_guard.append((self._tracing_count == 0, self._name, self._created_variables))
         try:
             with builder:
                 names = iter(self._leaf_names(args, kwargs))

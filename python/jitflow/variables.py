@@ -7,24 +7,25 @@ from ._C import Tensor
 _ID = {n: _C.op_id(n) for n in ("ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp",
                                  "AssignSubVariableOp")}
 _counter = [0]
-# Set by jf.function while it retraces: TF allows variable creation on the first trace only.
+# Pushed by jf.function while tracing: (creation allowed, function name, list that keeps the
+# variables it creates alive). TF allows variable creation on the first trace only.
 _creation_guard = []
 
 
 class Variable:
+    _id = None
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
-        if _creation_guard and _creation_guard[-1] is not None:
+        if _creation_guard and not _creation_guard[-1][0]:
             raise ValueError(
-                f"jf.function {_creation_guard[-1]!r} tried to create a jf.Variable on a call other "
+                f"jf.function {_creation_guard[-1][1]!r} tried to create a jf.Variable on a call other "
                 "than the first. jf.function only supports variables created on the first call: create "
                 "it once, outside the function or guarded by `if self.v is None`.")
         with _C.init_scope():  # initial values are computed eagerly, even inside a trace
             if callable(initial_value):
                 initial_value = initial_value()
             value = _C.convert_to_tensor(initial_value, dtype)
-            if value._is_symbolic:
-                raise ValueError("A jf.Variable's initial value must not depend on a traced function's "
-                                 "inputs; pass a callable or an eager value")
+            if value._is_symbolic:  # built inside a trace from constants: lift it out
+                value = _C.evaluate_lifted(value)
         if name is None:
             name = "Variable" if _counter[0] == 0 else f"Variable_{_counter[0]}"
             _counter[0] += 1
@@ -33,8 +34,12 @@ class Variable:
         self._dtype = value.dtype
         self._shape = value.shape
         self.trainable = trainable
+        if _creation_guard:  # created while tracing: the function keeps it alive
+            _creation_guard[-1][2].append(self)
 
     def __del__(self):
+        if self._id is None:
+            return
         try:
             _C.destroy_variable(self._id)
         except Exception:
