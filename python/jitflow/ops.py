@@ -72,7 +72,7 @@ def identity(input, name=None):
 
 
 def fill(dims, value, name=None):
-    return _x(_ID["Fill"], (_ints(dims), value), None, name)
+    return _x(_ID["Fill"], (_ints(dims), _t(value)), None, name)
 
 
 def zeros(shape, dtype=_dt.float32, name=None):
@@ -185,7 +185,9 @@ def cast(x, dtype, name=None):
 def where(condition, x=None, y=None, name=None):
     if x is None or y is None:
         raise TypeError("jf.where: pass both x and y (the index form of tf.where is not supported)")
-    return _x(_ID["SelectV2"], (_t(condition), x, y), None, name)
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        x = _C.convert_to_tensor(x, None, y.dtype)
+    return _x(_ID["SelectV2"], (_t(condition), _t(x), y), None, name)
 
 
 # ---- linear algebra ------------------------------------------------------------------
@@ -249,7 +251,7 @@ def stack(values, axis=0, name="stack"):
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     nm = None if name == "split" else name
     if isinstance(num_or_size_splits, int):
-        return _xn(_ID["Split"], (_ints(axis), value), {"num_split": num_or_size_splits}, nm)
+        return _xn(_ID["Split"], (_ints(axis), _t(value)), {"num_split": num_or_size_splits}, nm)
     sizes = _ints(num_or_size_splits)
     return _xn(_ID["SplitV"], (value, sizes, _ints(axis)), {"num_split": sizes.shape[0]}, nm)
 
