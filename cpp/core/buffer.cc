@@ -2,6 +2,7 @@
 // small tensors of eager execution never reach malloc after warm-up.
 #include "core/buffer.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -14,11 +15,16 @@ namespace {
 constexpr size_t kAlign = 64;
 constexpr int kNumClasses = 40;
 constexpr size_t kMaxCachedBytes = size_t(1) << 30;  // idle memory kept for reuse
+// Small blocks also get a per-thread cache: the executor's many tiny tensors then skip
+// the global lock entirely.
+constexpr int kLocalClasses = 12;  // up to 128 KiB
+constexpr size_t kLocalDepth = 32;
 
 struct Pool {
   std::mutex mu;
   std::vector<void*> free_list[kNumClasses];
-  AllocatorStats stats;
+  AllocatorStats stats;  // bytes_cached under mu; the counters below are lock-free
+  std::atomic<int64_t> allocations{0}, cache_hits{0};
 };
 
 Pool& pool() {
@@ -37,16 +43,37 @@ int size_class(size_t bytes, size_t* cap) {
   return k;
 }
 
+struct LocalCache {
+  std::vector<void*> lists[kLocalClasses];
+  ~LocalCache();
+};
+thread_local LocalCache t_local;
+
+void free_global(void* data, int k, size_t cap);
+
+LocalCache::~LocalCache() {
+  for (int k = 0; k < kLocalClasses; ++k)
+    for (void* d : lists[k]) free_global(d, k, size_t(64) << k);
+}
+
 void free_to_pool(Buffer* b) {
   size_t cap;
   int k = size_class(b->capacity, &cap);
+  if (k < kLocalClasses && t_local.lists[k].size() < kLocalDepth) {
+    t_local.lists[k].push_back(b->data);
+    return;
+  }
+  free_global(b->data, k, cap);
+}
+
+void free_global(void* data, int k, size_t cap) {
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mu);
   if (k < kNumClasses && p.stats.bytes_cached + cap <= kMaxCachedBytes) {
-    p.free_list[k].push_back(b->data);
+    p.free_list[k].push_back(data);
     p.stats.bytes_cached += cap;
   } else {
-    std::free(b->data);
+    std::free(data);
   }
 }
 
@@ -64,14 +91,20 @@ BufferPtr allocate_buffer(size_t bytes) {
   b->bytes = bytes;
   b->capacity = cap;
   Pool& p = pool();
+  p.allocations.fetch_add(1, std::memory_order_relaxed);
+  if (k < kLocalClasses && !t_local.lists[k].empty()) {
+    p.cache_hits.fetch_add(1, std::memory_order_relaxed);
+    b->data = t_local.lists[k].back();
+    t_local.lists[k].pop_back();
+    return b;
+  }
   {
     std::lock_guard<std::mutex> lock(p.mu);
-    p.stats.allocations++;
     if (k < kNumClasses && !p.free_list[k].empty()) {
       b->data = p.free_list[k].back();
       p.free_list[k].pop_back();
       p.stats.bytes_cached -= cap;
-      p.stats.cache_hits++;
+      p.cache_hits.fetch_add(1, std::memory_order_relaxed);
       return b;
     }
   }
@@ -91,8 +124,12 @@ BufferPtr wrap_external(void* data, size_t bytes, void (*release)(void*), void* 
 }
 
 AllocatorStats allocator_stats() {
-  std::lock_guard<std::mutex> lock(pool().mu);
-  return pool().stats;
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  AllocatorStats s = p.stats;
+  s.allocations = p.allocations.load();
+  s.cache_hits = p.cache_hits.load();
+  return s;
 }
 
 void allocator_release_cached() {

@@ -44,8 +44,8 @@ std::string OpCall::input_desc() const {
 }
 
 Tensor& OpCall::alloc(size_t i) {
-  if (results.size() < out.size()) results.resize(out.size());
-  results[i] = Tensor::empty(out[i].dtype, out[i].shape);
+  if (results.size() < num_outputs()) results.resize(num_outputs());
+  results[i] = Tensor::empty(spec(i).dtype, spec(i).shape);
   return results[i];
 }
 

@@ -37,6 +37,7 @@ struct OpCall {
   const std::vector<Tensor>& in;
   const Attrs& attrs;
   std::vector<TensorSpec> out;      // filled by shape inference
+  const std::vector<TensorSpec>* fixed_out = nullptr;  // precomputed specs (static plans)
   std::vector<Tensor> results;      // filled by the kernel
 
   OpCall(const OpDef* d, const std::vector<Tensor>& i, const Attrs& a) : def(d), in(i), attrs(a) {}
@@ -48,6 +49,8 @@ struct OpCall {
   template <class... A> [[noreturn]] void fail_type(const A&... a) const;
   std::string input_desc() const;
   void add_output(DType d, const Shape& s) { out.push_back({d, s}); }
+  const TensorSpec& spec(size_t i) const { return fixed_out ? (*fixed_out)[i] : out[i]; }
+  size_t num_outputs() const { return fixed_out ? fixed_out->size() : out.size(); }
   // Allocates output i per its inferred spec.
   Tensor& alloc(size_t i);
 };

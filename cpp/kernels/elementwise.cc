@@ -189,7 +189,7 @@ void k_LogicalNot(OpCall& c) { unary_apply<NotF, bool, bool>(c.in[0], c.alloc(0)
 
 void k_Cast(OpCall& c) {
   Tensor& y = c.alloc(0);
-  DType to = c.out[0].dtype;
+  DType to = c.spec(0).dtype;
   JF_SWITCH_DTYPE(c.in[0].dtype(), From, JF_SWITCH_DTYPE(to, To, (cast_apply<From, To>(c.in[0], y))));
 }
 

@@ -101,7 +101,7 @@ void split_along(OpCall& c, const Tensor& x, int axis) {
   for (int i = 0; i < axis; ++i) outer *= x.shape()[i];
   std::vector<char*> dst;
   std::vector<int64_t> chunk;
-  for (size_t k = 0; k < c.out.size(); ++k) {
+  for (size_t k = 0; k < c.num_outputs(); ++k) {
     Tensor& t = c.alloc(k);
     int64_t inner = 1;
     for (int i = axis; i < t.rank(); ++i) inner *= t.shape()[i];
@@ -121,9 +121,9 @@ void transpose_into(const Tensor& in, const std::vector<int>& perm, Tensor& out)
          static_cast<char*>(out.raw()));
 }
 
-void k_Reshape(OpCall& c) { c.results[0] = c.in[0].reshaped(c.out[0].shape); }
-void k_Squeeze(OpCall& c) { c.results[0] = c.in[0].reshaped(c.out[0].shape); }
-void k_ExpandDims(OpCall& c) { c.results[0] = c.in[0].reshaped(c.out[0].shape); }
+void k_Reshape(OpCall& c) { c.results[0] = c.in[0].reshaped(c.spec(0).shape); }
+void k_Squeeze(OpCall& c) { c.results[0] = c.in[0].reshaped(c.spec(0).shape); }
+void k_ExpandDims(OpCall& c) { c.results[0] = c.in[0].reshaped(c.spec(0).shape); }
 
 void k_Transpose(OpCall& c) {
   std::vector<int> perm;

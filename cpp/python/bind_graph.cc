@@ -118,7 +118,8 @@ void bind_graph(py::module_& m) {
         py::gil_scoped_release release;
         return f.call(std::move(in));
       })
-      .def("accepts", &ConcreteFunction::accepts);
+      .def("accepts", &ConcreteFunction::accepts)
+      .def("time_runs", &ConcreteFunction::time_runs, py::call_guard<py::gil_scoped_release>());
 }
 
 }  // namespace jf::py_bridge

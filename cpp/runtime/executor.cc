@@ -104,8 +104,8 @@ std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
         outs = run_while(p, step, ins);
       } else if (p.static_shapes) {
         OpCall call(&n->def(), ins, n->attrs);
-        call.out = n->outputs;
-        call.results.resize(call.out.size());
+        call.fixed_out = &n->outputs;
+        call.results.resize(n->outputs.size());
         n->def().kernel(call);
         outs = std::move(call.results);
       } else {

@@ -1,6 +1,8 @@
 // Concrete functions: optimize once at construction, then run the cached plan per call.
 #include "runtime/function.h"
 
+#include <chrono>
+
 #include "passes/passes.h"
 #include "runtime/stats.h"
 
@@ -33,6 +35,13 @@ std::vector<Tensor> ConcreteFunction::call(std::vector<Tensor> inputs) const {
     throw_invalid(name_, ": inputs (", got, ") do not match the traced signature (", want, ")");
   }
   return run_plan(*plan_, std::move(inputs));
+}
+
+double ConcreteFunction::time_runs(const std::vector<Tensor>& inputs, int iters) const {
+  if (!accepts(inputs)) throw_invalid(name_, ": inputs do not match the traced signature");
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) run_plan(*plan_, inputs);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
 }
 
 }  // namespace jf

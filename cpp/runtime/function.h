@@ -19,6 +19,9 @@ class ConcreteFunction {
   // True when `inputs` fit the signature (dtype equal, rank equal, known dims equal).
   bool accepts(const std::vector<Tensor>& inputs) const;
   std::vector<Tensor> call(std::vector<Tensor> inputs) const;
+  // Mean seconds per run of the plan over `iters` runs in a C++ loop (benchmarks: the time
+  // of the graph without any Python call overhead).
+  double time_runs(const std::vector<Tensor>& inputs, int iters) const;
 
  private:
   std::string name_;
