@@ -75,12 +75,17 @@ def fill(dims, value, name=None):
     return _x(_ID["Fill"], (_ints(dims), _t(value)), None, name)
 
 
+def _scalar_of(value, dtype):
+    dtype = _dt.as_dtype(dtype)
+    return _C.convert_to_tensor(builtins.bool(value) if dtype == _dt.bool else value, dtype)
+
+
 def zeros(shape, dtype=_dt.float32, name=None):
-    return fill(shape, _C.convert_to_tensor(0, dtype), name=name)
+    return fill(shape, _scalar_of(0, dtype), name=name)
 
 
 def ones(shape, dtype=_dt.float32, name=None):
-    return fill(shape, _C.convert_to_tensor(1, dtype), name=name)
+    return fill(shape, _scalar_of(1, dtype), name=name)
 
 
 def zeros_like(input, dtype=None, name=None):
@@ -185,9 +190,19 @@ def cast(x, dtype, name=None):
 def where(condition, x=None, y=None, name=None):
     if x is None or y is None:
         raise TypeError("jf.where: pass both x and y (the index form of tf.where is not supported)")
-    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+    # Python values take the other branch's dtype (not the bool condition's).
+    if _is_tensorlike(y) and not _is_tensorlike(x):
+        y = _t(y)
         x = _C.convert_to_tensor(x, None, y.dtype)
-    return _x(_ID["SelectV2"], (_t(condition), _t(x), y), None, name)
+    else:
+        x = _t(x)
+        if not _is_tensorlike(y):
+            y = _C.convert_to_tensor(y, None, x.dtype)
+    return _x(_ID["SelectV2"], (_t(condition), x, y), None, name)
+
+
+def _is_tensorlike(v):
+    return isinstance(v, Tensor) or hasattr(v, "__jf_tensor__")
 
 
 # ---- linear algebra ------------------------------------------------------------------
