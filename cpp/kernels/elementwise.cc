@@ -89,6 +89,9 @@ template <class T> T floor_div(T x, T y) {
     return std::floor(x / y);
   } else {
     if (y == 0) return 0;  // guarded by a check before the kernel runs
+    if constexpr (std::is_signed_v<T>) {  // lowest / -1 traps (SIGFPE); wrap like numpy
+      if (y == -1) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(x));
+    }
     T q = x / y;
     return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
   }
@@ -99,6 +102,9 @@ template <class T> T floor_mod(T x, T y) {
     return (m != 0 && ((m < 0) != (y < 0))) ? m + y : m;
   } else {
     if (y == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      if (y == -1) return 0;  // lowest % -1 traps (SIGFPE)
+    }
     T m = x % y;
     return (m != 0 && ((m < 0) != (y < 0))) ? m + y : m;
   }
@@ -153,6 +159,13 @@ void check_int_divisor(OpCall& c) {
   for (int64_t i = 0; i < d.num_elements(); ++i)
     if (d.get_int(i) == 0) c.fail("Integer division by zero");
 }
+// Like TF (and numpy): an integer to a negative integer power is an error, not garbage.
+void check_int_exponent(OpCall& c) {
+  if (!is_int(c.in[1].dtype())) return;
+  const Tensor& d = c.in[1];
+  for (int64_t i = 0; i < d.num_elements(); ++i)
+    if (d.get_int(i) < 0) c.fail("Integers to negative integer powers are not allowed");
+}
 
 template <class From, class To> void cast_apply(const Tensor& x, Tensor& y) {
   const From* src = x.data<From>();
@@ -201,7 +214,7 @@ void k_FloorDiv(OpCall& c) { check_int_divisor(c); binary_numeric<FloorDivF>(c, 
 void k_FloorMod(OpCall& c) { check_int_divisor(c); binary_numeric<FloorModF>(c, 8); }
 void k_Maximum(OpCall& c) { binary_numeric<MaxF>(c, 1); }
 void k_Minimum(OpCall& c) { binary_numeric<MinF>(c, 1); }
-void k_Pow(OpCall& c) { binary_numeric<PowF>(c, 20); }
+void k_Pow(OpCall& c) { check_int_exponent(c); binary_numeric<PowF>(c, 20); }
 void k_Equal(OpCall& c) { compare<EqF>(c); }
 void k_NotEqual(OpCall& c) { compare<NeF>(c); }
 void k_Less(OpCall& c) { compare<LtF>(c); }
