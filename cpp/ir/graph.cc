@@ -1,6 +1,7 @@
 // Graph construction, naming, copying and text/dot printing.
 #include "ir/graph.h"
 
+#include <queue>
 #include <sstream>
 
 namespace jf {
@@ -58,6 +59,7 @@ std::shared_ptr<Graph> Graph::clone() const {
     for (Node* ci : n->control_inputs) c->control_inputs.push_back(map[ci->id]);
     c->source = n->source;
     c->subgraphs = n->subgraphs;  // subgraphs are immutable once built: share
+    c->cluster = n->cluster;
     map[n->id] = c;
   }
   for (Node* i : inputs) g->inputs.push_back(map[i->id]);
@@ -79,6 +81,32 @@ void Graph::remove_if_not(const std::vector<bool>& keep) {
   }
   nodes_ = std::move(kept);
   for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i]->id = static_cast<int>(i);
+}
+
+void Graph::topo_sort() {
+  size_t n = nodes_.size();
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> users(n);
+  for (const auto& nd : nodes_) {
+    for (const Output& o : nd->inputs) users[o.node->id].push_back(nd->id), pending[nd->id]++;
+    for (Node* c : nd->control_inputs) users[c->id].push_back(nd->id), pending[nd->id]++;
+  }
+  auto key = [&](int i) { return nodes_[i]->order_key >= 0 ? nodes_[i]->order_key : i; };
+  auto cmp = [&](int a, int b) { return key(a) > key(b) || (key(a) == key(b) && a > b); };
+  std::priority_queue<int, std::vector<int>, decltype(cmp)> ready(cmp);
+  for (size_t i = 0; i < n; ++i)
+    if (!pending[i]) ready.push(static_cast<int>(i));
+  std::vector<std::unique_ptr<Node>> sorted;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    for (int u : users[i])
+      if (--pending[u] == 0) ready.push(u);
+    sorted.push_back(std::move(nodes_[i]));
+  }
+  JF_CHECK(sorted.size() == n, "graph has a cycle");
+  nodes_ = std::move(sorted);
+  for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i]->id = static_cast<int>(i), nodes_[i]->order_key = -1;
 }
 
 static std::string spec_str(const TensorSpec& s) { return str_cat(dtype_name(s.dtype), s.shape.str()); }

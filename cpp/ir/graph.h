@@ -13,6 +13,7 @@ namespace jf {
 
 class Graph;
 struct Node;
+struct CompiledCluster;  // runtime/cluster_runner.h
 
 struct Output {
   Node* node = nullptr;
@@ -29,6 +30,8 @@ struct Node {
   std::vector<TensorSpec> outputs;
   std::string source;             // user's file:line that created it
   std::vector<std::shared_ptr<Graph>> subgraphs;  // If: then/else; While: cond/body
+  std::shared_ptr<CompiledCluster> cluster;       // XlaLaunch: the compiled cluster it runs
+  int order_key = -1;                             // topo_sort priority (default: id)
   const OpDef& def() const { return op_def(op); }
   const char* type() const { return def().name; }
   bool stateful() const;
@@ -56,6 +59,8 @@ class Graph {
 
   // Deep copy (passes work on a copy; introspection sees the graph as traced).
   std::shared_ptr<Graph> clone() const;
+  // Stable topological re-sort (Kahn, smallest order_key/id first); renumbers ids.
+  void topo_sort();
   // Removes nodes for which keep[id] is false; renumbers ids in order.
   void remove_if_not(const std::vector<bool>& keep);
   std::string to_string() const;

@@ -17,6 +17,7 @@ struct SliceDim {
 struct SlicePlan {
   std::vector<SliceDim> dims;  // one per input dim
   Shape out;                   // final output shape (after shrink and new axes)
+  std::vector<int> out_of_in;  // per input dim: its output dim, -1 when shrunk away
 };
 SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector<int64_t>& begin,
                              const std::vector<int64_t>& end, const std::vector<int64_t>& strides);

@@ -203,7 +203,11 @@ SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector
   SlicePlan plan;
   int dim = 0;
   bool saw_ellipsis = false;
-  auto full = [&](int d) { plan.dims.push_back({0, 1, in[d]}); plan.out.push_back(in[d]); };
+  auto full = [&](int d) {
+    plan.dims.push_back({0, 1, in[d]});
+    plan.out_of_in.push_back(plan.out.rank());
+    plan.out.push_back(in[d]);
+  };
   for (size_t i = 0; i < n; ++i) {
     if ((elm >> i) & 1) {
       if (saw_ellipsis) c.fail("multiple ellipses in slice spec not allowed");
@@ -224,12 +228,14 @@ SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector
       if (d >= 0 && (idx < 0 || idx >= d))
         c.fail("slice index ", begin[i], " of dimension ", dim, " out of bounds.");
       plan.dims.push_back({idx, 1, 1});
+      plan.out_of_in.push_back(-1);
       ++dim;
       continue;
     }
     int64_t b, e, len;
     if (d < 0) {
       plan.dims.push_back({0, s, -1});
+      plan.out_of_in.push_back(plan.out.rank());
       plan.out.push_back(-1);
       ++dim;
       continue;
@@ -244,6 +250,7 @@ SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector
       len = b > e ? (b - e + (-s) - 1) / (-s) : 0;
     }
     plan.dims.push_back({b, s, len});
+    plan.out_of_in.push_back(plan.out.rank());
     plan.out.push_back(len);
     ++dim;
   }

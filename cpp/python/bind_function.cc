@@ -18,11 +18,19 @@ void bind_function(py::module_& m) {
     Flat f = flatten_inputs(args, kwargs);
     return py::make_tuple(py::bytes(f.key), f.leaves, f.keepalive);
   });
-  m.def("make_concrete_function", [](std::shared_ptr<Graph> g, const std::string& name) {
-    stats().traces.fetch_add(1);
-    py::gil_scoped_release release;
-    return std::make_shared<ConcreteFunction>(std::move(g), name);
-  });
+  m.def(
+      "make_concrete_function",
+      [](std::shared_ptr<Graph> g, const std::string& name, bool jit_compile) {
+        stats().traces.fetch_add(1);
+        JitOptions o;
+        o.auto_jit = auto_jit();
+        o.whole_function = jit_compile;
+        py::gil_scoped_release release;
+        return std::make_shared<ConcreteFunction>(std::move(g), name, o);
+      },
+      py::arg("graph"), py::arg("name"), py::arg("jit_compile") = false);
+  m.def("set_auto_jit", &set_auto_jit);
+  m.def("auto_jit", &auto_jit);
   m.def("set_run_functions_eagerly", &set_run_functions_eagerly);
   m.def("functions_run_eagerly", &run_functions_eagerly);
 }

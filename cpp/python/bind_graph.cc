@@ -119,6 +119,18 @@ void bind_graph(py::module_& m) {
         return f.call(std::move(in));
       })
       .def("accepts", &ConcreteFunction::accepts)
+      .def_property_readonly("executed_graph", &ConcreteFunction::executed_graph)
+      .def_property_readonly("clusters", [](const ConcreteFunction& f) {
+        py::list l;
+        for (const auto& c : f.jit_report().clusters)
+          l.append(py::dict(py::arg("name") = c.name, py::arg("scope") = c.scope, py::arg("ops") = c.ops,
+                            py::arg("backend") = c.backend, py::arg("from_cache") = c.from_cache,
+                            py::arg("compile_seconds") = c.compile_seconds));
+        return l;
+      })
+      .def_property_readonly("op_cluster", [](const ConcreteFunction& f) { return f.jit_report().op_cluster; })
+      .def_property_readonly("op_reason", [](const ConcreteFunction& f) { return f.jit_report().op_reason; })
+      .def_property_readonly("jit_warnings", [](const ConcreteFunction& f) { return f.jit_report().warnings; })
       .def("time_runs", &ConcreteFunction::time_runs, py::call_guard<py::gil_scoped_release>());
 }
 

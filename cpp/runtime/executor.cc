@@ -1,6 +1,7 @@
 // Plan construction and execution.
 #include "runtime/executor.h"
 
+#include "runtime/cluster_runner.h"
 #include "runtime/stats.h"
 
 namespace jf {
@@ -102,6 +103,8 @@ std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
         outs = run_if(p, step, ins);
       } else if (n->op == OpId::While) {
         outs = run_while(p, step, ins);
+      } else if (n->op == OpId::XlaLaunch) {
+        outs = n->cluster->run(ins);
       } else if (p.static_shapes) {
         OpCall call(&n->def(), ins, n->attrs);
         call.fixed_out = &n->outputs;

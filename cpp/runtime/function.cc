@@ -8,11 +8,12 @@
 
 namespace jf {
 
-ConcreteFunction::ConcreteFunction(std::shared_ptr<Graph> traced, std::string name)
+ConcreteFunction::ConcreteFunction(std::shared_ptr<Graph> traced, std::string name, const JitOptions& jit)
     : name_(std::move(name)), graph_(std::move(traced)) {
   for (Node* in : graph_->inputs) input_specs_.push_back(in->outputs[0]);
   optimized_ = optimize(*graph_, name_);
-  plan_ = build_plan(optimized_);
+  executed_ = apply_jit(optimized_, jit, name_, &jit_report_);
+  plan_ = build_plan(executed_);
 }
 
 bool ConcreteFunction::accepts(const std::vector<Tensor>& inputs) const {

@@ -6,15 +6,18 @@
 #include <vector>
 
 #include "runtime/executor.h"
+#include "runtime/jit_pass.h"
 
 namespace jf {
 
 class ConcreteFunction {
  public:
-  ConcreteFunction(std::shared_ptr<Graph> traced, std::string name);
+  ConcreteFunction(std::shared_ptr<Graph> traced, std::string name, const JitOptions& jit = JitOptions());
   const std::string& name() const { return name_; }
   const std::shared_ptr<Graph>& graph() const { return graph_; }
   const std::shared_ptr<Graph>& optimized_graph() const { return optimized_; }
+  const std::shared_ptr<Graph>& executed_graph() const { return executed_; }
+  const JitReport& jit_report() const { return jit_report_; }
   const std::vector<TensorSpec>& input_specs() const { return input_specs_; }
   // True when `inputs` fit the signature (dtype equal, rank equal, known dims equal).
   bool accepts(const std::vector<Tensor>& inputs) const;
@@ -26,7 +29,9 @@ class ConcreteFunction {
  private:
   std::string name_;
   std::shared_ptr<Graph> graph_;
-  std::shared_ptr<Graph> optimized_;
+  std::shared_ptr<Graph> optimized_;  // after the passes (compiled clusters point into it)
+  std::shared_ptr<Graph> executed_;   // with XlaLaunch nodes in place of clusters
+  JitReport jit_report_;
   std::shared_ptr<Plan> plan_;
   std::vector<TensorSpec> input_specs_;
 };

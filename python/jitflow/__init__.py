@@ -21,5 +21,6 @@ from .control_flow import cond, while_loop  # noqa: F401
 from .printing import print  # noqa: F401,A004
 from ._C import jit_scope, name_scope, init_scope  # noqa: F401
 from . import xla  # noqa: F401
+from .explain import explain  # noqa: F401
 
 __version__ = "0.1.0"

@@ -30,3 +30,18 @@ def run_functions_eagerly(run_eagerly):
 
 def functions_run_eagerly():
     return _C.functions_run_eagerly()
+
+
+class _Optimizer:
+    """jf.config.optimizer: set_jit(True) turns on auto-clustering for functions traced after."""
+
+    @staticmethod
+    def set_jit(enabled):
+        _C.set_auto_jit(bool(enabled) and enabled != "off")
+
+    @staticmethod
+    def get_jit():
+        return _C.auto_jit()
+
+
+optimizer = _Optimizer()

@@ -2,6 +2,7 @@
 from C++. The call path (signature key -> cached plan -> run) is C++ (`_C.FunctionCache`);
 this module holds what runs on a cache miss: tracing, input_signature checks,
 reduce_retracing and the retracing warning."""
+import collections
 import functools
 import inspect
 import time
@@ -94,10 +95,18 @@ def _flatten_outputs(out):
     return flat, walk(out)
 
 
+Cluster = collections.namedtuple("Cluster", "name scope ops backend")
+_warned_messages = set()
+
+
 class ConcreteFunction:
     """One traced graph: `.graph` for introspection, callable with matching tensors."""
 
     def __init__(self, cf, template, function_name, arg_names):
+        for w in cf.jit_warnings:  # best-effort compilation: say once why a cluster stays eager
+            if w not in _warned_messages:
+                _warned_messages.add(w)
+                warnings.warn(w, RuntimeWarning, stacklevel=4)
         self._cf = cf
         self._template = template
         self.name = function_name
@@ -110,6 +119,11 @@ class ConcreteFunction:
         _, leaves, _ = _C.flatten_inputs(args, kwargs)
         out = self._cf.call(leaves)
         return _pack(self._template, out)
+
+    @property
+    def clusters(self):
+        """The compiled clusters: Cluster(name, scope, ops, backend)."""
+        return [Cluster(c["name"], c["scope"], list(c["ops"]), c["backend"]) for c in self._cf.clusters]
 
     @property
     def inputs(self):
@@ -237,8 +251,8 @@ class Function(_C.FunctionCache):
         finally:
             _variables._creation_guard.pop()
         self._tracing_count += 1
-        cf = ConcreteFunction(_C.make_concrete_function(graph, self._name), template, self._name,
-                              self._arg_names)
+        cf = ConcreteFunction(_C.make_concrete_function(graph, self._name, bool(self._jit_compile)),
+                              template, self._name, self._arg_names)
         self._traced_specs.append(list(specs))
         self._concrete.append(cf)
         return cf, template

@@ -1,0 +1,244 @@
+// CPU code generation and loading (LLVM 16: new pass manager, legacy codegen, ORC LLJIT).
+#include "codegen/cpu/cpu_compiler.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/DynamicLibrary.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <unordered_map>
+
+#include "codegen/compile_cache.h"
+#include "codegen/elemental.h"
+
+namespace jf {
+namespace {
+
+struct Jit {
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::string triple, cpu, features;
+  std::mutex mu;
+  std::unordered_map<std::string, std::vector<StepFn>> loaded;  // fingerprint key -> fns
+};
+
+Jit& jit() {
+  static Jit* j = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    // glibc's vector math library: LLVM maps vectorized exp/log/sin/cos/pow onto it.
+    llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
+    auto* jj = new Jit();
+    jj->triple = llvm::sys::getProcessTriple();
+    jj->cpu = llvm::sys::getHostCPUName().str();
+    llvm::StringMap<bool> feats;
+    std::string fs;
+    if (llvm::sys::getHostCPUFeatures(feats))
+      for (auto& kv : feats) fs += (fs.empty() ? "" : ",") + std::string(kv.second ? "+" : "-") + kv.first().str();
+    jj->features = fs;
+    std::string err;
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(jj->triple, err);
+    if (!target) throw_runtime("LLVM: no target for ", jj->triple, ": ", err);
+    llvm::TargetOptions opts;
+    jj->tm.reset(target->createTargetMachine(jj->triple, jj->cpu, jj->features, opts, llvm::Reloc::PIC_,
+                                             std::nullopt, llvm::CodeGenOpt::Aggressive));
+    auto lj = llvm::orc::LLJITBuilder().create();
+    if (!lj) throw_runtime("LLVM: cannot create LLJIT: ", llvm::toString(lj.takeError()));
+    jj->lljit = std::move(*lj);
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        jj->lljit->getDataLayout().getGlobalPrefix());
+    if (!gen) throw_runtime("LLVM: ", llvm::toString(gen.takeError()));
+    jj->lljit->getMainJITDylib().addGenerator(std::move(*gen));
+    return jj;
+  }();
+  return *j;
+}
+
+void dump_module(const llvm::Module& m, const std::string& label, const char* stage) {
+  const char* dir = std::getenv("JITFLOW_DUMP");
+  if (!dir || !*dir) return;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(std::string(dir) + "/" + label + "." + stage + ".ll", ec);
+  if (!ec) m.print(os, nullptr);
+}
+
+// void step(ptr bufs, ptr params, i64 begin, i64 end): output elements [begin, end), walked
+// as rows of the innermost dim so the inner loop is contiguous and vectorizable.
+void emit_loop_step(llvm::Module& m, const ClusterProgram& p, const Step& s, const std::string& name) {
+  llvm::LLVMContext& ctx = m.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty()}, false);
+  auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  auto args = fn->arg_begin();
+  llvm::Value *bufs = args++, *params = args++, *begin = args++, *end = args++;
+  fn->addParamAttr(0, llvm::Attribute::NoAlias);
+  fn->addParamAttr(1, llvm::Attribute::NoAlias);
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  llvm::BasicBlock* row_head = llvm::BasicBlock::Create(ctx, "row.head", fn);
+  llvm::BasicBlock* row_body = llvm::BasicBlock::Create(ctx, "row.body", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "exit", fn);
+  b.SetInsertPoint(entry);
+  ElementalEmitter em(b, bufs, params, entry);
+  const KExpr* root = s.root;
+  int r = root->rank();
+  llvm::Value* inner = r ? em.dim(root->dims[r - 1]) : b.getInt64(1);
+  b.CreateBr(row_head);
+
+  b.SetInsertPoint(row_head);
+  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
+  i->addIncoming(begin, entry);
+  b.CreateCondBr(b.CreateICmpSLT(i, end), row_body, exit);
+
+  b.SetInsertPoint(row_body);
+  llvm::Value* row = b.CreateUDiv(i, inner);
+  llvm::Value* j0 = b.CreateSub(i, b.CreateMul(row, inner));
+  llvm::Value* want = b.CreateAdd(j0, b.CreateSub(end, i));
+  llvm::Value* jend = b.CreateSelect(b.CreateICmpULT(want, inner), want, inner);
+  std::vector<llvm::Value*> idx(r);
+  llvm::Value* rem = row;
+  for (int d = r - 2; d >= 0; --d) {
+    if (root->dims[d] < 0) {
+      idx[d] = b.getInt64(0);
+      continue;
+    }
+    llvm::Value* n = em.dim(root->dims[d]);
+    idx[d] = d == 0 ? rem : b.CreateURem(rem, n);
+    if (d > 0) rem = b.CreateUDiv(rem, n);
+  }
+  llvm::Value* row_base = b.CreateMul(row, inner);
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* j_head = llvm::BasicBlock::Create(ctx, "j.head", fn);
+  llvm::BasicBlock* j_body = llvm::BasicBlock::Create(ctx, "j.body", fn);
+  llvm::BasicBlock* j_exit = llvm::BasicBlock::Create(ctx, "j.exit", fn);
+  b.CreateBr(j_head);
+  b.SetInsertPoint(j_head);
+  llvm::PHINode* j = b.CreatePHI(b.getInt64Ty(), 2, "j");
+  j->addIncoming(j0, pre);
+  b.CreateCondBr(b.CreateICmpSLT(j, jend), j_body, j_exit);
+  b.SetInsertPoint(j_body);
+  if (r) idx[r - 1] = root->dims[r - 1] < 0 ? static_cast<llvm::Value*>(b.getInt64(0)) : static_cast<llvm::Value*>(j);
+  llvm::Value* v = em.emit(root, idx, root);
+  em.store(root, b.CreateAdd(row_base, j), v);
+  llvm::Value* jn = b.CreateAdd(j, b.getInt64(1));
+  j->addIncoming(jn, b.GetInsertBlock());
+  b.CreateBr(j_head);
+
+  b.SetInsertPoint(j_exit);
+  llvm::Value* next = b.CreateAdd(i, b.CreateSub(jend, j0));
+  i->addIncoming(next, j_exit);
+  b.CreateBr(row_head);
+
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = true;
+  pto.SLPVectorization = true;
+  llvm::PassBuilder pb(tm, pto);
+  llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
+  tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, llvm::Triple(m.getTargetTriple()));
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+std::string object_code(llvm::Module& m, llvm::TargetMachine* tm) {
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
+    throw_runtime("LLVM: the target cannot emit object files");
+  pm.run(m);
+  return std::string(buf.data(), buf.size());
+}
+
+std::vector<StepFn> load(Jit& j, const ClusterProgram& p, const std::string& obj, const std::string& prefix) {
+  auto mb = llvm::MemoryBuffer::getMemBufferCopy(obj, prefix);
+  if (auto err = j.lljit->addObjectFile(std::move(mb))) throw_runtime("LLVM: ", llvm::toString(std::move(err)));
+  std::vector<StepFn> fns(p.steps.size(), nullptr);
+  for (size_t k = 0; k < p.steps.size(); ++k) {
+    if (p.steps[k].kind != Step::kLoop) continue;
+    auto sym = j.lljit->lookup(prefix + "_step" + std::to_string(k));
+    if (!sym) throw_runtime("LLVM: ", llvm::toString(sym.takeError()));
+    fns[k] = sym->toPtr<StepFn>();
+  }
+  return fns;
+}
+
+}  // namespace
+
+std::string cpu_target_description() {
+  Jit& j = jit();
+  return j.triple + "|" + j.cpu + "|" + j.features;
+}
+
+CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
+  Jit& j = jit();
+  std::lock_guard<std::mutex> lock(j.mu);
+  CpuKernels out;
+  std::string key = compile_cache_key(p.fingerprint, "cpu|" + j.triple + "|" + j.cpu + "|" + j.features);
+  auto it = j.loaded.find(key);
+  if (it != j.loaded.end()) {
+    out.fns = it->second;
+    out.from_cache = true;
+    return out;
+  }
+  const char* fail = std::getenv("JITFLOW_FAIL_COMPILE");
+  if (fail && *fail && std::string(fail) != "0") throw_runtime("compilation failure injected by JITFLOW_FAIL_COMPILE");
+  std::string prefix = "jf_" + key.substr(0, 16);
+  std::string obj;
+  if (disk_cache_load(key, &obj)) {
+    out.fns = load(j, p, obj, prefix);
+    out.from_cache = true;
+    j.loaded[key] = out.fns;
+    return out;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  llvm::LLVMContext ctx;
+  llvm::Module m(prefix, ctx);
+  m.setTargetTriple(j.triple);
+  m.setDataLayout(j.tm->createDataLayout());
+  for (size_t k = 0; k < p.steps.size(); ++k)
+    if (p.steps[k].kind == Step::kLoop) emit_loop_step(m, p, p.steps[k], prefix + "_step" + std::to_string(k));
+  std::string verr;
+  llvm::raw_string_ostream vs(verr);
+  if (llvm::verifyModule(m, &vs)) throw Error(ErrorKind::kInternal, "LLVM IR verification failed: " + vs.str());
+  dump_module(m, label, "before_opt");
+  optimize(m, j.tm.get());
+  dump_module(m, label, "after_opt");
+  obj = object_code(m, j.tm.get());
+  disk_cache_store(key, obj);
+  out.fns = load(j, p, obj, prefix);
+  out.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  j.loaded[key] = out.fns;
+  return out;
+}
+
+}  // namespace jf

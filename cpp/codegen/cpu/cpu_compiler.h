@@ -1,0 +1,28 @@
+// The CPU backend: wraps each loop step's elemental IR in a loop over a range of output
+// elements, optimizes the module with LLVM's O3 pipeline for the host CPU (vector math
+// through glibc's libmvec), and loads the object code with ORC's LLJIT.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_ir.h"
+
+namespace jf {
+
+// Computes output elements [begin, end) of one step.
+using StepFn = void (*)(char** bufs, const int64_t* params, int64_t begin, int64_t end);
+
+struct CpuKernels {
+  std::vector<StepFn> fns;  // per step; nullptr for library steps (matmul)
+  bool from_cache = false;  // memory or disk cache hit: nothing was compiled
+  double compile_seconds = 0;
+};
+
+// Compiles (or fetches from the compile cache) the loop steps of a program. Throws
+// jf::Error on failure; JITFLOW_FAIL_COMPILE=1 injects a failure (for tests).
+CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label);
+
+std::string cpu_target_description();  // triple, CPU name and features (cache key part)
+
+}  // namespace jf

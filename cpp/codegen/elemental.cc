@@ -1,0 +1,366 @@
+// Per-element IR for each kernel-IR kind. NaN and Inf propagate as in the eager kernels:
+// no fast-math flags except reassociation on reduction accumulators (for vectorization).
+#include "codegen/elemental.h"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+#include <limits>
+
+namespace jf {
+
+using llvm::Value;
+
+ElementalEmitter::ElementalEmitter(llvm::IRBuilder<>& b, Value* bufs, Value* params, llvm::BasicBlock* entry)
+    : b_(b), ctx_(b.getContext()), bufs_(bufs), params_(params), entry_(entry) {}
+
+llvm::Type* ElementalEmitter::mem_type(DType d) {
+  switch (d) {
+    case DType::kFloat32: return b_.getFloatTy();
+    case DType::kFloat64: return b_.getDoubleTy();
+    case DType::kInt32: return b_.getInt32Ty();
+    case DType::kInt64: return b_.getInt64Ty();
+    default: return b_.getInt8Ty();
+  }
+}
+llvm::Type* ElementalEmitter::reg_type(DType d) { return d == DType::kBool ? b_.getInt1Ty() : mem_type(d); }
+
+// Loads of dims and buffer pointers go in the entry block, so every loop sees them hoisted.
+Value* ElementalEmitter::dim(int slot) {
+  if (slot < 0) return b_.getInt64(1);
+  auto it = dims_.find(slot);
+  if (it != dims_.end()) return it->second;
+  llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+  Value* v = eb.CreateLoad(eb.getInt64Ty(), eb.CreateConstInBoundsGEP1_64(eb.getInt64Ty(), params_, slot));
+  dims_[slot] = v;
+  return v;
+}
+
+Value* ElementalEmitter::buffer_ptr(int buffer) {
+  auto it = buf_ptrs_.find(buffer);
+  if (it != buf_ptrs_.end()) return it->second;
+  llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+  llvm::Type* pty = eb.getPtrTy();
+  Value* v = eb.CreateLoad(pty, eb.CreateConstInBoundsGEP1_64(pty, bufs_, buffer));
+  buf_ptrs_[buffer] = v;
+  return v;
+}
+
+Value* ElementalEmitter::linearize(const KExpr* e, const std::vector<Value*>& idx) {
+  Value* off = b_.getInt64(0);
+  for (int d = 0; d < e->rank(); ++d) {
+    if (e->dims[d] < 0) continue;  // a static 1: its index is 0
+    off = b_.CreateAdd(b_.CreateMul(off, dim(e->dims[d])), idx[d]);
+  }
+  return off;
+}
+
+void ElementalEmitter::store(const KExpr* e, Value* linear, Value* v) {
+  llvm::Type* t = mem_type(e->dtype);
+  if (e->dtype == DType::kBool) v = b_.CreateZExt(v, t);
+  b_.CreateStore(v, b_.CreateInBoundsGEP(t, buffer_ptr(e->buffer), linear));
+}
+
+Value* ElementalEmitter::fconst(DType d, double v) {
+  llvm::Type* t = reg_type(d);
+  if (is_float(d)) return llvm::ConstantFP::get(t, v);
+  if (d == DType::kBool) return b_.getInt1(v != 0);
+  return llvm::ConstantInt::get(t, static_cast<int64_t>(v), true);
+}
+
+Value* ElementalEmitter::call_intrinsic(llvm::Intrinsic::ID id, Value* x, Value* y) {
+  if (y) return b_.CreateBinaryIntrinsic(id, x, y);
+  return b_.CreateUnaryIntrinsic(id, x);
+}
+
+// Operand index for numpy broadcasting: right-aligned; static-1 operand dims index 0.
+std::vector<Value*> ElementalEmitter::broadcast_index(const KExpr* out, const KExpr* o, const std::vector<Value*>& idx) {
+  std::vector<Value*> r(o->rank());
+  int off = out->rank() - o->rank();
+  for (int d = 0; d < o->rank(); ++d) r[d] = o->dims[d] < 0 ? b_.getInt64(0) : idx[d + off];
+  return r;
+}
+
+Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
+  if ((e->kind == KKind::kBuffer) || (e->materialized && e != root)) {
+    llvm::Type* t = mem_type(e->dtype);
+    Value* v = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, buffer_ptr(e->buffer), linearize(e, idx)));
+    return e->dtype == DType::kBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
+  }
+  switch (e->kind) {
+    case KKind::kScalar: return fconst(e->dtype, e->scalar);
+    case KKind::kUnary: {
+      const KExpr* o = e->operands[0];
+      return unary(e, emit(o, broadcast_index(e, o, idx), root));
+    }
+    case KKind::kCast: {
+      const KExpr* o = e->operands[0];
+      return cast(o->dtype, e->dtype, emit(o, broadcast_index(e, o, idx), root));
+    }
+    case KKind::kBinary: {
+      const KExpr *x = e->operands[0], *y = e->operands[1];
+      return binary(e, x->dtype, emit(x, broadcast_index(e, x, idx), root), emit(y, broadcast_index(e, y, idx), root));
+    }
+    case KKind::kSelect: {
+      Value* c = emit(e->operands[0], broadcast_index(e, e->operands[0], idx), root);
+      Value* x = emit(e->operands[1], broadcast_index(e, e->operands[1], idx), root);
+      Value* y = emit(e->operands[2], broadcast_index(e, e->operands[2], idx), root);
+      return b_.CreateSelect(c, x, y);
+    }
+    case KKind::kTranspose: {
+      const KExpr* o = e->operands[0];
+      std::vector<Value*> oi(o->rank());
+      for (int d = 0; d < e->rank(); ++d) oi[e->perm[d]] = idx[d];
+      return emit(o, oi, root);
+    }
+    case KKind::kReshape: {
+      const KExpr* o = e->operands[0];
+      Value* lin = linearize(e, idx);
+      std::vector<Value*> oi(o->rank());
+      for (int d = o->rank() - 1; d >= 0; --d) {
+        if (o->dims[d] < 0) {
+          oi[d] = b_.getInt64(0);
+          continue;
+        }
+        Value* n = dim(o->dims[d]);
+        oi[d] = d == 0 ? lin : b_.CreateURem(lin, n);
+        if (d > 0) lin = b_.CreateUDiv(lin, n);
+      }
+      // The outermost non-unit dim takes the remaining quotient (no final modulo).
+      return emit(o, oi, root);
+    }
+    case KKind::kSlice: {
+      const KExpr* o = e->operands[0];
+      std::vector<Value*> oi(o->rank());
+      for (int d = 0; d < o->rank(); ++d) {
+        Value* start = e->start_slot[d] < 0 ? b_.getInt64(0) : dim(e->start_slot[d]);
+        if (e->out_of_in[d] < 0) {
+          oi[d] = start;
+        } else {
+          Value* stride = e->stride_slot[d] < 0 ? b_.getInt64(1) : dim(e->stride_slot[d]);
+          oi[d] = b_.CreateAdd(start, b_.CreateMul(idx[e->out_of_in[d]], stride));
+        }
+        if (o->dims[d] < 0) oi[d] = b_.getInt64(0);
+      }
+      return emit(o, oi, root);
+    }
+    case KKind::kConcat: return concat(e, idx, root);
+    case KKind::kReduce: return reduce(e, idx, root);
+    default: JF_CHECK(false, "unhandled kernel IR kind");
+  }
+}
+
+Value* ElementalEmitter::unary(const KExpr* e, Value* x) {
+  bool f = is_float(e->dtype);
+  llvm::Type* t = reg_type(e->dtype);
+  switch (e->op) {
+    case OpId::Identity: return x;
+    case OpId::Neg: return f ? b_.CreateFNeg(x) : b_.CreateNeg(x);
+    case OpId::Abs:
+      return f ? call_intrinsic(llvm::Intrinsic::fabs, x)
+               : b_.CreateSelect(b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0)), b_.CreateNeg(x), x);
+    case OpId::Square: return f ? b_.CreateFMul(x, x) : b_.CreateMul(x, x);
+    case OpId::Relu:
+      return f ? call_intrinsic(llvm::Intrinsic::maximum, x, llvm::ConstantFP::get(t, 0.0))
+               : b_.CreateSelect(b_.CreateICmpSGT(x, llvm::ConstantInt::get(t, 0)), x, llvm::ConstantInt::get(t, 0));
+    case OpId::Exp: return call_intrinsic(llvm::Intrinsic::exp, x);
+    case OpId::Log: return call_intrinsic(llvm::Intrinsic::log, x);
+    case OpId::Sqrt: return call_intrinsic(llvm::Intrinsic::sqrt, x);
+    case OpId::Rsqrt: return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), call_intrinsic(llvm::Intrinsic::sqrt, x));
+    case OpId::Sin: return call_intrinsic(llvm::Intrinsic::sin, x);
+    case OpId::Cos: return call_intrinsic(llvm::Intrinsic::cos, x);
+    case OpId::Sigmoid: {  // 1 / (1 + exp(-x)): saturates to exactly 0 and 1
+      Value* one = llvm::ConstantFP::get(t, 1.0);
+      return b_.CreateFDiv(one, b_.CreateFAdd(one, call_intrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x))));
+    }
+    case OpId::Tanh: {
+      // |x| < 0.1: odd Taylor series (no cancellation); else 1 - 2/(exp(2x)+1), which is
+      // exact at the tails and vectorizes through the vector exp.
+      Value* one = llvm::ConstantFP::get(t, 1.0);
+      Value* two = llvm::ConstantFP::get(t, 2.0);
+      Value* e2 = call_intrinsic(llvm::Intrinsic::exp, b_.CreateFMul(two, x));
+      Value* big = b_.CreateFSub(one, b_.CreateFDiv(two, b_.CreateFAdd(e2, one)));
+      Value* x2 = b_.CreateFMul(x, x);
+      Value* p = llvm::ConstantFP::get(t, -17.0 / 315.0);
+      p = b_.CreateFAdd(b_.CreateFMul(p, x2), llvm::ConstantFP::get(t, 2.0 / 15.0));
+      p = b_.CreateFAdd(b_.CreateFMul(p, x2), llvm::ConstantFP::get(t, -1.0 / 3.0));
+      Value* small = b_.CreateFAdd(x, b_.CreateFMul(b_.CreateFMul(x, x2), p));
+      Value* ax = call_intrinsic(llvm::Intrinsic::fabs, x);
+      return b_.CreateSelect(b_.CreateFCmpOLT(ax, llvm::ConstantFP::get(t, 0.1)), small, big);
+    }
+    case OpId::Erf: {
+      llvm::Module* m = b_.GetInsertBlock()->getModule();
+      auto fn = m->getOrInsertFunction(e->dtype == DType::kFloat32 ? "erff" : "erf", t, t);
+      return b_.CreateCall(fn, {x});
+    }
+    case OpId::LogicalNot: return b_.CreateNot(x);
+    default: JF_CHECK(false, "unary op without emitter: ", op_def(e->op).name);
+  }
+}
+
+Value* ElementalEmitter::binary(const KExpr* e, DType in, Value* x, Value* y) {
+  bool f = is_float(in);
+  switch (e->op) {
+    case OpId::AddV2: return f ? b_.CreateFAdd(x, y) : b_.CreateAdd(x, y);
+    case OpId::Sub: return f ? b_.CreateFSub(x, y) : b_.CreateSub(x, y);
+    case OpId::Mul: return f ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
+    case OpId::RealDiv: return b_.CreateFDiv(x, y);
+    case OpId::FloorDiv: return call_intrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(x, y));
+    case OpId::FloorMod: {
+      Value* m = b_.CreateFRem(x, y);
+      Value* fix = b_.CreateAnd(b_.CreateFCmpUNE(m, llvm::ConstantFP::get(x->getType(), 0.0)),
+                                b_.CreateXor(b_.CreateFCmpOLT(m, llvm::ConstantFP::get(x->getType(), 0.0)),
+                                             b_.CreateFCmpOLT(y, llvm::ConstantFP::get(x->getType(), 0.0))));
+      return b_.CreateSelect(fix, b_.CreateFAdd(m, y), m);
+    }
+    case OpId::Pow: return call_intrinsic(llvm::Intrinsic::pow, x, y);
+    case OpId::Maximum:
+      return f ? call_intrinsic(llvm::Intrinsic::maximum, x, y) : b_.CreateSelect(b_.CreateICmpSGT(x, y), x, y);
+    case OpId::Minimum:
+      return f ? call_intrinsic(llvm::Intrinsic::minimum, x, y) : b_.CreateSelect(b_.CreateICmpSLT(x, y), x, y);
+    case OpId::Equal: return f ? b_.CreateFCmpOEQ(x, y) : b_.CreateICmpEQ(x, y);
+    case OpId::NotEqual: return f ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y);
+    case OpId::Less: return f ? b_.CreateFCmpOLT(x, y) : b_.CreateICmpSLT(x, y);
+    case OpId::LessEqual: return f ? b_.CreateFCmpOLE(x, y) : b_.CreateICmpSLE(x, y);
+    case OpId::Greater: return f ? b_.CreateFCmpOGT(x, y) : b_.CreateICmpSGT(x, y);
+    case OpId::GreaterEqual: return f ? b_.CreateFCmpOGE(x, y) : b_.CreateICmpSGE(x, y);
+    case OpId::LogicalAnd: return b_.CreateAnd(x, y);
+    case OpId::LogicalOr: return b_.CreateOr(x, y);
+    default: JF_CHECK(false, "binary op without emitter: ", op_def(e->op).name);
+  }
+}
+
+Value* ElementalEmitter::cast(DType from, DType to, Value* x) {
+  if (from == to) return x;
+  llvm::Type* t = reg_type(to);
+  if (to == DType::kBool)
+    return is_float(from) ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
+                          : b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  if (from == DType::kBool) return is_float(to) ? b_.CreateUIToFP(x, t) : b_.CreateZExt(x, t);
+  if (is_float(from) && is_float(to)) return b_.CreateFPCast(x, t);
+  if (is_float(from)) return b_.CreateFPToSI(x, t);
+  if (is_float(to)) return b_.CreateSIToFP(x, t);
+  return b_.CreateSExtOrTrunc(x, t);
+}
+
+// One output element of a reduction: nested loops over the reduced operand dims.
+Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
+  const KExpr* x = e->operands[0];
+  DType dt = e->dtype;
+  bool f = is_float(dt);
+  llvm::Type* t = reg_type(dt);
+  double init = 0;
+  switch (e->op) {
+    case OpId::Prod: init = 1; break;
+    case OpId::Max: init = f ? -std::numeric_limits<double>::infinity()
+                             : (dt == DType::kInt32 ? INT32_MIN : static_cast<double>(INT64_MIN)); break;
+    case OpId::Min: init = f ? std::numeric_limits<double>::infinity()
+                             : (dt == DType::kInt32 ? INT32_MAX : static_cast<double>(INT64_MAX)); break;
+    default: break;
+  }
+  llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+  llvm::AllocaInst* acc = eb.CreateAlloca(t);
+  b_.CreateStore(fconst(dt, init), acc);
+  // Operand index: kept dims from idx, reduced dims from loop counters.
+  std::vector<Value*> xi(x->rank(), nullptr);
+  int out_d = 0;
+  for (int d = 0; d < x->rank(); ++d) {
+    bool red = std::find(e->axes.begin(), e->axes.end(), d) != e->axes.end();
+    if (!red) xi[d] = x->dims[d] < 0 ? b_.getInt64(0) : idx[out_d];
+    if (!red || e->keep_dims) ++out_d;
+  }
+  Value* count = b_.getInt64(1);
+  std::vector<llvm::BasicBlock*> latches;
+  std::vector<llvm::PHINode*> ivs;
+  std::vector<llvm::BasicBlock*> exits;
+  for (int a : e->axes) {
+    Value* n = dim(x->dims[a]);
+    count = b_.CreateMul(count, n);
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx_, "red.head", fn);
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "red.body", fn);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "red.exit", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* iv = b_.CreatePHI(b_.getInt64Ty(), 2);
+    iv->addIncoming(b_.getInt64(0), pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(iv, n), body, exit);
+    b_.SetInsertPoint(body);
+    xi[a] = x->dims[a] < 0 ? static_cast<Value*>(b_.getInt64(0)) : static_cast<Value*>(iv);
+    ivs.push_back(iv);
+    latches.push_back(head);
+    exits.push_back(exit);
+  }
+  Value* v = emit(x, xi, root);
+  Value* cur = b_.CreateLoad(t, acc);
+  Value* next;
+  llvm::FastMathFlags fmf;
+  fmf.setAllowReassoc();
+  switch (e->op) {
+    case OpId::Sum: case OpId::Mean:
+      next = f ? b_.CreateFAdd(cur, v) : b_.CreateAdd(cur, v);
+      break;
+    case OpId::Prod: next = f ? b_.CreateFMul(cur, v) : b_.CreateMul(cur, v); break;
+    case OpId::Max:
+      next = f ? call_intrinsic(llvm::Intrinsic::maximum, cur, v) : b_.CreateSelect(b_.CreateICmpSGT(v, cur), v, cur);
+      break;
+    default:
+      next = f ? call_intrinsic(llvm::Intrinsic::minimum, cur, v) : b_.CreateSelect(b_.CreateICmpSLT(v, cur), v, cur);
+      break;
+  }
+  if (auto* inst = llvm::dyn_cast<llvm::Instruction>(next))
+    if (f && llvm::isa<llvm::FPMathOperator>(inst)) inst->setFastMathFlags(fmf);
+  b_.CreateStore(next, acc);
+  for (int k = static_cast<int>(ivs.size()) - 1; k >= 0; --k) {
+    llvm::PHINode* iv = ivs[k];
+    Value* inc = b_.CreateAdd(iv, b_.getInt64(1));
+    iv->addIncoming(inc, b_.GetInsertBlock());
+    b_.CreateBr(latches[k]);
+    b_.SetInsertPoint(exits[k]);
+  }
+  Value* r = b_.CreateLoad(t, acc);
+  if (e->op == OpId::Mean) {
+    if (f) return b_.CreateFDiv(r, b_.CreateSIToFP(count, t));
+    Value* c = b_.CreateSelect(b_.CreateICmpEQ(count, b_.getInt64(0)), b_.getInt64(1), count);
+    return b_.CreateSDiv(r, b_.CreateSExtOrTrunc(c, t));
+  }
+  return r;
+}
+
+// Concat: branch on the axis index to the operand that owns it.
+Value* ElementalEmitter::concat(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
+  int axis = e->axes[0];
+  llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "cat.done", fn);
+  std::vector<std::pair<Value*, llvm::BasicBlock*>> incoming;
+  Value* offset = b_.getInt64(0);
+  for (size_t k = 0; k < e->operands.size(); ++k) {
+    const KExpr* o = e->operands[k];
+    Value* len = o->dims[axis] < 0 ? b_.getInt64(1) : dim(o->dims[axis]);
+    Value* end = b_.CreateAdd(offset, len);
+    std::vector<Value*> oi = idx;
+    oi[axis] = o->dims[axis] < 0 ? b_.getInt64(0) : b_.CreateSub(idx[axis], offset);
+    if (k + 1 == e->operands.size()) {
+      Value* v = emit(o, oi, root);
+      incoming.push_back({v, b_.GetInsertBlock()});
+      b_.CreateBr(done);
+      break;
+    }
+    llvm::BasicBlock* take = llvm::BasicBlock::Create(ctx_, "cat.take", fn);
+    llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx_, "cat.next", fn);
+    b_.CreateCondBr(b_.CreateICmpSLT(idx[axis], end), take, next);
+    b_.SetInsertPoint(take);
+    Value* v = emit(o, oi, root);
+    incoming.push_back({v, b_.GetInsertBlock()});
+    b_.CreateBr(done);
+    b_.SetInsertPoint(next);
+    offset = end;
+  }
+  b_.SetInsertPoint(done);
+  llvm::PHINode* phi = b_.CreatePHI(reg_type(e->dtype), static_cast<unsigned>(incoming.size()));
+  for (auto& in : incoming) phi->addIncoming(in.first, in.second);
+  return phi;
+}
+
+}  // namespace jf

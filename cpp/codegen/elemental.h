@@ -1,0 +1,47 @@
+// The elemental emitter: LLVM IR for the value of one element of a kernel-IR expression,
+// given its multi-index. Backend-neutral: CPU and GPU drivers wrap it in their own loops.
+#pragma once
+#include <llvm/IR/IRBuilder.h>
+
+#include <map>
+#include <vector>
+
+#include "codegen/kernel_ir.h"
+
+namespace jf {
+
+class ElementalEmitter {
+ public:
+  // bufs: i8** (one pointer per buffer); params: i64* (dims and slice parameters).
+  ElementalEmitter(llvm::IRBuilder<>& b, llvm::Value* bufs, llvm::Value* params, llvm::BasicBlock* entry);
+
+  // The element of `e` at `idx` (one i64 per dim). Materialized values other than `root`
+  // are loaded from their buffers; `root` itself is computed.
+  llvm::Value* emit(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
+  void store(const KExpr* e, llvm::Value* linear_index, llvm::Value* v);
+  llvm::Value* dim(int slot);                       // i64 (1 for slot -1)
+  llvm::Value* linearize(const KExpr* e, const std::vector<llvm::Value*>& idx);
+  llvm::Type* mem_type(DType d);                    // in-memory type (bool is i8)
+  llvm::Type* reg_type(DType d);                    // in-register type (bool is i1)
+
+ private:
+  llvm::IRBuilder<>& b_;
+  llvm::LLVMContext& ctx_;
+  llvm::Value* bufs_;
+  llvm::Value* params_;
+  llvm::BasicBlock* entry_;
+  std::map<int, llvm::Value*> dims_;
+  std::map<int, llvm::Value*> buf_ptrs_;
+
+  llvm::Value* buffer_ptr(int buffer);
+  llvm::Value* unary(const KExpr* e, llvm::Value* x);
+  llvm::Value* binary(const KExpr* e, DType in, llvm::Value* x, llvm::Value* y);
+  llvm::Value* cast(DType from, DType to, llvm::Value* x);
+  llvm::Value* reduce(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
+  llvm::Value* concat(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
+  std::vector<llvm::Value*> broadcast_index(const KExpr* out, const KExpr* operand, const std::vector<llvm::Value*>& idx);
+  llvm::Value* fconst(DType d, double v);
+  llvm::Value* call_intrinsic(llvm::Intrinsic::ID id, llvm::Value* x, llvm::Value* y = nullptr);
+};
+
+}  // namespace jf

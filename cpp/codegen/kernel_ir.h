@@ -1,0 +1,84 @@
+// Kernel IR: a cluster lowered to a backend-neutral program. Values are expressions
+// (KExpr) whose dims live in a runtime parameter array, so one compiled kernel serves
+// every size with the same rank and broadcast pattern. Steps are either loop kernels
+// (an elemental expression evaluated over the output index space; a reduction root folds
+// its operand's elements) or library calls (matmul on Eigen) between materialized buffers.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace jf {
+
+enum class KKind {
+  kBuffer,     // reads a buffer (cluster input, constant or materialized value)
+  kScalar,     // an immediate constant
+  kUnary,      // op: Neg, Exp, ...
+  kBinary,     // op: AddV2, Maximum, Less, ...
+  kSelect,     // cond ? a : b
+  kCast,       // to dtype
+  kTranspose,  // perm
+  kReshape,    // same elements, new dims (row-major)
+  kSlice,      // per output dim: input dim, start/stride params; shrink and new-axis dims
+  kConcat,     // along axis
+  kReduce,     // op: Sum, Max, Min, Prod over axes (a loop root)
+};
+
+struct KExpr {
+  int id = 0;
+  KKind kind;
+  OpId op = OpId::Identity;
+  DType dtype = DType::kFloat32;
+  std::vector<int> dims;  // param slot per dim, or -1 for a dim that is statically 1
+  std::vector<KExpr*> operands;
+  int buffer = -1;        // kBuffer
+  double scalar = 0;      // kScalar
+  std::vector<int> perm;  // kTranspose
+  std::vector<int> axes;  // kReduce (sorted operand axes); kConcat axis in axes[0]
+  bool keep_dims = false; // kReduce
+  // kSlice: for each operand dim, slots of start and stride; out_of_in[d] = the output dim
+  // that indexes operand dim d, or -1 when the operand dim is fixed at its start (shrink).
+  std::vector<int> start_slot, stride_slot, out_of_in;
+  bool materialized = false;  // computed by a step into `buffer`
+  int rank() const { return static_cast<int>(dims.size()); }
+};
+
+// How the runtime fills one parameter slot before running the steps.
+struct ParamFill {
+  enum Kind { kInputDim, kNodeDim, kSliceStart, kSliceStride, kSplitStart } kind;
+  int a = 0, b = 0, c = 0;  // input/node index, output index or dim, dim
+};
+
+struct Step {
+  enum Kind { kLoop, kMatMul } kind;
+  KExpr* root;          // kLoop: the value computed (written to root->buffer)
+  Node* node = nullptr; // kMatMul: the graph node, run on the eager Eigen kernel
+  std::vector<KExpr*> args;  // kMatMul operands (materialized)
+};
+
+struct ClusterProgram {
+  std::vector<std::unique_ptr<KExpr>> exprs;
+  std::vector<Step> steps;
+  int num_params = 0;
+  std::vector<ParamFill> fills;
+  std::vector<std::pair<int, int>> equal_slots;  // runtime checks: dims that must match
+  // Buffers: [0, inputs.size()) are cluster inputs; then constants; then materialized values.
+  std::vector<Output> inputs;            // graph values consumed from outside the cluster
+  std::vector<Tensor> constants;         // constant tensors read as buffers
+  int num_buffers = 0;
+  std::vector<KExpr*> buffer_expr;       // per buffer: the expr that defines its dims/dtype
+  std::vector<Output> outputs;           // member outputs used outside, in order
+  std::vector<KExpr*> output_exprs;      // the materialized expr of each output
+  std::vector<Node*> members;            // in creation order
+  std::string fingerprint;               // canonical text: the compile-cache key's IR part
+};
+
+// Whether codegen has an emitter for this node (its op type and dtypes).
+bool can_emit(const Node& n, std::string* why);
+// Lowers cluster members (sorted by id) into a program; nullptr and `why` when it can't.
+std::unique_ptr<ClusterProgram> lower_cluster(const Graph& g, const std::vector<Node*>& members,
+                                              std::string* why);
+
+}  // namespace jf

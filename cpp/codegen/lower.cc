@@ -1,0 +1,508 @@
+// Lowers a cluster's nodes to kernel IR: one expression per value, index-map ops for data
+// movement, softmax decomposed into reductions, matmuls and reductions as step roots.
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "codegen/kernel_ir.h"
+#include "ir/shape_fns.h"
+
+namespace jf {
+
+namespace {
+
+bool is_transcendental(OpId op) {
+  switch (op) {
+    case OpId::Exp: case OpId::Log: case OpId::Tanh: case OpId::Sigmoid: case OpId::Sin:
+    case OpId::Cos: case OpId::Erf: case OpId::Pow: case OpId::Sqrt: case OpId::Rsqrt:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Inputs that carry shapes or axes rather than data; they must be constants or cluster
+// inputs (their values feed runtime shape inference, not the kernels).
+bool is_shape_input(OpId op, size_t i, size_t n) {
+  switch (op) {
+    case OpId::Reshape: case OpId::Transpose: case OpId::ExpandDims: case OpId::BroadcastTo:
+    case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod:
+      return i == 1;
+    case OpId::StridedSlice: return i >= 1;
+    case OpId::ConcatV2: return i + 1 == n;
+    case OpId::Split: return i == 0;
+    case OpId::SplitV: return i >= 1;
+    case OpId::Fill: return i == 0;
+    default: return false;
+  }
+}
+
+class Lowering {
+ public:
+  Lowering(const Graph& g, const std::vector<Node*>& members) : g_(g), p_(std::make_unique<ClusterProgram>()) {
+    p_->members = members;
+    for (size_t i = 0; i < members.size(); ++i) member_index_[members[i]] = static_cast<int>(i);
+  }
+
+  std::unique_ptr<ClusterProgram> run(std::string* why) {
+    try {
+      for (Node* n : p_->members) lower(n);
+      collect_outputs();
+      plan_materialization();
+      fingerprint();
+    } catch (const Error& e) {
+      *why = e.what();
+      return nullptr;
+    }
+    return std::move(p_);
+  }
+
+ private:
+  const Graph& g_;
+  std::unique_ptr<ClusterProgram> p_;
+  std::map<const Node*, int> member_index_;
+  std::map<std::pair<const Node*, int>, KExpr*> values_;
+
+  bool is_member(const Node* n) const { return member_index_.count(n) > 0; }
+
+  KExpr* make(KKind k, DType dt, std::vector<int> dims) {
+    auto e = std::make_unique<KExpr>();
+    e->id = static_cast<int>(p_->exprs.size());
+    e->kind = k;
+    e->dtype = dt;
+    e->dims = std::move(dims);
+    p_->exprs.push_back(std::move(e));
+    return p_->exprs.back().get();
+  }
+  int slot(ParamFill f) {
+    p_->fills.push_back(f);
+    return p_->num_params++;
+  }
+  int new_buffer(KExpr* e) {
+    p_->buffer_expr.push_back(e);
+    return p_->num_buffers++;
+  }
+
+  // Dims of a member node output: a runtime slot per dim, -1 for a static 1.
+  std::vector<int> node_dims(Node* n, int out) {
+    std::vector<int> d;
+    const Shape& s = n->outputs[out].shape;
+    for (int i = 0; i < s.rank(); ++i)
+      d.push_back(s[i] == 1 ? -1 : slot({ParamFill::kNodeDim, member_index_[n], out, i}));
+    return d;
+  }
+
+  KExpr* input(const Output& o) {
+    auto key = std::make_pair(static_cast<const Node*>(o.node), o.index);
+    auto it = values_.find(key);
+    if (it != values_.end()) return it->second;
+    const TensorSpec& s = o.node->outputs[o.index];
+    KExpr* e;
+    const Tensor* c = o.node->const_value();
+    if (c && c->rank() == 0 && c->dtype() != DType::kBool) {
+      e = make(KKind::kScalar, c->dtype(), {});
+      e->scalar = c->get_double(0);
+    } else if (c) {
+      std::vector<int> dims;
+      int ci = static_cast<int>(p_->constants.size());
+      p_->constants.push_back(*c);
+      for (int i = 0; i < c->rank(); ++i)
+        dims.push_back(c->shape()[i] == 1 ? -1 : slot({ParamFill::kInputDim, -1 - ci, i}));
+      e = make(KKind::kBuffer, c->dtype(), dims);
+      e->buffer = -1 - ci;  // resolved to a buffer index after inputs are known
+    } else {
+      int ii = static_cast<int>(p_->inputs.size());
+      p_->inputs.push_back(o);
+      std::vector<int> dims;
+      for (int i = 0; i < s.shape.rank(); ++i)
+        dims.push_back(s.shape[i] == 1 ? -1 : slot({ParamFill::kInputDim, ii, i}));
+      e = make(KKind::kBuffer, s.dtype, dims);
+      e->buffer = ii;
+    }
+    values_[key] = e;
+    return e;
+  }
+
+  KExpr* operand(Node* n, int i) {
+    const Output& o = n->inputs[i];
+    if (is_member(o.node)) return values_.at({o.node, o.index});
+    return input(o);
+  }
+
+  // The value of a shape-like input at compile time, when it is a constant.
+  const Tensor* const_input(Node* n, int i) { return n->inputs[i].node->const_value(); }
+
+  void need_shape_input_available(Node* n) {
+    for (size_t i = 0; i < n->inputs.size(); ++i)
+      if (is_shape_input(n->op, i, n->inputs.size()) && is_member(n->inputs[i].node))
+        throw_unimplemented(n->name, ": its shape input is computed inside the cluster");
+  }
+
+  // Elementwise result dims: the node's own dims; operand dims that are slots must equal
+  // the output's at run time (checked before the kernels run).
+  KExpr* elementwise(KKind k, Node* n, std::vector<KExpr*> ops, OpId op) {
+    KExpr* e = make(k, n->outputs[0].dtype, node_dims(n, 0));
+    e->op = op;
+    e->operands = ops;
+    check_broadcast(e);
+    return e;
+  }
+  void check_broadcast(KExpr* e) {
+    for (KExpr* o : e->operands) {
+      int off = e->rank() - o->rank();
+      for (int d = 0; d < o->rank(); ++d)
+        if (o->dims[d] >= 0) {
+          if (e->dims[d + off] < 0) throw_unimplemented("broadcast of a dynamic dim into a static 1");
+          p_->equal_slots.push_back({o->dims[d], e->dims[d + off]});
+        }
+    }
+  }
+
+  KExpr* reduce(KExpr* x, std::vector<int> axes, bool keep, OpId op, std::vector<int> dims) {
+    KExpr* r = make(KKind::kReduce, x->dtype, std::move(dims));
+    r->op = op;
+    r->operands = {x};
+    r->axes = std::move(axes);
+    r->keep_dims = keep;
+    r->materialized = true;
+    return r;
+  }
+
+  std::vector<int> const_ints(Node* n, int i) {
+    const Tensor* t = const_input(n, i);
+    if (!t) throw_unimplemented(n->name, ": input ", i, " must be a constant to compile");
+    auto v = t->to_int64s();
+    return std::vector<int>(v.begin(), v.end());
+  }
+
+  void lower(Node* n) {
+    need_shape_input_available(n);
+    std::string why;
+    if (!can_emit(*n, &why)) throw_unimplemented(n->name, ": ", why);
+    std::vector<KExpr*> outs;
+    const OpId op = n->op;
+    auto in = [&](int i) { return operand(n, i); };
+    switch (op) {
+      case OpId::Const: {
+        outs.push_back(input({n, 0}));
+        break;
+      }
+      case OpId::Identity: case OpId::Reshape: case OpId::Squeeze: case OpId::ExpandDims: {
+        KExpr* e = make(KKind::kReshape, n->outputs[0].dtype, node_dims(n, 0));
+        e->operands = {in(0)};
+        outs.push_back(e);
+        break;
+      }
+      case OpId::Neg: case OpId::Abs: case OpId::Square: case OpId::Relu: case OpId::Exp: case OpId::Log:
+      case OpId::Tanh: case OpId::Sigmoid: case OpId::Sqrt: case OpId::Rsqrt: case OpId::Sin: case OpId::Cos:
+      case OpId::Erf: case OpId::LogicalNot:
+        outs.push_back(elementwise(KKind::kUnary, n, {in(0)}, op));
+        break;
+      case OpId::BroadcastTo:
+        outs.push_back(elementwise(KKind::kUnary, n, {in(0)}, OpId::Identity));
+        break;
+      case OpId::Fill:
+        outs.push_back(elementwise(KKind::kUnary, n, {in(1)}, OpId::Identity));
+        break;
+      case OpId::ZerosLike: case OpId::OnesLike: {
+        KExpr* s = make(KKind::kScalar, n->outputs[0].dtype, {});
+        s->scalar = op == OpId::OnesLike ? 1 : 0;
+        outs.push_back(elementwise(KKind::kUnary, n, {s}, OpId::Identity));
+        break;
+      }
+      case OpId::Cast:
+        outs.push_back(elementwise(KKind::kCast, n, {in(0)}, op));
+        break;
+      case OpId::AddV2: case OpId::Sub: case OpId::Mul: case OpId::RealDiv: case OpId::FloorDiv: case OpId::FloorMod:
+      case OpId::Maximum: case OpId::Minimum: case OpId::Pow: case OpId::Equal: case OpId::NotEqual: case OpId::Less:
+      case OpId::LessEqual: case OpId::Greater: case OpId::GreaterEqual: case OpId::LogicalAnd: case OpId::LogicalOr:
+        outs.push_back(elementwise(KKind::kBinary, n, {in(0), in(1)}, op));
+        break;
+      case OpId::SelectV2:
+        outs.push_back(elementwise(KKind::kSelect, n, {in(0), in(1), in(2)}, op));
+        break;
+      case OpId::AddN: {
+        KExpr* acc = in(0);
+        for (size_t i = 1; i < n->inputs.size(); ++i) {
+          KExpr* e = make(KKind::kBinary, n->outputs[0].dtype, i + 1 == n->inputs.size() ? node_dims(n, 0) : acc->dims);
+          e->op = OpId::AddV2;
+          e->operands = {acc, in(static_cast<int>(i))};
+          if (i + 1 == n->inputs.size()) check_broadcast(e);
+          acc = e;
+        }
+        outs.push_back(acc);
+        break;
+      }
+      case OpId::Transpose: {
+        KExpr* e = make(KKind::kTranspose, n->outputs[0].dtype, node_dims(n, 0));
+        e->operands = {in(0)};
+        e->perm = const_ints(n, 1);
+        outs.push_back(e);
+        break;
+      }
+      case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod: {
+        KExpr* x = in(0);
+        std::vector<int> axes;
+        for (int a : const_ints(n, 1)) axes.push_back(a < 0 ? a + x->rank() : a);
+        std::sort(axes.begin(), axes.end());
+        axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+        outs.push_back(reduce(x, axes, n->attrs.get<bool>("keep_dims", false), op, node_dims(n, 0)));
+        break;
+      }
+      case OpId::Softmax: case OpId::LogSoftmax: {
+        KExpr* x = in(0);
+        int last = x->rank() - 1;
+        std::vector<int> kd = x->dims;
+        kd[last] = -1;
+        KExpr* m = reduce(x, {last}, true, OpId::Max, kd);
+        KExpr* d = make(KKind::kBinary, x->dtype, x->dims);
+        d->op = OpId::Sub;
+        d->operands = {x, m};
+        KExpr* e = make(KKind::kUnary, x->dtype, x->dims);
+        e->op = OpId::Exp;
+        e->operands = {d};
+        KExpr* s = reduce(e, {last}, true, OpId::Sum, kd);
+        KExpr* y = make(KKind::kBinary, x->dtype, node_dims(n, 0));
+        if (op == OpId::Softmax) {
+          y->op = OpId::RealDiv;
+          y->operands = {e, s};
+        } else {
+          KExpr* ls = make(KKind::kUnary, x->dtype, kd);
+          ls->op = OpId::Log;
+          ls->operands = {s};
+          y->op = OpId::Sub;
+          y->operands = {d, ls};
+        }
+        check_broadcast(y);
+        outs.push_back(y);
+        break;
+      }
+      case OpId::StridedSlice: {
+        KExpr* x = in(0);
+        SlicePlan plan = strided_slice_plan_for(n);
+        KExpr* e = make(KKind::kSlice, n->outputs[0].dtype, node_dims(n, 0));
+        e->operands = {x};
+        int mi = member_index_[n];
+        for (int d = 0; d < x->rank(); ++d) {
+          e->start_slot.push_back(slot({ParamFill::kSliceStart, mi, d}));
+          e->stride_slot.push_back(slot({ParamFill::kSliceStride, mi, d}));
+          e->out_of_in.push_back(plan.out_of_in[d]);
+        }
+        outs.push_back(e);
+        break;
+      }
+      case OpId::Split: case OpId::SplitV: {
+        int vi = op == OpId::Split ? 1 : 0;
+        KExpr* x = in(vi);
+        const Tensor* ax = const_input(n, op == OpId::Split ? 0 : 2);
+        if (!ax) throw_unimplemented(n->name, ": the split axis must be a constant");
+        int axis = static_cast<int>(ax->get_int(0));
+        if (axis < 0) axis += x->rank();
+        int mi = member_index_[n];
+        for (int k = 0; k < static_cast<int>(n->outputs.size()); ++k) {
+          KExpr* e = make(KKind::kSlice, n->outputs[k].dtype, node_dims(n, k));
+          e->operands = {x};
+          for (int d = 0; d < x->rank(); ++d) {
+            e->start_slot.push_back(d == axis ? slot({ParamFill::kSplitStart, mi, k, axis}) : -1);
+            e->stride_slot.push_back(-1);
+            e->out_of_in.push_back(d);
+          }
+          outs.push_back(e);
+        }
+        break;
+      }
+      case OpId::ConcatV2: case OpId::Pack: {
+        size_t nv = op == OpId::ConcatV2 ? n->inputs.size() - 1 : n->inputs.size();
+        int axis;
+        if (op == OpId::ConcatV2) {
+          axis = static_cast<int>(const_input(n, static_cast<int>(nv))->get_int(0));
+          if (axis < 0) axis += n->outputs[0].shape.rank();
+        } else {
+          axis = static_cast<int>(n->attrs.get<int64_t>("axis", 0));
+          if (axis < 0) axis += n->outputs[0].shape.rank();
+        }
+        KExpr* e = make(KKind::kConcat, n->outputs[0].dtype, node_dims(n, 0));
+        for (size_t i = 0; i < nv; ++i) {
+          KExpr* v = in(static_cast<int>(i));
+          if (op == OpId::Pack) {  // stack = concat of values with a new unit axis
+            std::vector<int> d = v->dims;
+            d.insert(d.begin() + axis, -1);
+            KExpr* r = make(KKind::kReshape, v->dtype, d);
+            r->operands = {v};
+            v = r;
+          }
+          e->operands.push_back(v);
+        }
+        e->axes = {axis};
+        outs.push_back(e);
+        break;
+      }
+      case OpId::MatMul: case OpId::BatchMatMulV2: {
+        KExpr* e = make(KKind::kBuffer, n->outputs[0].dtype, node_dims(n, 0));
+        e->materialized = true;
+        Step s{Step::kMatMul, e, n, {in(0), in(1)}};
+        pending_matmuls_.push_back(s);
+        outs.push_back(e);
+        break;
+      }
+      default:
+        throw_unimplemented(n->name, ": no emitter for ", n->type());
+    }
+    for (int i = 0; i < static_cast<int>(outs.size()); ++i) values_[{n, i}] = outs[i];
+  }
+
+  SlicePlan strided_slice_plan_for(Node* n) {
+    std::vector<Tensor> views;
+    for (const Output& o : n->inputs) {
+      const Tensor* c = o.node->const_value();
+      views.push_back(c ? *c : Tensor(o.node->outputs[o.index].dtype, o.node->outputs[o.index].shape, nullptr));
+    }
+    for (int i = 1; i < 4; ++i)
+      if (!views[i].buffer()) throw_unimplemented(n->name, ": slice bounds must be constants to compile");
+    OpCall call(&n->def(), views, n->attrs);
+    return strided_slice_plan(call, views[0].shape(), views[1].to_int64s(), views[2].to_int64s(), views[3].to_int64s());
+  }
+
+  std::vector<Step> pending_matmuls_;
+
+  void collect_outputs() {
+    std::vector<bool> used_outside(0);
+    auto add_output = [&](const Output& o) {
+      for (const Output& x : p_->outputs)
+        if (x.node == o.node && x.index == o.index) return;
+      p_->outputs.push_back(o);
+    };
+    for (const auto& np : g_.nodes()) {
+      if (is_member(np.get())) continue;
+      for (const Output& o : np->inputs)
+        if (is_member(o.node)) add_output(o);
+    }
+    for (const Output& o : g_.outputs)
+      if (is_member(o.node)) add_output(o);
+  }
+
+  // Decides which expressions get their own buffer, and orders the steps.
+  void plan_materialization() {
+    // Constant buffers follow the inputs.
+    int nin = static_cast<int>(p_->inputs.size());
+    p_->num_buffers = nin + static_cast<int>(p_->constants.size());
+    p_->buffer_expr.assign(p_->num_buffers, nullptr);
+    for (auto& e : p_->exprs) {
+      if (e->kind == KKind::kBuffer && e->buffer < 0 && !e->materialized) e->buffer = nin + (-1 - e->buffer);
+      if (e->kind == KKind::kBuffer && !e->materialized) p_->buffer_expr[e->buffer] = e.get();
+    }
+    for (auto& f : p_->fills)
+      if (f.kind == ParamFill::kInputDim && f.a < 0) f.a = nin + (-1 - f.a);
+    std::vector<int> uses(p_->exprs.size(), 0);
+    for (auto& e : p_->exprs)
+      for (KExpr* o : e->operands) uses[o->id]++;
+    for (const Step& s : pending_matmuls_)
+      for (KExpr* a : s.args) uses[a->id]++;
+    std::vector<bool> expensive(p_->exprs.size(), false);
+    for (auto& e : p_->exprs) {
+      bool x = e->kind == KKind::kUnary && is_transcendental(e->op);
+      x |= e->kind == KKind::kBinary && e->op == OpId::Pow;
+      for (KExpr* o : e->operands) x |= expensive[o->id] && !o->materialized;
+      expensive[e->id] = x;
+    }
+    for (auto& e : p_->exprs)
+      if (uses[e->id] > 1 && expensive[e->id] && e->kind != KKind::kBuffer) e->materialized = true;
+    for (const Step& s : pending_matmuls_)
+      for (KExpr* a : s.args)
+        if (a->kind != KKind::kBuffer) a->materialized = true;
+    for (const Output& o : p_->outputs) {
+      KExpr* e = values_.at({o.node, o.index});
+      if (e->kind == KKind::kBuffer && !e->materialized) {
+        // An input passed straight through: copy it so every output has its own buffer.
+        KExpr* c = make(KKind::kUnary, e->dtype, e->dims);
+        c->op = OpId::Identity;
+        c->operands = {e};
+        e = c;
+      }
+      e->materialized = true;
+      p_->output_exprs.push_back(e);
+    }
+    // Steps in expression order (a topological order); matmuls at their result's position.
+    for (auto& e : p_->exprs) {
+      if (!e->materialized) continue;
+      e->buffer = new_buffer(e.get());
+      bool is_mm = false;
+      for (const Step& s : pending_matmuls_)
+        if (s.root == e.get()) p_->steps.push_back(s), is_mm = true;
+      if (!is_mm) p_->steps.push_back({Step::kLoop, e.get(), nullptr, {}});
+    }
+  }
+
+  void fingerprint() {
+    std::ostringstream os;
+    auto dims = [&](const KExpr* e) {
+      os << "[";
+      for (int d : e->dims) os << d << ",";
+      os << "]";
+    };
+    for (auto& e : p_->exprs) {
+      os << e->id << ":" << int(e->kind) << "/" << int(e->op) << "/" << dtype_name(e->dtype);
+      dims(e.get());
+      os << "(";
+      for (KExpr* o : e->operands) os << o->id << ",";
+      os << ")b" << e->buffer << "m" << e->materialized << "s" << e->scalar << "k" << e->keep_dims;
+      for (int v : e->perm) os << "p" << v;
+      for (int v : e->axes) os << "a" << v;
+      for (size_t i = 0; i < e->start_slot.size(); ++i)
+        os << "S" << e->start_slot[i] << "," << e->stride_slot[i] << "," << e->out_of_in[i];
+      os << ";";
+    }
+    for (const Step& s : p_->steps) os << "|" << s.kind << ":" << s.root->id;
+    os << "|P" << p_->num_params << "B" << p_->num_buffers;
+    p_->fingerprint = os.str();
+  }
+};
+
+bool dtype_ok(const Node& n, bool allow_bool, std::string* why) {
+  for (const TensorSpec& s : n.outputs)
+    if (s.dtype == DType::kBool && !allow_bool) {
+      *why = "no emitter for bool outputs of this op";
+      return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+bool can_emit(const Node& n, std::string* why) {
+  const OpId op = n.op;
+  auto in_dt = [&](int i) { return n.inputs[i].node->outputs[n.inputs[i].index].dtype; };
+  switch (op) {
+    case OpId::Const: case OpId::Identity: case OpId::Reshape: case OpId::Squeeze: case OpId::ExpandDims:
+    case OpId::Transpose: case OpId::BroadcastTo: case OpId::Fill: case OpId::ZerosLike: case OpId::OnesLike:
+    case OpId::Cast: case OpId::SelectV2: case OpId::StridedSlice: case OpId::Split: case OpId::SplitV:
+    case OpId::ConcatV2: case OpId::Pack: case OpId::Equal: case OpId::NotEqual: case OpId::Less:
+    case OpId::LessEqual: case OpId::Greater: case OpId::GreaterEqual: case OpId::LogicalAnd:
+    case OpId::LogicalOr: case OpId::LogicalNot:
+      return true;
+    case OpId::Neg: case OpId::Abs: case OpId::Square: case OpId::Relu: case OpId::AddV2: case OpId::Sub:
+    case OpId::Mul: case OpId::Maximum: case OpId::Minimum: case OpId::AddN:
+    case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod:
+      return dtype_ok(n, false, why);
+    case OpId::MatMul: case OpId::BatchMatMulV2:
+      return dtype_ok(n, false, why);
+    case OpId::Exp: case OpId::Log: case OpId::Tanh: case OpId::Sigmoid: case OpId::Sqrt: case OpId::Rsqrt:
+    case OpId::Sin: case OpId::Cos: case OpId::Erf: case OpId::RealDiv: case OpId::Softmax: case OpId::LogSoftmax:
+    case OpId::Pow: case OpId::FloorDiv: case OpId::FloorMod:
+      if (!n.inputs.empty() && !is_float(in_dt(0))) {
+        *why = str_cat("no emitter for ", n.type(), " on ", dtype_name(in_dt(0)),
+                       " (integer division and powers run on the eager kernel, which checks them)");
+        return false;
+      }
+      return true;
+    default:
+      *why = str_cat("no JIT emitter for ", n.type());
+      return false;
+  }
+}
+
+std::unique_ptr<ClusterProgram> lower_cluster(const Graph& g, const std::vector<Node*>& members, std::string* why) {
+  return Lowering(g, members).run(why);
+}
+
+}  // namespace jf
