@@ -68,6 +68,13 @@ Value* ElementalEmitter::fconst(DType d, double v) {
   return llvm::ConstantInt::get(t, static_cast<int64_t>(v), true);
 }
 
+// NaN-propagating max/min as compare+select (LLVM 16's x86 backend cannot select
+// llvm.maximum/minimum on f32); vectorizes to cmp/blend.
+Value* ElementalEmitter::fmax_nan(Value* x, Value* y, bool is_max) {
+  Value* pick_x = b_.CreateOr(b_.CreateFCmpUNO(x, x), is_max ? b_.CreateFCmpOGT(x, y) : b_.CreateFCmpOLT(x, y));
+  return b_.CreateSelect(pick_x, x, y);
+}
+
 Value* ElementalEmitter::call_intrinsic(llvm::Intrinsic::ID id, Value* x, Value* y) {
   if (y) return b_.CreateBinaryIntrinsic(id, x, y);
   return b_.CreateUnaryIntrinsic(id, x);
@@ -161,7 +168,7 @@ Value* ElementalEmitter::unary(const KExpr* e, Value* x) {
                : b_.CreateSelect(b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0)), b_.CreateNeg(x), x);
     case OpId::Square: return f ? b_.CreateFMul(x, x) : b_.CreateMul(x, x);
     case OpId::Relu:
-      return f ? call_intrinsic(llvm::Intrinsic::maximum, x, llvm::ConstantFP::get(t, 0.0))
+      return f ? fmax_nan(x, llvm::ConstantFP::get(t, 0.0), true)
                : b_.CreateSelect(b_.CreateICmpSGT(x, llvm::ConstantInt::get(t, 0)), x, llvm::ConstantInt::get(t, 0));
     case OpId::Exp: return call_intrinsic(llvm::Intrinsic::exp, x);
     case OpId::Log: return call_intrinsic(llvm::Intrinsic::log, x);
@@ -173,24 +180,18 @@ Value* ElementalEmitter::unary(const KExpr* e, Value* x) {
       Value* one = llvm::ConstantFP::get(t, 1.0);
       return b_.CreateFDiv(one, b_.CreateFAdd(one, call_intrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x))));
     }
-    case OpId::Tanh: {
-      // |x| < 0.1: odd Taylor series (no cancellation); else 1 - 2/(exp(2x)+1), which is
-      // exact at the tails and vectorizes through the vector exp.
-      Value* one = llvm::ConstantFP::get(t, 1.0);
-      Value* two = llvm::ConstantFP::get(t, 2.0);
-      Value* e2 = call_intrinsic(llvm::Intrinsic::exp, b_.CreateFMul(two, x));
-      Value* big = b_.CreateFSub(one, b_.CreateFDiv(two, b_.CreateFAdd(e2, one)));
-      Value* x2 = b_.CreateFMul(x, x);
-      Value* p = llvm::ConstantFP::get(t, -17.0 / 315.0);
-      p = b_.CreateFAdd(b_.CreateFMul(p, x2), llvm::ConstantFP::get(t, 2.0 / 15.0));
-      p = b_.CreateFAdd(b_.CreateFMul(p, x2), llvm::ConstantFP::get(t, -1.0 / 3.0));
-      Value* small = b_.CreateFAdd(x, b_.CreateFMul(b_.CreateFMul(x, x2), p));
-      Value* ax = call_intrinsic(llvm::Intrinsic::fabs, x);
-      return b_.CreateSelect(b_.CreateFCmpOLT(ax, llvm::ConstantFP::get(t, 0.1)), small, big);
-    }
+    case OpId::Tanh:
     case OpId::Erf: {
+      // libm calls; the backend maps them to its vector math library (CPU: libmvec).
       llvm::Module* m = b_.GetInsertBlock()->getModule();
-      auto fn = m->getOrInsertFunction(e->dtype == DType::kFloat32 ? "erff" : "erf", t, t);
+      bool f32 = e->dtype == DType::kFloat32;
+      const char* name = e->op == OpId::Tanh ? (f32 ? "tanhf" : "tanh") : (f32 ? "erff" : "erf");
+      auto fn = m->getOrInsertFunction(name, t, t);
+      if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
+        f->setDoesNotAccessMemory();
+        f->setDoesNotThrow();
+        f->setWillReturn();
+      }
       return b_.CreateCall(fn, {x});
     }
     case OpId::LogicalNot: return b_.CreateNot(x);
@@ -215,9 +216,9 @@ Value* ElementalEmitter::binary(const KExpr* e, DType in, Value* x, Value* y) {
     }
     case OpId::Pow: return call_intrinsic(llvm::Intrinsic::pow, x, y);
     case OpId::Maximum:
-      return f ? call_intrinsic(llvm::Intrinsic::maximum, x, y) : b_.CreateSelect(b_.CreateICmpSGT(x, y), x, y);
+      return f ? fmax_nan(x, y, true) : b_.CreateSelect(b_.CreateICmpSGT(x, y), x, y);
     case OpId::Minimum:
-      return f ? call_intrinsic(llvm::Intrinsic::minimum, x, y) : b_.CreateSelect(b_.CreateICmpSLT(x, y), x, y);
+      return f ? fmax_nan(x, y, false) : b_.CreateSelect(b_.CreateICmpSLT(x, y), x, y);
     case OpId::Equal: return f ? b_.CreateFCmpOEQ(x, y) : b_.CreateICmpEQ(x, y);
     case OpId::NotEqual: return f ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y);
     case OpId::Less: return f ? b_.CreateFCmpOLT(x, y) : b_.CreateICmpSLT(x, y);
@@ -303,10 +304,10 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
       break;
     case OpId::Prod: next = f ? b_.CreateFMul(cur, v) : b_.CreateMul(cur, v); break;
     case OpId::Max:
-      next = f ? call_intrinsic(llvm::Intrinsic::maximum, cur, v) : b_.CreateSelect(b_.CreateICmpSGT(v, cur), v, cur);
+      next = f ? fmax_nan(v, cur, true) : b_.CreateSelect(b_.CreateICmpSGT(v, cur), v, cur);
       break;
     default:
-      next = f ? call_intrinsic(llvm::Intrinsic::minimum, cur, v) : b_.CreateSelect(b_.CreateICmpSLT(v, cur), v, cur);
+      next = f ? fmax_nan(v, cur, false) : b_.CreateSelect(b_.CreateICmpSLT(v, cur), v, cur);
       break;
   }
   if (auto* inst = llvm::dyn_cast<llvm::Instruction>(next))

@@ -1,6 +1,8 @@
 // Eager elementwise kernels: Eigen array expressions over contiguous segments (vectorized),
 // split across the thread pool for large tensors.
 #include <cmath>
+#include <limits>
+#include <type_traits>
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "ir/op_registry.h"
@@ -37,11 +39,33 @@ JF_UNARY_FUNCTOR(SquareF, a.square())
 JF_UNARY_FUNCTOR(ReluF, a.binaryExpr(Arr<T>::Constant(a.size(), T(0)),
                                      Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>()))
 JF_UNARY_FUNCTOR(ExpF, a.exp())
-JF_UNARY_FUNCTOR(LogF, a.log())
+// Eigen's vectorized log treats subnormal inputs as the smallest normal number
+// (log(1e-39f) = -87.3, not -89.8): scale them into the normal range first.
+struct LogF {
+  template <class A> Arr<typename A::Scalar> operator()(const A& a) const {
+    using T = typename A::Scalar;
+    constexpr bool kF = std::is_same_v<T, float>;
+    const T scale = kF ? T(4294967296.0) : T(18446744073709551616.0);  // 2^32, 2^64
+    const T log_scale = kF ? T(22.18070977791825) : T(44.3614195558365);
+    auto sub = a < std::numeric_limits<T>::min();
+    return sub.select(a * scale, a).log() - sub.select(Arr<T>::Constant(a.size(), log_scale), T(0));
+  }
+};
 JF_UNARY_FUNCTOR(TanhF, a.tanh())
-JF_UNARY_FUNCTOR(SigmoidF, a.logistic())
-JF_UNARY_FUNCTOR(SqrtF, a.sqrt())
-JF_UNARY_FUNCTOR(RsqrtF, a.rsqrt())
+// Not Eigen's logistic(): for float it is only ~1e-7 absolute (2e-4 relative near x = -8).
+// exp(-|x|) keeps full relative precision on both tails; NaN stays NaN.
+struct SigmoidF {
+  template <class A> Arr<typename A::Scalar> operator()(const A& a) const {
+    using T = typename A::Scalar;
+    Arr<T> e = (-a.abs()).exp();
+    Arr<T> r = (T(1) + e).inverse();
+    return (a >= T(0)).select(r, e * r);
+  }
+};
+// Eigen 3.4's vectorized sqrt/rsqrt under EIGEN_FAST_MATH (AVX-512 here) give NaN for +inf
+// and 0 / inf for subnormals; the libm call is exact.
+JF_UNARY_FUNCTOR(SqrtF, a.unaryExpr([](T v) { return std::sqrt(v); }))
+JF_UNARY_FUNCTOR(RsqrtF, a.unaryExpr([](T v) { return T(1) / std::sqrt(v); }))
 JF_UNARY_FUNCTOR(SinF, a.sin())
 JF_UNARY_FUNCTOR(CosF, a.cos())
 JF_UNARY_FUNCTOR(ErfF, a.erf())

@@ -16,6 +16,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -148,6 +149,35 @@ void emit_loop_step(llvm::Module& m, const ClusterProgram& p, const Step& s, con
   b.CreateRetVoid();
 }
 
+// Calls to scalar tanh/erf get their glibc libmvec vector variants, so the loop vectorizer
+// can use them (LLVM 16's libmvec table covers only exp/log/sin/cos/pow).
+void add_vector_variants(llvm::Module& m, const std::string& features) {
+  bool avx2 = features.find("+avx2") != std::string::npos;
+  struct V {
+    const char* scalar;
+    bool f32;
+  };
+  for (V v : {V{"tanhf", true}, V{"erff", true}, V{"tanh", false}, V{"erf", false}}) {
+    llvm::Function* f = m.getFunction(v.scalar);
+    if (!f) continue;
+    std::string base = std::string(v.scalar).substr(0, std::string(v.scalar).size() - (v.f32 ? 1 : 0));
+    int lanes_sse = v.f32 ? 4 : 2, lanes_avx = v.f32 ? 8 : 4;
+    std::vector<std::pair<char, int>> isas = {{'b', lanes_sse}};
+    if (avx2) isas.push_back({'d', lanes_avx});
+    std::vector<std::string> names;
+    for (auto [isa, lanes] : isas) {
+      std::string vname = std::string("_ZGV") + isa + "N" + std::to_string(lanes) + "v_" + v.scalar;
+      auto* vty = llvm::FixedVectorType::get(f->getReturnType(), lanes);
+      auto vf = m.getOrInsertFunction(vname, llvm::FunctionType::get(vty, {vty}, false));
+      // Keep the declaration alive until the vectorizer looks for it (GlobalDCE runs first).
+      llvm::appendToCompilerUsed(m, {llvm::cast<llvm::GlobalValue>(vf.getCallee())});
+      names.push_back(std::string("_ZGV_LLVM_N") + std::to_string(lanes) + "v_" + v.scalar + "(" + vname + ")");
+    }
+    for (llvm::User* u : f->users())
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(u)) llvm::VFABI::setVectorVariantNames(call, names);
+  }
+}
+
 void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -230,6 +260,7 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   std::string verr;
   llvm::raw_string_ostream vs(verr);
   if (llvm::verifyModule(m, &vs)) throw Error(ErrorKind::kInternal, "LLVM IR verification failed: " + vs.str());
+  add_vector_variants(m, j.features);
   dump_module(m, label, "before_opt");
   optimize(m, j.tm.get());
   dump_module(m, label, "after_opt");
