@@ -1,5 +1,6 @@
 // Eager elementwise kernels: Eigen array expressions over contiguous segments (vectorized),
 // split across the thread pool for large tensors.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -16,12 +17,29 @@ template <class T> using CMap = Eigen::Map<const Arr<T>>;
 template <class T> using MMap = Eigen::Map<Arr<T>>;
 
 // ---- unary ---------------------------------------------------------------------------
+// A functor may have `static void fixup(const T* x, T* y, int64_t n)`: a scalar pass that
+// repairs the (rare) lanes where Eigen's fast packet math is wrong, run block by block while
+// the block is still in cache.
+template <class F, class T, class = void> struct HasFixup : std::false_type {};
+template <class F, class T>
+struct HasFixup<F, T, std::void_t<decltype(F::fixup(std::declval<const T*>(), std::declval<T*>(), int64_t()))>>
+    : std::true_type {};
+
 template <class F, class In, class Out>
 void unary_apply(const Tensor& x, Tensor& y, double cost) {
   const In* src = x.data<In>();
   Out* dst = y.data<Out>();
   parallel_for(x.num_elements(), cost, [&](int64_t b, int64_t e) {
-    MMap<Out>(dst + b, e - b) = F{}(CMap<In>(src + b, e - b));
+    if constexpr (HasFixup<F, In>::value && std::is_same_v<In, Out>) {
+      constexpr int64_t kBlock = 4096;
+      for (int64_t i = b; i < e; i += kBlock) {
+        int64_t m = std::min(kBlock, e - i);
+        MMap<Out>(dst + i, m) = F{}(CMap<In>(src + i, m));
+        F::fixup(src + i, dst + i, m);
+      }
+    } else {
+      MMap<Out>(dst + b, e - b) = F{}(CMap<In>(src + b, e - b));
+    }
   });
 }
 
@@ -39,33 +57,45 @@ JF_UNARY_FUNCTOR(SquareF, a.square())
 JF_UNARY_FUNCTOR(ReluF, a.binaryExpr(Arr<T>::Constant(a.size(), T(0)),
                                      Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>()))
 JF_UNARY_FUNCTOR(ExpF, a.exp())
-// Eigen's vectorized log treats subnormal inputs as the smallest normal number
-// (log(1e-39f) = -87.3, not -89.8): scale them into the normal range first.
+// Eigen 3.4's packet log flushes subnormal inputs (log(1e-39f) = -87.3, not -89.8).
 struct LogF {
-  template <class A> Arr<typename A::Scalar> operator()(const A& a) const {
-    using T = typename A::Scalar;
-    constexpr bool kF = std::is_same_v<T, float>;
-    const T scale = kF ? T(4294967296.0) : T(18446744073709551616.0);  // 2^32, 2^64
-    const T log_scale = kF ? T(22.18070977791825) : T(44.3614195558365);
-    auto sub = a < std::numeric_limits<T>::min();
-    return sub.select(a * scale, a).log() - sub.select(Arr<T>::Constant(a.size(), log_scale), T(0));
+  template <class A> auto operator()(const A& a) const { return a.log(); }
+  template <class T> static void fixup(const T* x, T* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+      if (x[i] > T(0) && x[i] < std::numeric_limits<T>::min()) y[i] = std::log(x[i]);
   }
 };
 JF_UNARY_FUNCTOR(TanhF, a.tanh())
 // Not Eigen's logistic(): for float it is only ~1e-7 absolute (2e-4 relative near x = -8).
-// exp(-|x|) keeps full relative precision on both tails; NaN stays NaN.
+// 1 / (1 + exp(-x)) is accurate to a few ulps; where exp(-x) overflows the result is exp(x).
 struct SigmoidF {
-  template <class A> Arr<typename A::Scalar> operator()(const A& a) const {
+  template <class A> auto operator()(const A& a) const {
     using T = typename A::Scalar;
-    Arr<T> e = (-a.abs()).exp();
-    Arr<T> r = (T(1) + e).inverse();
-    return (a >= T(0)).select(r, e * r);
+    return (T(1) + (-a).exp()).inverse();
+  }
+  template <class T> static void fixup(const T* x, T* y, int64_t n) {
+    const T lo = std::is_same_v<T, float> ? T(-80) : T(-700);
+    for (int64_t i = 0; i < n; ++i)
+      if (x[i] < lo) y[i] = std::exp(x[i]);
   }
 };
-// Eigen 3.4's vectorized sqrt/rsqrt under EIGEN_FAST_MATH (AVX-512 here) give NaN for +inf
-// and 0 / inf for subnormals; the libm call is exact.
-JF_UNARY_FUNCTOR(SqrtF, a.unaryExpr([](T v) { return std::sqrt(v); }))
-JF_UNARY_FUNCTOR(RsqrtF, a.unaryExpr([](T v) { return T(1) / std::sqrt(v); }))
+// Eigen 3.4's fast-math packet sqrt (AVX-512 builds) returns NaN for +inf and 0 for
+// subnormals, its rsqrt +inf for subnormals.
+struct SqrtF {
+  template <class A> auto operator()(const A& a) const { return a.sqrt(); }
+  template <class T> static void fixup(const T* x, T* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+      if (!(x[i] >= std::numeric_limits<T>::min()) || x[i] == std::numeric_limits<T>::infinity())
+        y[i] = std::sqrt(x[i]);  // also keeps sqrt(-0) = -0
+  }
+};
+struct RsqrtF {
+  template <class A> auto operator()(const A& a) const { return a.rsqrt(); }
+  template <class T> static void fixup(const T* x, T* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+      if (x[i] > T(0) && x[i] < std::numeric_limits<T>::min()) y[i] = T(1) / std::sqrt(x[i]);
+  }
+};
 JF_UNARY_FUNCTOR(SinF, a.sin())
 JF_UNARY_FUNCTOR(CosF, a.cos())
 JF_UNARY_FUNCTOR(ErfF, a.erf())
