@@ -107,8 +107,10 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
             dtype = max((v.dtype for v in vals if isinstance(v, Tensor)), key=lambda d: d.value)
         elif any(isinstance(v, float) for v in vals):
             dtype = _dt.float32
-        else:
+        elif all(-2**31 <= int(v) < 2**31 for v in vals):
             dtype = _dt.int32
+        else:  # like TF: a Python int that does not fit int32 converts to int64
+            dtype = _dt.int64
     args = tuple(v if isinstance(v, Tensor) and v.dtype == dtype else
                  (cast(v, dtype) if isinstance(v, Tensor) else _C.convert_to_tensor(v, dtype))
                  for v in (start, limit, delta))
