@@ -271,13 +271,13 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
     if (!red) xi[d] = x->dims[d] < 0 ? b_.getInt64(0) : idx[out_d];
     if (!red || e->keep_dims) ++out_d;
   }
-  Value* count = b_.getInt64(1);
+  Value* count = b_.getInt64(1);  // computed before the loops, so it dominates the result
+  for (int a : e->axes) count = b_.CreateMul(count, dim(x->dims[a]));
   std::vector<llvm::BasicBlock*> latches;
   std::vector<llvm::PHINode*> ivs;
   std::vector<llvm::BasicBlock*> exits;
   for (int a : e->axes) {
     Value* n = dim(x->dims[a]);
-    count = b_.CreateMul(count, n);
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx_, "red.head", fn);
     llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "red.body", fn);

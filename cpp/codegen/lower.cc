@@ -132,10 +132,16 @@ class Lowering {
   // The value of a shape-like input at compile time, when it is a constant.
   const Tensor* const_input(Node* n, int i) { return n->inputs[i].node->const_value(); }
 
+  // Shape inputs feed run-time shape inference: a computed one must come from outside the
+  // cluster (it then becomes a cluster input, passed along but never read by a kernel).
   void need_shape_input_available(Node* n) {
-    for (size_t i = 0; i < n->inputs.size(); ++i)
-      if (is_shape_input(n->op, i, n->inputs.size()) && is_member(n->inputs[i].node))
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      if (!is_shape_input(n->op, i, n->inputs.size())) continue;
+      const Output& o = n->inputs[i];
+      if (is_member(o.node) && !o.node->const_value())
         throw_unimplemented(n->name, ": its shape input is computed inside the cluster");
+      if (!is_member(o.node) && !o.node->const_value()) input(o);
+    }
   }
 
   // Elementwise result dims: the node's own dims; operand dims that are slots must equal

@@ -131,13 +131,23 @@ std::string Graph::to_string() const {
   return os.str();
 }
 
-std::string Graph::to_dot() const {
+std::string Graph::to_dot(const std::map<std::string, std::string>& cluster_of) const {
   std::ostringstream os;
   os << "digraph G {\n  node [shape=box, fontsize=10];\n";
+  std::map<std::string, std::vector<const Node*>> boxes;
+  for (const auto& n : nodes_) {
+    auto it = cluster_of.find(n->name);
+    if (it != cluster_of.end()) boxes[it->second].push_back(n.get());
+  }
   for (const auto& n : nodes_) {
     os << "  n" << n->id << " [label=\"" << n->name << "\\n" << n->type() << "\"";
     if (n->attrs.get<bool>("_XlaCompile", false)) os << ", style=filled, fillcolor=lightblue";
     os << "];\n";
+  }
+  for (const auto& b : boxes) {
+    os << "  subgraph " << b.first << " {\n    label=\"" << b.first << " (compiled)\"; style=rounded; color=blue;\n";
+    for (const Node* n : b.second) os << "    n" << n->id << ";\n";
+    os << "  }\n";
   }
   for (const auto& n : nodes_) {
     for (const Output& o : n->inputs)

@@ -1,6 +1,7 @@
 // The dataflow graph: nodes with TF-style unique names, op types, data and control inputs,
 // typed attrs and inferred output specs. Subgraphs hang off control-flow nodes (If/While).
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -64,7 +65,8 @@ class Graph {
   // Removes nodes for which keep[id] is false; renumbers ids in order.
   void remove_if_not(const std::vector<bool>& keep);
   std::string to_string() const;
-  std::string to_dot() const;
+  // Graphviz text; nodes named in `cluster_of` are drawn inside a box per cluster.
+  std::string to_dot(const std::map<std::string, std::string>& cluster_of = {}) const;
 
  private:
   std::vector<std::unique_ptr<Node>> nodes_;

@@ -12,6 +12,18 @@ void constant_folding(Graph& g) {
     if (n->stateful() || n->op == OpId::Const || n->op == OpId::Placeholder || n->outputs.size() != 1 ||
         n->inputs.empty() || (n->def().flags & kNoKernel))
       continue;
+    // Shape of a value whose shape is static is a constant even when the value is not.
+    if (n->op == OpId::Shape && n->inputs[0].node->outputs[n->inputs[0].index].shape.fully_defined()) {
+      const Shape& s = n->inputs[0].node->outputs[n->inputs[0].index].shape;
+      Tensor v = Tensor::from_int64s(s.vec(), n->outputs[0].dtype);
+      n->op = OpId::Const;
+      n->inputs.clear();
+      Attrs a;
+      a.set("value", v);
+      a.set("dtype", v.dtype());
+      n->attrs = a;
+      continue;
+    }
     bool all_const = true;
     std::vector<Tensor> vals;
     for (const Output& o : n->inputs) {

@@ -107,7 +107,7 @@ void bind_graph(py::module_& m) {
         return l;
       })
       .def("to_string", &Graph::to_string)
-      .def("to_dot", &Graph::to_dot)
+      .def("to_dot", &Graph::to_dot, py::arg("cluster_of") = std::map<std::string, std::string>())
       .def_property_readonly("num_nodes", &Graph::num_nodes);
 
   py::class_<ConcreteFunction, std::shared_ptr<ConcreteFunction>>(m, "ConcreteFunction")

@@ -113,6 +113,17 @@ xla.experimental.jit_scope). compile_ops: bool, or a callable taking each op's n
       .def("__enter__", [](InitScope& s) { s.pause = std::make_unique<TracePause>(); })
       .def("__exit__", [](InitScope& s, py::args) { s.pause.reset(); return false; });
   m.def("is_tracing", &is_tracing);
+  m.def("push_control_deps", [](const std::vector<Tensor>& deps) {
+    TraceState* ts = current_trace();
+    if (!ts) return 0;
+    size_t before = ts->control_deps.size();
+    for (const Tensor& t : deps) ts->control_deps.push_back(ts->capture(t).node);
+    return static_cast<int>(ts->control_deps.size() - before);
+  });
+  m.def("pop_control_deps", [](int n) {
+    TraceState* ts = current_trace();
+    if (ts) ts->control_deps.resize(ts->control_deps.size() - n);
+  });
   m.def("evaluate_lifted", &evaluate_lifted);
   m.def("current_graph", []() -> py::object {
     TraceState* ts = current_trace();

@@ -97,7 +97,7 @@ Tensor to_tensor(py::handle h, DType want, DType hint) {
       throw_type("Cannot convert ", v, " to EagerTensor of dtype int32 (out of range)");
     return scalar_tensor(dt, static_cast<double>(v));
   }
-  if (PyFloat_Check(h.ptr())) {
+  if (PyFloat_Check(h.ptr()) && !PyObject_HasAttrString(h.ptr(), "dtype")) {  // np.float64 is a float subclass
     double v = PyFloat_AS_DOUBLE(h.ptr());
     if (dt == DType::kInvalid) dt = DType::kFloat32;
     if (!is_float(dt) && !(want != DType::kInvalid && v == std::floor(v) && is_int(dt)))

@@ -17,7 +17,7 @@ from . import ops as math  # noqa: F401  (tf.math.* names)
 from . import nn, random, debugging, config  # noqa: F401
 from .variables import Variable  # noqa: F401
 from .function import function, TensorSpec  # noqa: F401
-from .control_flow import cond, while_loop  # noqa: F401
+from .control_flow import cond, while_loop, control_dependencies  # noqa: F401
 from .printing import print  # noqa: F401,A004
 from ._C import jit_scope, name_scope, init_scope  # noqa: F401
 from . import xla  # noqa: F401

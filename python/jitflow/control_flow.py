@@ -68,3 +68,25 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, maximum_iterations=
     max_iter = -1 if maximum_iterations is None else int(maximum_iterations)
     outs = _C.make_while(tensors, cb, cg, bb, bg, max_iter, name, invariants)
     return outs[0] if single else type(loop_vars)(outs)
+
+
+class control_dependencies:
+    """Ops created inside run after `control_inputs` (tensors or ops returning them).
+    Eagerly a no-op: eager ops already run in program order."""
+
+    def __init__(self, control_inputs):
+        self._deps = [d for d in (control_inputs or []) if d is not None]
+        self._n = 0
+
+    def __enter__(self):
+        tensors = []
+        for d in self._deps:
+            if hasattr(d, "read_value"):  # an assign returns the variable
+                d = d.read_value()
+            tensors.append(_C.convert_to_tensor(d))
+        self._n = _C.push_control_deps(tensors)
+        return self
+
+    def __exit__(self, *exc):
+        _C.pop_control_deps(self._n)
+        return False

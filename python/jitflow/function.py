@@ -112,7 +112,7 @@ class ConcreteFunction:
         self.name = function_name
         self._arg_names = arg_names
         from .graph import FuncGraph
-        self.graph = FuncGraph(cf.graph)
+        self.graph = FuncGraph(cf.graph, dict(cf.op_cluster))
         self.structured_outputs = template
 
     def __call__(self, *args, **kwargs):

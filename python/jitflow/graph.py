@@ -77,9 +77,10 @@ class Operation:
 class FuncGraph:
     """The graph of one concrete function, as traced (before optimization)."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, cluster_of=None):
         self._graph = graph
         self._ops = {}
+        self._cluster_of = cluster_of or {}
 
     def _op(self, ref):
         op = self._ops.get(ref.name)
@@ -105,7 +106,8 @@ class FuncGraph:
         return [GraphTensor(self._op(r), i) for r, i in self._graph.outputs()]
 
     def as_dot(self):
-        return self._graph.to_dot()
+        """Graphviz text; compiled clusters are drawn as boxes."""
+        return self._graph.to_dot(self._cluster_of)
 
     def as_text(self):
         return self._graph.to_string()

@@ -96,19 +96,12 @@ class Dense(Layer):
             self.bias = self._weight(_np.zeros(self.units, np_dt), "bias")
 
     def call(self, x):
-        y = _ops.matmul(x, self.kernel) if len(x.shape) == 2 else _dense_nd(x, self.kernel)
+        # Rank > 2 contracts the last axis: BatchMatMulV2 broadcasts the 2-D kernel over the
+        # batch dims (one op, so a Dense layer in a jit_scope is one cluster).
+        y = _ops.matmul(x, self.kernel)
         if self.use_bias:
             y = y + self.bias
         return self.activation(y) if self.activation else y
-
-
-def _dense_nd(x, kernel):
-    # Keras's Dense on rank > 2 contracts the last axis: reshape to 2-D, matmul, reshape back.
-    shp = _ops.shape(x)
-    k = kernel.shape[-1]
-    y = _ops.matmul(_ops.reshape(x, [-1, x.shape[-1]]), kernel)
-    out_shape = _ops.concat([shp[:-1], _ops.constant([k])], 0)
-    return _ops.reshape(y, out_shape)
 
 
 class LSTMCell(Layer):
