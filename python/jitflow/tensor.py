@@ -8,17 +8,27 @@ from . import ops as _ops
 _CPU = "/job:localhost/replica:0/task:0/device:CPU:0"
 
 
+def _numpy_text(self, is_repr):
+    """TF's numpy_text: a scalar prints as its value (1.0, 3, True); a multi-line array
+    starts on a new line."""
+    a = self.numpy()
+    if a.ndim == 0:
+        text = str(a[()])
+    else:
+        text = _np.array_repr(a) if is_repr else _np.array2string(a)
+    return "\n" + text if "\n" in text else text
+
+
 def _repr(self):
     if self._is_symbolic:
         return f"<jf.Tensor '{getattr(self, 'name', '?')}' shape={self.shape} dtype={self.dtype.name}>"
-    return (f"<jf.Tensor: shape={self.shape}, dtype={self.dtype.name}, "
-            f"numpy={_np.array_repr(self.numpy()) if self.ndim else repr(self.numpy())}>")
+    return f"<jf.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={_numpy_text(self, True)}>"
 
 
 def _str(self):
     if self._is_symbolic:
         return _repr(self)
-    return f"jf.Tensor({_np.array2string(self.numpy())}, shape={self.shape}, dtype={self.dtype.name})"
+    return f"jf.Tensor({_numpy_text(self, False)}, shape={self.shape}, dtype={self.dtype.name})"
 
 
 def _scalar(self, kind):
