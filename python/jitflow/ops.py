@@ -2,6 +2,7 @@
 type, its inputs and attrs. Argument normalisation (axis lists, default perms) is here; shape
 and dtype rules, kernels and errors live in C++."""
 import builtins
+import operator
 
 from . import _C
 from ._C import Tensor
@@ -22,8 +23,19 @@ def _ints(v, scalar=False):
     if isinstance(v, Tensor):
         return v
     if hasattr(v, "__len__") or hasattr(v, "__iter__"):
-        return _int([int(i) for i in v])
-    return _int([int(v)], True)
+        return _int([_integer(i) for i in v])
+    return _int([_integer(v)], True)
+
+
+def _integer(i):
+    # operator.index, not int(): an axis or a size of 0.5 is an error, not a silent 0.
+    if isinstance(i, Tensor):
+        return operator.index(i)  # keeps its own errors (float dtype, symbolic in a trace)
+    try:
+        return operator.index(i)
+    except TypeError:
+        raise TypeError(f"Expected an integer (axis, size or dimension), got {i!r} of type "
+                        f"{type(i).__name__}") from None
 
 
 def _axis(x, axis):
