@@ -75,6 +75,45 @@ Value* ElementalEmitter::fmax_nan(Value* x, Value* y, bool is_max) {
   return b_.CreateSelect(pick_x, x, y);
 }
 
+// exp(x) inline, so it vectorizes with the loop (no libm call per vector): x = k ln2 + r
+// with |r| <= ln2/2 (ln2 split in two for exactness), exp(r) by its Taylor polynomial
+// (degree 7 for float, 12 for double: below half an ulp on that range), times 2^k built in
+// the exponent bits as two halves so large |k| neither overflows nor flushes early.
+Value* ElementalEmitter::exp_inline(Value* x, DType dt) {
+  bool f32 = dt == DType::kFloat32;
+  llvm::Type* t = reg_type(dt);
+  llvm::Type* it = f32 ? b_.getInt32Ty() : b_.getInt64Ty();
+  auto C = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  Value* k = call_intrinsic(llvm::Intrinsic::rint, b_.CreateFMul(x, C(1.4426950408889634)));
+  double hi = f32 ? 0.693145751953125 : 6.93147180369123816490e-01;
+  double lo = f32 ? 1.428606765330187045e-06 : 1.90821492927058770002e-10;
+  Value* r = b_.CreateFSub(x, b_.CreateFMul(k, C(hi)));
+  r = b_.CreateFSub(r, b_.CreateFMul(k, C(lo)));
+  int degree = f32 ? 7 : 12;
+  double coef = 1.0;
+  std::vector<double> c(degree + 1);
+  for (int i = 0; i <= degree; ++i) c[i] = coef, coef /= (i + 1);
+  Value* p = C(c[degree]);
+  for (int i = degree - 1; i >= 0; --i) p = b_.CreateFAdd(b_.CreateFMul(p, r), C(c[i]));
+  // k is clamped so its halves stay representable; the limits below decide the tails.
+  Value* kc = b_.CreateFPToSI(b_.CreateSelect(b_.CreateFCmpOLT(k, C(f32 ? -200.0 : -1200.0)), C(f32 ? -200.0 : -1200.0),
+                                              b_.CreateSelect(b_.CreateFCmpOGT(k, C(f32 ? 200.0 : 1200.0)),
+                                                              C(f32 ? 200.0 : 1200.0), k)),
+                              it);
+  Value* k1 = b_.CreateAShr(kc, 1);
+  Value* k2 = b_.CreateSub(kc, k1);
+  int bias = f32 ? 127 : 1023, mant = f32 ? 23 : 52;
+  auto pow2 = [&](Value* e) {
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, llvm::ConstantInt::get(it, bias)), mant), t);
+  };
+  Value* res = b_.CreateFMul(b_.CreateFMul(p, pow2(k1)), pow2(k2));
+  double over = f32 ? 88.72283935546875 : 709.782712893384;
+  double under = f32 ? -103.972077083991796 : -745.1332191019411;
+  res = b_.CreateSelect(b_.CreateFCmpOGT(x, C(over)), C(std::numeric_limits<double>::infinity()), res);
+  res = b_.CreateSelect(b_.CreateFCmpOLT(x, C(under)), C(0.0), res);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
+}
+
 Value* ElementalEmitter::call_intrinsic(llvm::Intrinsic::ID id, Value* x, Value* y) {
   if (y) return b_.CreateBinaryIntrinsic(id, x, y);
   return b_.CreateUnaryIntrinsic(id, x);
@@ -170,7 +209,7 @@ Value* ElementalEmitter::unary(const KExpr* e, Value* x) {
     case OpId::Relu:
       return f ? fmax_nan(x, llvm::ConstantFP::get(t, 0.0), true)
                : b_.CreateSelect(b_.CreateICmpSGT(x, llvm::ConstantInt::get(t, 0)), x, llvm::ConstantInt::get(t, 0));
-    case OpId::Exp: return call_intrinsic(llvm::Intrinsic::exp, x);
+    case OpId::Exp: return exp_inline(x, e->dtype);
     case OpId::Log: return call_intrinsic(llvm::Intrinsic::log, x);
     case OpId::Sqrt: return call_intrinsic(llvm::Intrinsic::sqrt, x);
     case OpId::Rsqrt: return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), call_intrinsic(llvm::Intrinsic::sqrt, x));
@@ -178,14 +217,28 @@ Value* ElementalEmitter::unary(const KExpr* e, Value* x) {
     case OpId::Cos: return call_intrinsic(llvm::Intrinsic::cos, x);
     case OpId::Sigmoid: {  // 1 / (1 + exp(-x)): saturates to exactly 0 and 1
       Value* one = llvm::ConstantFP::get(t, 1.0);
-      return b_.CreateFDiv(one, b_.CreateFAdd(one, call_intrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x))));
+      return b_.CreateFDiv(one, b_.CreateFAdd(one, exp_inline(b_.CreateFNeg(x), e->dtype)));
     }
-    case OpId::Tanh:
+    case OpId::Tanh: {
+      // |x| < 0.1: odd Taylor series (no cancellation); else sign(x) * (1 - 2/(exp(2|x|)+1)),
+      // exact at the tails (exp overflows to inf -> 1) and vectorized through the vector exp.
+      Value* one = llvm::ConstantFP::get(t, 1.0);
+      Value* two = llvm::ConstantFP::get(t, 2.0);
+      Value* ax = call_intrinsic(llvm::Intrinsic::fabs, x);
+      Value* e2 = exp_inline(b_.CreateFMul(two, ax), e->dtype);
+      Value* big = call_intrinsic(llvm::Intrinsic::copysign, b_.CreateFSub(one, b_.CreateFDiv(two, b_.CreateFAdd(e2, one))), x);
+      Value* x2 = b_.CreateFMul(x, x);
+      Value* p = llvm::ConstantFP::get(t, -17.0 / 315.0);
+      p = b_.CreateFAdd(b_.CreateFMul(p, x2), llvm::ConstantFP::get(t, 2.0 / 15.0));
+      p = b_.CreateFAdd(b_.CreateFMul(p, x2), llvm::ConstantFP::get(t, -1.0 / 3.0));
+      Value* small = b_.CreateFAdd(x, b_.CreateFMul(b_.CreateFMul(x, x2), p));
+      return b_.CreateSelect(b_.CreateFCmpOLT(ax, llvm::ConstantFP::get(t, 0.1)), small, big);
+    }
     case OpId::Erf: {
-      // libm calls; the backend maps them to its vector math library (CPU: libmvec).
+      // A libm call; the backend maps it to its vector math library (CPU: libmvec).
       llvm::Module* m = b_.GetInsertBlock()->getModule();
       bool f32 = e->dtype == DType::kFloat32;
-      const char* name = e->op == OpId::Tanh ? (f32 ? "tanhf" : "tanh") : (f32 ? "erff" : "erf");
+      const char* name = f32 ? "erff" : "erf";
       auto fn = m->getOrInsertFunction(name, t, t);
       if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
         f->setDoesNotAccessMemory();
@@ -263,6 +316,14 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
   llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
   llvm::AllocaInst* acc = eb.CreateAlloca(t);
   b_.CreateStore(fconst(dt, init), acc);
+  // Float max/min: maxnum/minnum (a reduction LLVM vectorizes) plus a separate "saw a NaN"
+  // flag, so NaN still propagates like the eager kernels.
+  bool fminmax = f && (e->op == OpId::Max || e->op == OpId::Min);
+  llvm::AllocaInst* nan_seen = nullptr;
+  if (fminmax) {
+    nan_seen = eb.CreateAlloca(b_.getInt1Ty());
+    b_.CreateStore(b_.getInt1(false), nan_seen);
+  }
   // Operand index: kept dims from idx, reduced dims from loop counters.
   std::vector<Value*> xi(x->rank(), nullptr);
   int out_d = 0;
@@ -304,12 +365,16 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
       break;
     case OpId::Prod: next = f ? b_.CreateFMul(cur, v) : b_.CreateMul(cur, v); break;
     case OpId::Max:
-      next = f ? fmax_nan(v, cur, true) : b_.CreateSelect(b_.CreateICmpSGT(v, cur), v, cur);
+      next = f ? call_intrinsic(llvm::Intrinsic::maxnum, cur, v) : b_.CreateSelect(b_.CreateICmpSGT(v, cur), v, cur);
       break;
     default:
-      next = f ? fmax_nan(v, cur, false) : b_.CreateSelect(b_.CreateICmpSLT(v, cur), v, cur);
+      next = f ? call_intrinsic(llvm::Intrinsic::minnum, cur, v) : b_.CreateSelect(b_.CreateICmpSLT(v, cur), v, cur);
       break;
   }
+  if (fminmax)
+    b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), nan_seen), b_.CreateFCmpUNO(v, v)), nan_seen);
+  // maxnum/minnum may assume no NaN (the flag above catches NaNs): LLVM then vectorizes them.
+  if (fminmax) fmf.setNoNaNs(), fmf.setNoSignedZeros();
   if (auto* inst = llvm::dyn_cast<llvm::Instruction>(next))
     if (f && llvm::isa<llvm::FPMathOperator>(inst)) inst->setFastMathFlags(fmf);
   b_.CreateStore(next, acc);
@@ -321,6 +386,8 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
     b_.SetInsertPoint(exits[k]);
   }
   Value* r = b_.CreateLoad(t, acc);
+  if (fminmax)
+    r = b_.CreateSelect(b_.CreateLoad(b_.getInt1Ty(), nan_seen), llvm::ConstantFP::getNaN(t), r);
   if (e->op == OpId::Mean) {
     if (f) return b_.CreateFDiv(r, b_.CreateSIToFP(count, t));
     Value* c = b_.CreateSelect(b_.CreateICmpEQ(count, b_.getInt64(0)), b_.getInt64(1), count);

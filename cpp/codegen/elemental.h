@@ -42,6 +42,7 @@ class ElementalEmitter {
   std::vector<llvm::Value*> broadcast_index(const KExpr* out, const KExpr* operand, const std::vector<llvm::Value*>& idx);
   llvm::Value* fconst(DType d, double v);
   llvm::Value* fmax_nan(llvm::Value* x, llvm::Value* y, bool is_max);
+  llvm::Value* exp_inline(llvm::Value* x, DType dt);
   llvm::Value* call_intrinsic(llvm::Intrinsic::ID id, llvm::Value* x, llvm::Value* y = nullptr);
 };
 

@@ -52,10 +52,10 @@ struct ParamFill {
 };
 
 struct Step {
-  enum Kind { kLoop, kMatMul } kind;
+  enum Kind { kLoop, kLibrary } kind;
   KExpr* root;          // kLoop: the value computed (written to root->buffer)
-  Node* node = nullptr; // kMatMul: the graph node, run on the eager Eigen kernel
-  std::vector<KExpr*> args;  // kMatMul operands (materialized)
+  Node* node = nullptr; // kLibrary: the graph node, run on its Eigen kernel (matmul, softmax)
+  std::vector<KExpr*> args;  // kLibrary operands (materialized)
 };
 
 struct ClusterProgram {

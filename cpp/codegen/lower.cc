@@ -255,34 +255,6 @@ class Lowering {
         outs.push_back(reduce(x, axes, n->attrs.get<bool>("keep_dims", false), op, node_dims(n, 0)));
         break;
       }
-      case OpId::Softmax: case OpId::LogSoftmax: {
-        KExpr* x = in(0);
-        int last = x->rank() - 1;
-        std::vector<int> kd = x->dims;
-        kd[last] = -1;
-        KExpr* m = reduce(x, {last}, true, OpId::Max, kd);
-        KExpr* d = make(KKind::kBinary, x->dtype, x->dims);
-        d->op = OpId::Sub;
-        d->operands = {x, m};
-        KExpr* e = make(KKind::kUnary, x->dtype, x->dims);
-        e->op = OpId::Exp;
-        e->operands = {d};
-        KExpr* s = reduce(e, {last}, true, OpId::Sum, kd);
-        KExpr* y = make(KKind::kBinary, x->dtype, node_dims(n, 0));
-        if (op == OpId::Softmax) {
-          y->op = OpId::RealDiv;
-          y->operands = {e, s};
-        } else {
-          KExpr* ls = make(KKind::kUnary, x->dtype, kd);
-          ls->op = OpId::Log;
-          ls->operands = {s};
-          y->op = OpId::Sub;
-          y->operands = {d, ls};
-        }
-        check_broadcast(y);
-        outs.push_back(y);
-        break;
-      }
       case OpId::StridedSlice: {
         KExpr* x = in(0);
         SlicePlan plan = strided_slice_plan_for(n);
@@ -343,10 +315,13 @@ class Lowering {
         outs.push_back(e);
         break;
       }
-      case OpId::MatMul: case OpId::BatchMatMulV2: {
+      // Library steps: Eigen's GEMM, and the row-fused softmax kernel (one pass per row is
+      // better than the max/exp-sum/normalize kernels a decomposition would give).
+      case OpId::MatMul: case OpId::BatchMatMulV2: case OpId::Softmax: case OpId::LogSoftmax: {
         KExpr* e = make(KKind::kBuffer, n->outputs[0].dtype, node_dims(n, 0));
         e->materialized = true;
-        Step s{Step::kMatMul, e, n, {in(0), in(1)}};
+        Step s{Step::kLibrary, e, n, {}};
+        for (size_t i = 0; i < n->inputs.size(); ++i) s.args.push_back(in(static_cast<int>(i)));
         pending_matmuls_.push_back(s);
         outs.push_back(e);
         break;

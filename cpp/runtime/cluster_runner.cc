@@ -127,7 +127,7 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
   const int64_t* params = pr->params.data();
   for (size_t k = 0; k < p.steps.size(); ++k) {
     const Step& s = p.steps[k];
-    if (s.kind == Step::kMatMul) {
+    if (s.kind == Step::kLibrary) {
       std::vector<Tensor> ab;
       for (KExpr* a : s.args) ab.push_back(bufs[a->buffer].reshaped(pr->buffer_shapes[a->buffer]));
       Tensor r = run_kernel(s.node->def(), ab, s.node->attrs)[0];
