@@ -74,6 +74,14 @@ void bind_graph(py::module_& m) {
         return attr_to_py(*v);
       })
       .def("subgraphs", [](const NodeRef& r) { return r.node->subgraphs; })
+      .def("output", [](const NodeRef& r, int i) {
+        // The symbolic tensor for output i, usable as an op input while tracing this graph.
+        if (i < 0 || i >= static_cast<int>(r.node->outputs.size())) throw py::index_error("no such output");
+        const TensorSpec& s = r.node->outputs[i];
+        Tensor t(s.dtype, s.shape, nullptr);
+        t.set_sym(std::make_shared<SymbolicValue>(SymbolicValue{r.graph, r.node, i}));
+        return t;
+      })
       .def("__eq__", [](const NodeRef& a, const NodeRef& b) { return a.node == b.node; })
       .def("__hash__", [](const NodeRef& a) { return std::hash<const void*>()(a.node); })
       .def("__repr__", [](const NodeRef& r) { return "<NodeDef " + r.node->name + " op=" + r.node->type() + ">"; });

@@ -7,6 +7,7 @@
 #include "python/bindings.h"
 #include "python/convert.h"
 #include "python/graph_views.h"
+#include "runtime/dispatch.h"
 #include "tracing/func_builder.h"
 
 namespace jf::py_bridge {
@@ -62,6 +63,45 @@ class NameScope {
   bool entered_ = false;
 };
 
+py::object& tape_callback() {
+  static py::object* cb = new py::object();
+  return *cb;
+}
+
+void tape_hook(OpId op, const std::vector<Tensor>& in, const Attrs& attrs, const std::vector<Tensor>& out) {
+  py::gil_scoped_acquire gil;
+  if (!tape_callback()) return;
+  py::dict a;
+  for (auto& kv : attrs.items()) a[py::str(kv.first)] = attr_to_py(kv.second);
+  tape_callback()(op_def(op).name, in, a, out);
+}
+
+// Sets attrs on every op created inside (overriding the enclosing scope's values for these
+// keys), restoring the previous attr scope on exit. Used for gradient ops (DESIGN §2.6).
+class AttrScope {
+ public:
+  AttrScope(py::dict attrs, std::vector<std::string> clear) : attrs_(to_attrs(attrs)), clear_(std::move(clear)) {}
+  void enter() {
+    TraceState* ts = current_trace();
+    if (!ts) return;
+    state_ = ts;
+    saved_.push_back(ts->attr_scope);
+    for (auto& k : clear_) ts->attr_scope.erase(k);
+    for (auto& kv : attrs_.items()) ts->attr_scope[kv.first] = ScopedAttr{kv.second, nullptr};
+  }
+  void exit() {
+    if (!state_ || saved_.empty()) return;
+    state_->attr_scope = saved_.back();
+    saved_.pop_back();
+  }
+
+ private:
+  Attrs attrs_;
+  std::vector<std::string> clear_;  // keys removed from the scope inside (e.g. jit attrs)
+  TraceState* state_ = nullptr;
+  std::vector<std::map<std::string, ScopedAttr>> saved_;
+};
+
 void print_hook(const std::vector<Tensor>& in, const Attrs& attrs) {
   py::gil_scoped_acquire gil;
   py::dict a;
@@ -80,7 +120,13 @@ const std::string* opt_name(const py::object& name, std::string& buf) {
 void bind_tracing(py::module_& m) {
   set_source_location_fn(&current_user_location);
   set_print_fn(&print_hook);
-
+  set_tape_hook(&tape_hook);
+  m.def("set_tape_callback", [](py::object cb) { tape_callback() = cb; });
+  m.def("tape_activate", &tape_activate);
+  py::class_<AttrScope>(m, "attr_scope")
+      .def(py::init<py::dict, std::vector<std::string>>(), py::arg("attrs"), py::arg("clear") = std::vector<std::string>())
+      .def("__enter__", [](AttrScope& s) { s.enter(); })
+      .def("__exit__", [](AttrScope& s, py::args) { s.exit(); return false; });
   py::class_<FuncBuilder>(m, "FuncBuilder")
       .def(py::init<bool>(), py::arg("nested") = false)
       .def("__enter__", [](FuncBuilder& b) { b.enter(); return &b; }, py::return_value_policy::reference)
