@@ -5,6 +5,8 @@
 #include "python/bindings.h"
 #include "python/convert.h"
 #include "python/graph_views.h"
+#include "codegen/nvptx/nvptx_compiler.h"
+#include "runtime/cluster_runner.h"
 #include "runtime/function.h"
 #include "tracing/trace_context.h"
 
@@ -138,6 +140,18 @@ void bind_graph(py::module_& m) {
       })
       .def_property_readonly("op_cluster", [](const ConcreteFunction& f) { return f.jit_report().op_cluster; })
       .def_property_readonly("op_reason", [](const ConcreteFunction& f) { return f.jit_report().op_reason; })
+      .def("emit_ptx", [](const ConcreteFunction& f, const std::string& arch) {
+        py::dict out;
+        for (const auto& cc : f.jit_report().compiled) {
+          PtxModule m;
+          {
+            py::gil_scoped_release release;
+            m = emit_ptx(*cc->program, f.name() + "_" + cc->name, arch);
+          }
+          out[py::str(cc->name)] = py::dict(py::arg("ptx") = m.ptx, py::arg("kernels") = m.kernels);
+        }
+        return out;
+      })
       .def_property_readonly("jit_warnings", [](const ConcreteFunction& f) { return f.jit_report().warnings; })
       .def("time_runs", &ConcreteFunction::time_runs, py::call_guard<py::gil_scoped_release>());
 }

@@ -4,6 +4,7 @@
 #include "codegen/llvm_info.h"
 #include "core/buffer.h"
 #include "core/variables.h"
+#include "runtime/cuda_driver.h"
 #include "kernels/kernels.h"
 #include "python/bindings.h"
 #include "runtime/stats.h"
@@ -24,6 +25,12 @@ void bind_runtime(py::module_& m) {
   });
   m.def("create_variable", &create_variable);
   m.def("destroy_variable", &destroy_variable);
+  m.def("cuda_status", [] {
+    const CudaStatus& s = cuda_status();
+    return py::dict(py::arg("available") = s.available, py::arg("device_count") = s.device_count,
+                    py::arg("driver_version") = s.driver_version, py::arg("error") = s.error);
+  });
+  m.def("cuda_device_name", &cuda_device_name);
   m.def("llvm_version", &llvm_version);
   m.def("llvm_host_cpu", &llvm_host_cpu);
   m.def("llvm_host_triple", &llvm_host_triple);

@@ -85,6 +85,7 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
     report->clusters.push_back(s);
     for (Node* n : c.nodes) report->op_cluster[n->name] = c.name;
     compiled.push_back(cc);
+    report->compiled.push_back(cc);
   }
   dump_clusters(*report, label);
   if (compiled.empty()) return optimized;

@@ -22,7 +22,10 @@ struct ClusterSummary {
   double compile_seconds = 0;
 };
 
+struct CompiledCluster;
+
 struct JitReport {
+  std::vector<std::shared_ptr<CompiledCluster>> compiled;  // in cluster order
   std::vector<ClusterSummary> clusters;
   std::map<std::string, std::string> op_cluster;  // op name -> cluster name (compiled ops)
   std::map<std::string, std::string> op_reason;   // op name -> why it runs eagerly

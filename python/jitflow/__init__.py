@@ -22,5 +22,7 @@ from .printing import print  # noqa: F401,A004
 from ._C import jit_scope, name_scope, init_scope  # noqa: F401
 from . import xla  # noqa: F401
 from .explain import explain  # noqa: F401
+from .device import device  # noqa: F401
+from . import experimental  # noqa: F401
 
 __version__ = "0.1.0"

@@ -19,7 +19,12 @@ class PhysicalDevice(SimpleNamespace):
 
 
 def list_physical_devices(device_type=None):
+    """CPU always; GPUs when the CUDA driver (libcuda.so.1) loads and reports devices."""
     devs = [PhysicalDevice(name="/physical_device:CPU:0", device_type="CPU")]
+    status = _C.cuda_status()
+    if status["available"]:
+        devs += [PhysicalDevice(name=f"/physical_device:GPU:{i}", device_type="GPU")
+                 for i in range(status["device_count"])]
     return [d for d in devs if device_type is None or d.device_type == device_type]
 
 

@@ -1,0 +1,229 @@
+// PTX generation with LLVM's NVPTX target.
+#include "codegen/nvptx/nvptx_compiler.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "codegen/elemental.h"
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace jf {
+namespace {
+
+constexpr char kTriple[] = "nvptx64-nvidia-cuda";
+
+void init_nvptx() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+// i = ctaid.x * ntid.x + tid.x; stride = nctaid.x * ntid.x (as i64).
+llvm::Value* sreg(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) {
+  llvm::Module* m = b.GetInsertBlock()->getModule();
+  return b.CreateZExt(b.CreateCall(llvm::Intrinsic::getDeclaration(m, id)), b.getInt64Ty());
+}
+
+void emit_kernel(llvm::Module& m, const Step& s, const std::string& name) {
+  llvm::LLVMContext& ctx = m.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty()}, false);
+  auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
+  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  auto args = fn->arg_begin();
+  llvm::Value *bufs = args++, *params = args++, *total = args++;
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx, "loop.head", fn);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "loop.body", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "exit", fn);
+  b.SetInsertPoint(entry);
+  ElementalEmitter em(b, bufs, params, entry);
+  llvm::Value* tid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  llvm::Value* ntid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+  llvm::Value* ctaid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  llvm::Value* nctaid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+  llvm::Value* start = b.CreateAdd(b.CreateMul(ctaid, ntid), tid);
+  llvm::Value* stride = b.CreateMul(nctaid, ntid);
+  b.CreateBr(head);
+  b.SetInsertPoint(head);
+  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
+  i->addIncoming(start, entry);
+  b.CreateCondBr(b.CreateICmpSLT(i, total), body, exit);
+  b.SetInsertPoint(body);
+  const KExpr* root = s.root;
+  int r = root->rank();
+  std::vector<llvm::Value*> idx(r);
+  llvm::Value* rem = i;
+  for (int d = r - 1; d >= 0; --d) {
+    if (root->dims[d] < 0) {
+      idx[d] = b.getInt64(0);
+      continue;
+    }
+    llvm::Value* n = em.dim(root->dims[d]);
+    idx[d] = d == 0 ? rem : b.CreateURem(rem, n);
+    if (d > 0) rem = b.CreateUDiv(rem, n);
+  }
+  em.store(root, i, em.emit(root, idx, root));
+  i->addIncoming(b.CreateAdd(i, stride), b.GetInsertBlock());
+  b.CreateBr(head);
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+  // Kernels are marked for the NVPTX backend through nvvm.annotations.
+  llvm::NamedMDNode* ann = m.getOrInsertNamedMetadata("nvvm.annotations");
+  ann->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
+                                          llvm::ValueAsMetadata::get(b.getInt32(1))}));
+}
+
+// LLVM math intrinsics and libm calls have no NVPTX lowering: route them to libdevice.
+void use_libdevice_names(llvm::Module& m) {
+  struct Map {
+    llvm::Intrinsic::ID id;
+    const char *f32, *f64;
+  };
+  const Map maps[] = {{llvm::Intrinsic::exp, "__nv_expf", "__nv_exp"}, {llvm::Intrinsic::log, "__nv_logf", "__nv_log"},
+                      {llvm::Intrinsic::sin, "__nv_sinf", "__nv_sin"}, {llvm::Intrinsic::cos, "__nv_cosf", "__nv_cos"},
+                      {llvm::Intrinsic::pow, "__nv_powf", "__nv_pow"}};
+  std::vector<llvm::CallInst*> calls;
+  for (llvm::Function& f : m)
+    for (llvm::BasicBlock& bb : f)
+      for (llvm::Instruction& in : bb)
+        if (auto* c = llvm::dyn_cast<llvm::CallInst>(&in)) calls.push_back(c);
+  for (llvm::CallInst* c : calls) {
+    llvm::Function* callee = c->getCalledFunction();
+    if (!callee) continue;
+    bool f32 = c->getType()->isFloatTy();
+    std::string target;
+    for (const Map& mp : maps)
+      if (callee->getIntrinsicID() == mp.id) target = f32 ? mp.f32 : mp.f64;
+    if (callee->getName() == "erff") target = "__nv_erff";
+    if (callee->getName() == "erf") target = "__nv_erf";
+    if (target.empty()) continue;
+    std::vector<llvm::Type*> tys;
+    std::vector<llvm::Value*> args;
+    for (auto& a : c->args()) tys.push_back(a->getType()), args.push_back(a);
+    auto fn = m.getOrInsertFunction(target, llvm::FunctionType::get(c->getType(), tys, false));
+    llvm::IRBuilder<> b(c);
+    llvm::Value* nc = b.CreateCall(fn, args);
+    c->replaceAllUsesWith(nc);
+    c->eraseFromParent();
+  }
+}
+
+void link_libdevice(llvm::Module& m) {
+  std::string path = libdevice_path();
+  if (path.empty()) {
+    for (llvm::Function& f : m)
+      if (f.isDeclaration() && f.getName().startswith("__nv_"))
+        throw_unimplemented("GPU codegen needs libdevice for ", f.getName().str(),
+                            ": install the CUDA toolkit (nvvm/libdevice/libdevice.10.bc) or set CUDA_HOME");
+    return;
+  }
+  llvm::SMDiagnostic err;
+  std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(path, err, m.getContext());
+  if (!lib) throw_runtime("cannot read libdevice at ", path, ": ", err.getMessage().str());
+  lib->setTargetTriple(kTriple);
+  lib->setDataLayout(m.getDataLayout());
+  if (llvm::Linker::linkModules(m, std::move(lib), llvm::Linker::LinkOnlyNeeded))
+    throw_runtime("linking libdevice failed");
+  // Everything but the kernels becomes internal, so unused libdevice code is dropped.
+  for (llvm::Function& f : m)
+    if (!f.isDeclaration() && f.getCallingConv() != llvm::CallingConv::PTX_Kernel)
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", static_cast<uint32_t>(0));
+}
+
+}  // namespace
+
+std::string libdevice_path() {
+  std::vector<std::string> roots;
+  if (const char* h = std::getenv("CUDA_HOME")) roots.push_back(h);
+  if (const char* h = std::getenv("CUDA_PATH")) roots.push_back(h);
+  roots.push_back("/usr/local/cuda");
+  roots.push_back("/usr/lib/cuda");
+  for (const auto& r : roots) {
+    std::string p = r + "/nvvm/libdevice/libdevice.10.bc";
+    if (std::filesystem::exists(p)) return p;
+  }
+  return "";
+}
+
+PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std::string& arch) {
+  init_nvptx();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, err);
+  if (!target) throw_runtime("LLVM has no NVPTX target: ", err);
+  if (arch.rfind("sm_", 0) != 0) throw_invalid("emit_ptx: arch must look like 'sm_80', got '", arch, "'");
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      kTriple, arch, "+ptx78", llvm::TargetOptions(), std::nullopt, std::nullopt, llvm::CodeGenOpt::Aggressive));
+  if (!tm) throw_invalid("emit_ptx: LLVM cannot target ", arch);
+  llvm::LLVMContext ctx;
+  llvm::Module m(label, ctx);
+  m.setTargetTriple(kTriple);
+  m.setDataLayout(tm->createDataLayout());
+  PtxModule out;
+  out.arch = arch;
+  for (size_t k = 0; k < p.steps.size(); ++k) {
+    if (p.steps[k].kind != Step::kLoop) continue;
+    std::string name = label + "_step" + std::to_string(k);
+    for (char& c : name)
+      if (!isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    emit_kernel(m, p.steps[k], name);
+    out.kernels.push_back(name);
+  }
+  use_libdevice_names(m);
+  std::string verr;
+  llvm::raw_string_ostream vs(verr);
+  if (llvm::verifyModule(m, &vs)) throw Error(ErrorKind::kInternal, "NVPTX IR verification failed: " + vs.str());
+  link_libdevice(m);
+  {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+  }
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile)) throw_runtime("NVPTX: cannot emit PTX");
+  pm.run(m);
+  out.ptx.assign(buf.data(), buf.size());
+  if (const char* dir = std::getenv("JITFLOW_DUMP"))
+    if (*dir) std::ofstream(std::string(dir) + "/" + label + "." + arch + ".ptx") << out.ptx;
+  return out;
+}
+
+}  // namespace jf

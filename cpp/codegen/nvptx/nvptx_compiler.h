@@ -1,0 +1,25 @@
+// The GPU backend: the same elemental emitter wrapped in grid-stride kernels, libdevice
+// linked for transcendental functions, and LLVM's NVPTX backend producing PTX text.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_ir.h"
+
+namespace jf {
+
+struct PtxModule {
+  std::string ptx;
+  std::vector<std::string> kernels;  // entry names, one per loop step (library steps excluded)
+  std::string arch;
+};
+
+// Compiles the loop steps of a program to PTX for `arch` ("sm_80", "sm_90", ...). Works
+// without a GPU. Each kernel is `void k(ptr bufs, ptr params, i64 total)` and covers output
+// elements [0, total) with a grid-stride loop.
+PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std::string& arch);
+
+// Path of libdevice (CUDA toolkit), or "" when not found.
+std::string libdevice_path();
+
+}  // namespace jf

@@ -1,0 +1,41 @@
+"""jf.device: op placement. "/CPU:0" is the default; a GPU placement checks the CUDA driver
+first, so machines without one get a clear error naming what is missing."""
+import re
+
+from . import _C
+
+_SPEC = re.compile(r"^(?:/job:[^/]+)?(?:/replica:\d+)?(?:/task:\d+)?/?(?:device:)?(CPU|GPU):(\d+)$", re.I)
+_stack = ["/CPU:0"]
+
+
+def current():
+    return _stack[-1]
+
+
+class device:
+    """Context manager placing the ops created inside on `name` ("/CPU:0", "/GPU:0", "GPU:1")."""
+
+    def __init__(self, name):
+        m = _SPEC.match(name.strip()) if name else None
+        if not m:
+            raise ValueError(f"jf.device: cannot parse device name {name!r}; use e.g. '/CPU:0' or '/GPU:0'")
+        self.kind, self.index = m.group(1).upper(), int(m.group(2))
+        self.name = f"/{self.kind}:{self.index}"
+
+    def __enter__(self):
+        if self.kind == "GPU":
+            status = _C.cuda_status()
+            if not status["available"]:
+                raise RuntimeError(f"Cannot place ops on {self.name}: {status['error']}. "
+                                   "jf.config.list_physical_devices('GPU') lists usable GPUs.")
+            if self.index >= status["device_count"]:
+                raise RuntimeError(f"Cannot place ops on {self.name}: only {status['device_count']} GPU(s)")
+            raise NotImplementedError(
+                f"{self.name}: GPU execution is not implemented yet in this build (PTX is generated "
+                "and checked: see jf.experimental.emit_ptx); ops would run on the CPU")
+        _stack.append(self.name)
+        return self.name
+
+    def __exit__(self, *exc):
+        _stack.pop()
+        return False

@@ -1,0 +1,14 @@
+"""jf.experimental: emit_ptx, the GPU code of a function's compiled clusters (works without a GPU)."""
+
+
+def emit_ptx(f, *args, arch="sm_80", **kwargs):
+    """{cluster name: PTX text} for the compiled clusters of f's concrete function for these
+    arguments. Each loop step of a cluster is one `.entry` kernel taking (bufs, params, total)."""
+    cf = f.get_concrete_function(*args, **kwargs) if hasattr(f, "get_concrete_function") else f
+    return {name: m["ptx"] for name, m in cf._cf.emit_ptx(arch).items()}
+
+
+def ptx_kernels(f, *args, arch="sm_80", **kwargs):
+    """{cluster name: [kernel entry names]}, matching emit_ptx."""
+    cf = f.get_concrete_function(*args, **kwargs) if hasattr(f, "get_concrete_function") else f
+    return {name: list(m["kernels"]) for name, m in cf._cf.emit_ptx(arch).items()}

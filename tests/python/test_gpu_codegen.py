@@ -1,0 +1,105 @@
+"""GPU code generation, checked without a GPU: PTX for every op with a CPU emitter and for
+fused clusters, assembled by ptxas for sm_80 and sm_90; the no-GPU placement path."""
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import jitflow as jf
+
+PTXAS = shutil.which("ptxas") or (shutil.which("/usr/local/cuda/bin/ptxas"))
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas (CUDA toolkit) not installed")
+
+rng = np.random.default_rng(7)
+
+BODIES = {
+    "elementwise": lambda x, y: [x + y, x - y, x * y, x / (jf.abs(y) + 1.0), jf.maximum(x, y), jf.minimum(x, y),
+                                 -x, jf.abs(x), jf.square(x), jf.nn.relu(x)],
+    "transcendental": lambda x, y: [jf.exp(x), jf.log(jf.abs(x) + 1.0), jf.tanh(x), jf.sigmoid(x),
+                                    jf.sqrt(jf.abs(x)), jf.rsqrt(jf.abs(x) + 1.0), jf.sin(x), jf.cos(x),
+                                    jf.erf(x), jf.pow(jf.abs(x) + 1.0, y)],
+    "compare_select": lambda x, y: [jf.where(x > y, x, y), jf.cast(jf.logical_and(x < y, jf.not_equal(x, y)), jf.float32),
+                                    x // (jf.abs(y) + 1.0), x % (jf.abs(y) + 1.0)],
+    "reductions": lambda x, y: [jf.reduce_sum(x, 1), jf.reduce_mean(x), jf.reduce_max(x, 0, keepdims=True),
+                                jf.reduce_min(y, [0, 1]), jf.reduce_prod(x * 0.1 + 1.0, 1)],
+    "movement": lambda x, y: [jf.transpose(x)[1:, ::2] * 2.0, jf.concat([x, y], 0) + 1.0,
+                              jf.reshape(x, [-1]) * 3.0, jf.split(x, 2, axis=1)[1] - 1.0,
+                              jf.stack([x, y], 1) * 1.0, jf.broadcast_to(x[:1], [4, 8]) + 0.5],
+    "fused_chain": lambda x, y: jf.tanh(x * 1.5 + y) * 2.0,
+    "layer_norm": lambda x, y: (x - jf.reduce_mean(x, 1, True)) * jf.rsqrt(
+        jf.reduce_mean(jf.square(x - jf.reduce_mean(x, 1, True)), 1, True) + 1e-5),
+}
+
+
+def ptx_for(name, arch):
+    body = BODIES[name]
+
+    def compiled(x, y):
+        with jf.jit_scope():
+            return body(x, y)
+    f = jf.function(compiled)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    y = rng.standard_normal((4, 8)).astype(np.float32)
+    f(x, y)
+    return jf.experimental.emit_ptx(f, x, y, arch=arch), jf.experimental.ptx_kernels(f, x, y, arch=arch)
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_ptx_emitted_with_kernel_signatures(name):
+    ptx, kernels = ptx_for(name, "sm_80")
+    assert ptx, "no cluster was compiled"
+    for cluster, text in ptx.items():
+        assert ".target sm_80" in text and ".address_size 64" in text
+        assert kernels[cluster]
+        for k in kernels[cluster]:
+            # (bufs, params, total): three 64-bit parameters, grid-stride over tid/ctaid.
+            m = re.search(r"\.visible \.entry " + re.escape(k) + r"\(([^)]*)\)", text)
+            assert m, f"entry {k} missing"
+            assert m.group(1).count(".param .u64") == 3
+        assert "%tid.x" in text and "%ctaid.x" in text and "%nctaid.x" in text
+        assert "call" not in re.sub(r"//.*", "", text) or "__nv_" not in text  # libdevice inlined
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_ptxas_assembles(name, arch, tmp_path):
+    ptx, _ = ptx_for(name, arch)
+    for cluster, text in ptx.items():
+        path = tmp_path / f"{cluster}.ptx"
+        path.write_text(text)
+        out = subprocess.run([PTXAS, f"-arch={arch}", str(path), "-o", str(tmp_path / f"{cluster}.cubin")],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+
+
+def test_bad_arch_is_an_error():
+    ptx, _ = ptx_for("fused_chain", "sm_80")
+    assert ptx
+    f = jf.function(lambda x: x)
+    with pytest.raises(jf.errors.InvalidArgumentError, match="sm_80"):
+        @jf.function
+        def g(x):
+            with jf.jit_scope():
+                return x * 2.0 + 1.0
+        jf.experimental.emit_ptx(g, jf.constant([1.0]), arch="compute80")
+    assert f(jf.constant(1.0)) is not None
+
+
+def test_no_gpu_path_is_clear():
+    status = jf._C.cuda_status()
+    if status["available"]:  # noqa: SIM108 - machines with a GPU see it listed instead
+        assert jf.config.list_physical_devices("GPU")
+        return
+    assert jf.config.list_physical_devices("GPU") == []
+    assert [d.device_type for d in jf.config.list_physical_devices()] == ["CPU"]
+    with pytest.raises(RuntimeError, match="libcuda.so.1"):
+        with jf.device("/GPU:0"):
+            pass
+    with jf.device("/CPU:0") as d:
+        assert d == "/CPU:0"
+        assert float(jf.constant(2.0) * 3.0) == 6.0
+    with pytest.raises(ValueError, match="cannot parse"):
+        jf.device("/TPU:0")
