@@ -66,9 +66,54 @@ py::capsule to_dlpack(const Tensor& t) {
   return py::reinterpret_steal<py::capsule>(PyCapsule_New(&e->managed, "dltensor", capsule_destructor));
 }
 
+// Zero-copy import through the buffer protocol (numpy exports read-only arrays only as
+// versioned DLPack capsules, which Debian's dlpack header predates).
+Tensor from_buffer(py::object obj) {
+  py::buffer_info info = py::buffer(obj).request();
+  DType dt = to_dtype(py::dtype(info));
+  Shape shape;
+  for (auto d : info.shape) shape.push_back(d);
+  size_t es = dtype_size(dt);
+  bool compact = true;
+  int64_t expect = static_cast<int64_t>(es);
+  for (int i = static_cast<int>(info.ndim) - 1; i >= 0; --i) {
+    if (info.shape[i] != 1 && info.strides[i] != expect) compact = false;
+    expect *= info.shape[i];
+  }
+  if (compact) {
+    PyObject* owner = obj.ptr();
+    Py_INCREF(owner);
+    BufferPtr buf = wrap_external(info.ptr, shape.num_elements() * es,
+                                  [](void* o) {
+                                    PyGILState_STATE g = PyGILState_Ensure();
+                                    Py_DECREF(static_cast<PyObject*>(o));
+                                    PyGILState_Release(g);
+                                  },
+                                  owner);
+    return Tensor(dt, shape, buf);
+  }
+  Tensor t = Tensor::empty(dt, shape);
+  std::vector<int64_t> dims(info.shape.begin(), info.shape.end()), st;
+  for (auto s : info.strides) {
+    if (s % static_cast<int64_t>(es) != 0) throw_invalid("from_dlpack: unaligned strides are not supported");
+    st.push_back(s / static_cast<int64_t>(es));
+  }
+  if (t.num_elements())
+    strided_copy(static_cast<const char*>(info.ptr), es, static_cast<int>(info.ndim), dims.data(), st.data(),
+                 static_cast<char*>(t.raw()));
+  return t;
+}
+
 Tensor from_dlpack(py::object obj) {
   py::object cap = obj;
-  if (py::hasattr(obj, "__dlpack__")) cap = obj.attr("__dlpack__")();
+  if (py::hasattr(obj, "__dlpack__")) {
+    try {
+      cap = obj.attr("__dlpack__")();
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_BufferError) || !PyObject_CheckBuffer(obj.ptr())) throw;
+      return from_buffer(obj);
+    }
+  }
   if (!PyCapsule_IsValid(cap.ptr(), "dltensor"))
     throw_type("from_dlpack expects an object with __dlpack__ or an unconsumed 'dltensor' capsule");
   auto* mt = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));

@@ -134,7 +134,22 @@ Tensor to_tensor(py::handle h, DType want, DType hint) {
       throw_type("Cannot convert ", short_repr(h), " to EagerTensor of dtype ", dtype_name(dt));
     }
   }
-  if (dt != DType::kInvalid && (is_numpy ? want != DType::kInvalid : true)) arr = arr.attr("astype")(numpy_dtype(dt));
+  if (is_numpy && want == DType::kInvalid && hint != DType::kInvalid) {
+    // TF converts a numpy operand to its peer tensor's dtype when that loses no kind: floats
+    // to the float width, integers to any numeric dtype (float to int stays an error).
+    char k = arr.dtype().kind();
+    bool supported;
+    from_numpy_dtype(arr.dtype(), &supported);  // unsupported dtypes (float16, uint8) stay errors
+    bool ok = supported && ((k == 'f' && is_float(hint)) || (k == 'i' && is_numeric(hint)));
+    dt = ok ? hint : DType::kInvalid;
+  }
+  if (!is_numpy && dt == DType::kInt32 && arr.dtype().kind() == 'i' && arr.size() > 0) {
+    int64_t mn = arr.attr("min")().cast<int64_t>(), mx = arr.attr("max")().cast<int64_t>();
+    if (mn < INT32_MIN || mx > INT32_MAX)
+      throw_type("Cannot convert ", short_repr(h), " to EagerTensor of dtype int32 (values out of range)");
+  }
+  if (dt != DType::kInvalid && (is_numpy ? (want != DType::kInvalid || dt == hint) : true))
+    arr = arr.attr("astype")(numpy_dtype(dt));
   return from_array(arr);
 }
 

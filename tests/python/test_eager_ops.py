@@ -856,10 +856,6 @@ def test_numpy_array_on_the_left(dtype, rng):
         assert_matches(got, want, BOOL)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "TF converts a numpy operand to the tensor's dtype (tf.constant([1.]) + np.array([1.]) is "
-    "float32); jitflow keeps the array's float64 and raises. The conversion lives in "
-    "cpp/python/convert.cc (to_tensor ignores the dtype hint for numpy arrays)."))
 def test_float64_numpy_array_with_float32_tensor_converts_like_tf():
     t = jf.constant([1.0, 2.0])
     assert_matches(t + np.array([0.5, 0.25]), [1.5, 2.25], F32)

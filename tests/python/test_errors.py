@@ -230,9 +230,6 @@ def test_python_value_that_does_not_fit_the_tensor_dtype():
         jf.constant(2**70)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "A Python list with ints beyond int32 is silently wrapped by jf.constant(..., jf.int32) "
-    "(np.astype in cpp/python/convert.cc); TF raises. Scalars are already checked."))
 def test_python_list_out_of_int32_range_raises():
     with pytest.raises((TypeError, ValueError)):
         jf.constant([1, 2**40], jf.int32)
