@@ -14,8 +14,9 @@ matmul uses numpy's BLAS threads vs jitflow's Eigen contraction."""
 import sys
 import timeit
 
-import jitflow as jf
 import numpy as np
+
+import jitflow as jf
 
 REPEAT = 7
 

@@ -92,7 +92,7 @@ def main():
     def np_lstm(i, h, c):
         z = i @ np_w[0] + h @ np_w[1] + np_w[2]
         z0, z1, z2, z3 = np.split(z, 4, axis=1)
-        sig = lambda t: 1 / (1 + np.exp(-t))  # noqa: E731
+        sig = lambda t: 1 / (1 + np.exp(-t))
         c2 = sig(z1) * c + sig(z0) * np.tanh(z2)
         return sig(z3) * np.tanh(c2), c2
     zn = np.zeros((10, 10), np.float32)

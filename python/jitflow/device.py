@@ -4,7 +4,7 @@ import re
 
 from . import _C
 
-_SPEC = re.compile(r"^(?:/job:[^/]+)?(?:/replica:\d+)?(?:/task:\d+)?/?(?:device:)?(CPU|GPU):(\d+)$", re.I)
+_SPEC = re.compile(r"^(?:/job:[^/]+)?(?:/replica:\d+)?(?:/task:\d+)?/?(?:device:)?(CPU|GPU):(\d+)$", re.IGNORECASE)
 _stack = ["/CPU:0"]
 
 

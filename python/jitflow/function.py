@@ -9,8 +9,8 @@ import time
 import warnings
 
 from . import _C
-from ._C import Tensor
 from . import variables as _variables
+from ._C import Tensor
 
 _RETRACE_WARN_COUNT = 5
 _RETRACE_WINDOW_S = 60.0
@@ -298,7 +298,7 @@ class Function(_C.FunctionCache):
         _map_leaves((args, kwargs), lambda x: has_spec.append(isinstance(x, TensorSpec)) or x)
         if not any(has_spec):
             if self._input_signature is None or args:
-                key, leaves, keepalive = _C.flatten_inputs(args, kwargs)
+                key, leaves, _ = _C.flatten_inputs(args, kwargs)
                 for cf in self._concrete:
                     if cf._cf.accepts(leaves):
                         return cf

@@ -2,7 +2,7 @@
 import numpy as _np
 
 from . import ops as _ops
-from .ops import _x, _ID, _t, sigmoid  # noqa: F401
+from .ops import _ID, _t, _x, sigmoid
 
 relu = _ops._unary("Relu")
 

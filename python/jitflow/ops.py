@@ -5,8 +5,8 @@ import builtins
 import operator
 
 from . import _C
-from ._C import Tensor
 from . import dtypes as _dt
+from ._C import Tensor
 
 _x = _C.execute
 _xn = _C.execute_n
@@ -110,7 +110,7 @@ def ones_like(input, dtype=None, name=None):
     return y if dtype is None else cast(y, dtype)
 
 
-def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+def range(start, limit=None, delta=1, dtype=None, name="range"):
     if limit is None:
         start, limit = 0, start
     if dtype is None:
@@ -151,7 +151,7 @@ def _binary(op):
 
 
 negative = _unary("Neg")
-abs = _unary("Abs")  # noqa: A001
+abs = _unary("Abs")
 square = _unary("Square")
 exp = _unary("Exp")
 log = _unary("Log")
@@ -169,7 +169,7 @@ subtract = _binary("Sub")
 multiply = _binary("Mul")
 maximum = _binary("Maximum")
 minimum = _binary("Minimum")
-pow = _binary("Pow")  # noqa: A001
+pow = _binary("Pow")
 floordiv = _binary("FloorDiv")
 floormod = _binary("FloorMod")
 equal = _binary("Equal")

@@ -10,7 +10,7 @@ _PRINT = _C.op_id("PrintV2")
 _TENSOR_SLOT = "\x00"
 
 
-def print(*inputs, output_stream=sys.stderr, sep=" ", end="\n", summarize=3, name=None):  # noqa: A001
+def print(*inputs, output_stream=sys.stderr, sep=" ", end="\n", summarize=3, name=None):
     """Like tf.print: tensors are printed with their values when the op runs."""
     parts, tensors = [], []
     for x in inputs:

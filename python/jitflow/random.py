@@ -1,8 +1,9 @@
 """jf.random: seeded uniform and normal sampling with TF's global/op seed rules."""
 import os
 
-from . import _C, ops as _ops
+from . import _C
 from . import dtypes as _dt
+from . import ops as _ops
 
 _DEFAULT_GRAPH_SEED = 87654321
 _state = {"global": None, "counter": 0}

@@ -1,6 +1,8 @@
 """jf.Variable: a resource variable. Reads and writes are ops (ReadVariableOp,
 AssignVariableOp, ...) carrying the variable's id, so traced functions capture variables by
 reference and see later assignments."""
+import contextlib
+
 from . import _C
 from ._C import Tensor
 
@@ -40,10 +42,8 @@ class Variable:
     def __del__(self):
         if self._id is None:
             return
-        try:
+        with contextlib.suppress(Exception):  # interpreter shutdown may have torn _C down
             _C.destroy_variable(self._id)
-        except Exception:
-            pass
 
     name = property(lambda self: self._name + ":0")
     dtype = property(lambda self: self._dtype)

@@ -112,9 +112,8 @@ def test_control_dependencies_into_a_cluster():
     @jf.function
     def f(x):
         assign = v.assign(x)
-        with jf.control_dependencies([assign]):
-            with jf.jit_scope():
-                y = v.read_value() * 4.0
+        with jf.control_dependencies([assign]), jf.jit_scope():
+            y = v.read_value() * 4.0
         return y
 
     assert float(f(jf.constant(7.0))) == 28.0

@@ -6,9 +6,10 @@ include size-0 and size-1 dims and numpy broadcasting; NaN/Inf must propagate as
 """
 import math
 
-import jitflow as jf
 import numpy as np
 import pytest
+
+import jitflow as jf
 
 F32, F64, I32, I64, BOOL = np.float32, np.float64, np.int32, np.int64, np.bool_
 FLOATS = [F32, F64]

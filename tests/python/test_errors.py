@@ -8,9 +8,10 @@ import contextlib
 import linecache
 import os
 
-import jitflow as jf
 import numpy as np
 import pytest
+
+import jitflow as jf
 
 THIS_FILE = os.path.basename(__file__)
 

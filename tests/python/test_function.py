@@ -184,7 +184,7 @@ def test_run_functions_eagerly():
 def test_cond_and_while_loop_traced_match_eager():
     def body_fn(x):
         y = jf.cond(jf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)
-        i, acc = jf.while_loop(lambda i, a: i < 5, lambda i, a: (i + 1, a + y), (jf.constant(0), y))
+        _, acc = jf.while_loop(lambda i, a: i < 5, lambda i, a: (i + 1, a + y), (jf.constant(0), y))
         return acc
 
     f = jf.function(body_fn)

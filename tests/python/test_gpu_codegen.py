@@ -71,7 +71,7 @@ def test_ptxas_assembles(name, arch, tmp_path):
         path = tmp_path / f"{cluster}.ptx"
         path.write_text(text)
         out = subprocess.run([PTXAS, f"-arch={arch}", str(path), "-o", str(tmp_path / f"{cluster}.cubin")],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, check=False)
         assert out.returncode == 0, out.stderr
 
 
@@ -90,14 +90,13 @@ def test_bad_arch_is_an_error():
 
 def test_no_gpu_path_is_clear():
     status = jf._C.cuda_status()
-    if status["available"]:  # noqa: SIM108 - machines with a GPU see it listed instead
+    if status["available"]:
         assert jf.config.list_physical_devices("GPU")
         return
     assert jf.config.list_physical_devices("GPU") == []
     assert [d.device_type for d in jf.config.list_physical_devices()] == ["CPU"]
-    with pytest.raises(RuntimeError, match="libcuda.so.1"):
-        with jf.device("/GPU:0"):
-            pass
+    with pytest.raises(RuntimeError, match="libcuda.so.1"), jf.device("/GPU:0"):
+        pass
     with jf.device("/CPU:0") as d:
         assert d == "/CPU:0"
         assert float(jf.constant(2.0) * 3.0) == 6.0

@@ -3,9 +3,10 @@ DLPack in both directions, read-only views of immutable tensors, lifetimes, and 
 import gc
 import re
 
-import jitflow as jf
 import numpy as np
 import pytest
+
+import jitflow as jf
 
 DTYPES = [(jf.float32, np.float32, "f"), (jf.float64, np.float64, "d"), (jf.int32, np.int32, "i"),
           (jf.int64, np.int64, "q"), (jf.bool, np.bool_, "?")]

@@ -11,9 +11,8 @@ def ops_by_name(cf):
 
 
 def test_eager_jit_scope_raises_tf_message():
-    with pytest.raises(RuntimeError) as e:
-        with jf.jit_scope():
-            pass
+    with pytest.raises(RuntimeError) as e, jf.jit_scope():
+        pass
     # The first line is TF's text; the second names the caller's source line.
     assert "test_jit_scope.py" in str(e.value).splitlines()[1]
     assert str(e.value).splitlines()[0] == ("xla.experimental.jit_scope is not supported when eager execution is "
@@ -141,9 +140,8 @@ def test_callable_called_once_per_op_with_node_def():
 def test_existing_attr_is_not_overwritten():
     @jf.function
     def f(x):
-        with jf.jit_scope(compile_ops=False):
-            with jf.jit_scope(compile_ops=True):
-                y = x + 1.0
+        with jf.jit_scope(compile_ops=False), jf.jit_scope(compile_ops=True):
+            y = x + 1.0
         return y
 
     # The innermost value wins when the op is created; the outer never rewrites it.
@@ -183,9 +181,7 @@ def _compute(compile_ops):
 
 
 def enable_jit_nonstateful(node_def):
-    if node_def.op == "RandomUniform":
-        return False
-    return True
+    return node_def.op != "RandomUniform"
 
 
 def test_create_ops_lambda_port():

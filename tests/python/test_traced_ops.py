@@ -67,7 +67,7 @@ def test_dense_and_lstm_cell_inside_function():
 
     @jf.function
     def step(x, state):
-        h, (h2, c) = cell(dense(x), state)
+        h, (_h2, c) = cell(dense(x), state)
         return h, c
 
     h_e, (_, c_e) = cell(dense(x), state)
