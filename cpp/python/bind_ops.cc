@@ -56,7 +56,49 @@ std::vector<Tensor> run(py::handle op, py::handle inputs, py::handle attrs, py::
 }
 }  // namespace
 
+// tensor[key] as one StridedSlice: the key (ints, slices, Ellipsis, None, int tensors) turns
+// into begin/end/strides and the masks, as TF's _slice_helper does.
+Tensor getitem(const Tensor& t, py::handle key) {
+  py::tuple k = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
+  std::vector<int64_t> begin, end, strides;
+  int64_t bm = 0, em = 0, elm = 0, nam = 0, sam = 0;
+  auto index = [](py::handle v) -> int64_t {
+    if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr()))
+      throw_type("Only integers, slices (`:`), ellipsis (`...`), jf.newaxis (`None`) and scalar int32/int64 "
+                 "tensors are valid indices, got ", py::repr(v).cast<std::string>());
+    return py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr())).cast<int64_t>();
+  };
+  for (size_t i = 0; i < k.size(); ++i) {
+    py::handle s = k[i];
+    int64_t bit = int64_t(1) << i;
+    if (PySlice_Check(s.ptr())) {
+      py::object st = s.attr("start"), sp = s.attr("stop"), stp = s.attr("step");
+      begin.push_back(st.is_none() ? 0 : index(st));
+      end.push_back(sp.is_none() ? 0 : index(sp));
+      strides.push_back(stp.is_none() ? 1 : index(stp));
+      if (st.is_none()) bm |= bit;
+      if (sp.is_none()) em |= bit;
+    } else if (s.ptr() == Py_Ellipsis || s.is_none()) {
+      begin.push_back(0), end.push_back(0), strides.push_back(1);
+      (s.is_none() ? nam : elm) |= bit;
+    } else {
+      int64_t v = index(s);
+      begin.push_back(v), end.push_back(v + 1), strides.push_back(1);
+      sam |= bit;
+    }
+  }
+  Attrs a;
+  a.set("begin_mask", bm);
+  a.set("end_mask", em);
+  a.set("ellipsis_mask", elm);
+  a.set("new_axis_mask", nam);
+  a.set("shrink_axis_mask", sam);
+  return run1(OpId::StridedSlice, {t, Tensor::from_int64s(begin), Tensor::from_int64s(end), Tensor::from_int64s(strides)}, a);
+}
+
 void bind_ops(py::module_& m) {
+  m.def("getitem", &getitem);
+  py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor")).def("__getitem__", &getitem);
   m.def("op_id", [](const std::string& name) { return static_cast<int>(resolve_op(py::str(name))); });
   m.def("op_names", [] {
     std::vector<std::string> v;

@@ -71,7 +71,6 @@ def _format(self, spec):
 
 Tensor.__repr__ = _repr
 Tensor.__str__ = _str
-Tensor.__getitem__ = _ops.getitem
 Tensor.__len__ = _len
 Tensor.__iter__ = _iter
 Tensor.__bool__ = _bool
