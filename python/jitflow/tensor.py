@@ -2,7 +2,6 @@
 arithmetic operators are defined in C++ (bind_tensor.cc); these are attached to it."""
 import numpy as _np
 
-from . import ops as _ops
 from ._C import Tensor
 
 _CPU = "/job:localhost/replica:0/task:0/device:CPU:0"
