@@ -29,13 +29,8 @@ void gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta
     return;
   }
   Eigen::Map<const RowMat<T>> A(a, ta ? k : m, ta ? m : k), B(b, tb ? n : k, tb ? k : n);
-  if (flops < 2.0 * 24 * 24 * 24) {  // tiny: coefficient-wise products beat GEMM's packing
-    if (!ta && !tb) C.noalias() = A.lazyProduct(B);
-    else if (ta && !tb) C.noalias() = A.transpose().lazyProduct(B);
-    else if (!ta && tb) C.noalias() = A.lazyProduct(B.transpose());
-    else C.noalias() = A.transpose().lazyProduct(B.transpose());
-    return;
-  }
+  // Eigen's GEMM also for tiny products: with run-time sizes it beats both a lazy
+  // (coefficient-wise) product and row-axpy loops (measured 145 vs ~300 ns at 10x10x40).
   if (!ta && !tb) C.noalias() = A * B;
   else if (ta && !tb) C.noalias() = A.transpose() * B;
   else if (!ta && tb) C.noalias() = A * B.transpose();

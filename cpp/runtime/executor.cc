@@ -92,12 +92,13 @@ std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
   for (const auto& c : p.consts) slots[c.first] = c.second;
   JF_CHECK(inputs.size() == p.input_slots.size(), "plan expects ", p.input_slots.size(), " inputs");
   for (size_t i = 0; i < inputs.size(); ++i) slots[p.input_slots[i]] = std::move(inputs[i]);
-  std::vector<Tensor> ins;
+  std::vector<Tensor> ins, outs, spare;
+  ins.reserve(8);
   for (size_t step = 0; step < p.order.size(); ++step) {
     Node* n = p.order[step];
     ins.clear();
     for (int s : p.in_slots[step]) ins.push_back(slots[s]);
-    std::vector<Tensor> outs;
+    outs.clear();
     try {
       if (n->op == OpId::If) {
         outs = run_if(p, step, ins);
@@ -106,11 +107,15 @@ std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
       } else if (n->op == OpId::XlaLaunch) {
         outs = n->cluster->run(ins);
       } else if (p.static_shapes) {
+        // Reuse one results vector across steps: no allocation per op on the hot path.
         OpCall call(&n->def(), ins, n->attrs);
         call.fixed_out = &n->outputs;
-        call.results.resize(n->outputs.size());
+        spare.resize(n->outputs.size());
+        call.results.swap(spare);
         n->def().kernel(call);
-        outs = std::move(call.results);
+        call.results.swap(spare);
+        outs.swap(spare);
+        spare.clear();
       } else {
         outs = run_kernel(n->def(), ins, n->attrs);
       }
@@ -120,6 +125,7 @@ std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
     }
     int base = p.first_slot[n->id];
     for (size_t i = 0; i < outs.size(); ++i) slots[base + i] = std::move(outs[i]);
+    if (spare.capacity() < outs.capacity()) spare.swap(outs);
     for (int s : p.release[step]) slots[s] = Tensor();
   }
   std::vector<Tensor> result;
