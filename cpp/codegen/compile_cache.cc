@@ -6,6 +6,8 @@
 #include <llvm/Support/SHA1.h>
 #include <unistd.h>
 
+#include "codegen_hash.h"  // generated: a hash of the code generator's sources
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,7 +31,8 @@ static std::string sha1_hex(const std::string& s) {
 }
 
 std::string compile_cache_key(const std::string& fingerprint, const std::string& target) {
-  return sha1_hex(fingerprint + "\n" + target + "\nllvm " + LLVM_VERSION_STRING + "\njitflow " + kJitflowVersion);
+  return sha1_hex(fingerprint + "\n" + target + "\nllvm " + LLVM_VERSION_STRING + "\njitflow " + kJitflowVersion +
+                  "\ncodegen " + JITFLOW_CODEGEN_HASH);
 }
 
 std::string disk_cache_dir() {
