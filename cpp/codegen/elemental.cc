@@ -55,6 +55,20 @@ Value* ElementalEmitter::linearize(const KExpr* e, const std::vector<Value*>& id
   return off;
 }
 
+std::vector<Value*> ElementalEmitter::delinearize(const KExpr* e, Value* linear, int ndims) {
+  std::vector<Value*> idx(ndims);
+  for (int d = ndims - 1; d >= 0; --d) {
+    if (e->dims[d] < 0) {
+      idx[d] = b_.getInt64(0);
+      continue;
+    }
+    Value* n = dim(e->dims[d]);
+    idx[d] = d == 0 ? linear : b_.CreateURem(linear, n);
+    if (d > 0) linear = b_.CreateUDiv(linear, n);
+  }
+  return idx;
+}
+
 void ElementalEmitter::store(const KExpr* e, Value* linear, Value* v) {
   llvm::Type* t = mem_type(e->dtype);
   if (e->dtype == DType::kBool) v = b_.CreateZExt(v, t);
@@ -192,19 +206,7 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
     }
     case KKind::kReshape: {
       const KExpr* o = e->operands[0];
-      Value* lin = linearize(e, idx);
-      std::vector<Value*> oi(o->rank());
-      for (int d = o->rank() - 1; d >= 0; --d) {
-        if (o->dims[d] < 0) {
-          oi[d] = b_.getInt64(0);
-          continue;
-        }
-        Value* n = dim(o->dims[d]);
-        oi[d] = d == 0 ? lin : b_.CreateURem(lin, n);
-        if (d > 0) lin = b_.CreateUDiv(lin, n);
-      }
-      // The outermost non-unit dim takes the remaining quotient (no final modulo).
-      return emit(o, oi, root);
+      return emit(o, delinearize(o, linearize(e, idx), o->rank()), root);
     }
     case KKind::kSlice: {
       const KExpr* o = e->operands[0];

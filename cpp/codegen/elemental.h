@@ -21,6 +21,9 @@ class ElementalEmitter {
   void store(const KExpr* e, llvm::Value* linear_index, llvm::Value* v);
   llvm::Value* dim(int slot);                       // i64 (1 for slot -1)
   llvm::Value* linearize(const KExpr* e, const std::vector<llvm::Value*>& idx);
+  // The multi-index of the first `ndims` dims of `e` for a row-major linear index over them
+  // (static-1 dims get index 0; the outermost takes the remaining quotient).
+  std::vector<llvm::Value*> delinearize(const KExpr* e, llvm::Value* linear, int ndims);
   llvm::Type* mem_type(DType d);                    // in-memory type (bool is i8)
   llvm::Type* reg_type(DType d);                    // in-register type (bool is i1)
 

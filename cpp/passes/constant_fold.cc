@@ -6,6 +6,15 @@ namespace jf {
 
 static constexpr int64_t kMaxFoldElements = 1 << 16;
 
+static void become_const(Node* n, const Tensor& value) {
+  n->op = OpId::Const;
+  n->inputs.clear();
+  Attrs a;
+  a.set("value", value);
+  a.set("dtype", value.dtype());
+  n->attrs = a;
+}
+
 void constant_folding(Graph& g) {
   for (const auto& np : g.nodes()) {
     Node* n = np.get();
@@ -15,13 +24,7 @@ void constant_folding(Graph& g) {
     // Shape of a value whose shape is static is a constant even when the value is not.
     if (n->op == OpId::Shape && n->inputs[0].node->outputs[n->inputs[0].index].shape.fully_defined()) {
       const Shape& s = n->inputs[0].node->outputs[n->inputs[0].index].shape;
-      Tensor v = Tensor::from_int64s(s.vec(), n->outputs[0].dtype);
-      n->op = OpId::Const;
-      n->inputs.clear();
-      Attrs a;
-      a.set("value", v);
-      a.set("dtype", v.dtype());
-      n->attrs = a;
+      become_const(n, Tensor::from_int64s(s.vec(), n->outputs[0].dtype));
       continue;
     }
     bool all_const = true;
@@ -42,12 +45,7 @@ void constant_folding(Graph& g) {
     } catch (const Error&) {
       continue;  // leave it for run time, where the error reaches the user
     }
-    n->op = OpId::Const;
-    n->inputs.clear();
-    Attrs a;
-    a.set("value", value);
-    a.set("dtype", value.dtype());
-    n->attrs = a;
+    become_const(n, value);
   }
 }
 

@@ -26,6 +26,7 @@
 
 #include "codegen/compile_cache.h"
 #include "codegen/elemental.h"
+#include "codegen/llvm_pipeline.h"
 
 namespace jf {
 namespace {
@@ -114,17 +115,8 @@ void emit_loop_step(llvm::Module& m, const ClusterProgram& p, const Step& s, con
   llvm::Value* j0 = b.CreateSub(i, b.CreateMul(row, inner));
   llvm::Value* want = b.CreateAdd(j0, b.CreateSub(end, i));
   llvm::Value* jend = b.CreateSelect(b.CreateICmpULT(want, inner), want, inner);
-  std::vector<llvm::Value*> idx(r);
-  llvm::Value* rem = row;
-  for (int d = r - 2; d >= 0; --d) {
-    if (root->dims[d] < 0) {
-      idx[d] = b.getInt64(0);
-      continue;
-    }
-    llvm::Value* n = em.dim(root->dims[d]);
-    idx[d] = d == 0 ? rem : b.CreateURem(rem, n);
-    if (d > 0) rem = b.CreateUDiv(rem, n);
-  }
+  std::vector<llvm::Value*> idx = em.delinearize(root, row, r > 0 ? r - 1 : 0);
+  idx.resize(r);
   llvm::Value* row_base = b.CreateMul(row, inner);
   llvm::BasicBlock* pre = b.GetInsertBlock();
   llvm::BasicBlock* j_head = llvm::BasicBlock::Create(ctx, "j.head", fn);
@@ -182,34 +174,9 @@ void add_vector_variants(llvm::Module& m, const std::string& features) {
 }
 
 void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PipelineTuningOptions pto;
-  pto.LoopVectorization = true;
-  pto.SLPVectorization = true;
-  llvm::PassBuilder pb(tm, pto);
   llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
   tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, llvm::Triple(m.getTargetTriple()));
-  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(m, mam);
-}
-
-std::string object_code(llvm::Module& m, llvm::TargetMachine* tm) {
-  llvm::SmallVector<char, 0> buf;
-  llvm::raw_svector_ostream os(buf);
-  llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
-    throw_runtime("LLVM: the target cannot emit object files");
-  pm.run(m);
-  return std::string(buf.data(), buf.size());
+  run_o3(m, tm, &tlii);
 }
 
 std::vector<StepFn> load(Jit& j, const ClusterProgram& p, const std::string& obj, const std::string& prefix) {
@@ -267,7 +234,7 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   dump_module(m, label, "before_opt");
   optimize(m, j.tm.get());
   dump_module(m, label, "after_opt");
-  obj = object_code(m, j.tm.get());
+  obj = emit_module(m, j.tm.get(), false);
   disk_cache_store(key, obj);
   out.fns = load(j, p, obj, prefix);
   out.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

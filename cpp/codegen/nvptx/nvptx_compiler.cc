@@ -22,6 +22,7 @@
 #include <mutex>
 
 #include "codegen/elemental.h"
+#include "codegen/llvm_pipeline.h"
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -79,17 +80,7 @@ void emit_kernel(llvm::Module& m, const Step& s, const std::string& name) {
   b.SetInsertPoint(body);
   const KExpr* root = s.root;
   int r = root->rank();
-  std::vector<llvm::Value*> idx(r);
-  llvm::Value* rem = i;
-  for (int d = r - 1; d >= 0; --d) {
-    if (root->dims[d] < 0) {
-      idx[d] = b.getInt64(0);
-      continue;
-    }
-    llvm::Value* n = em.dim(root->dims[d]);
-    idx[d] = d == 0 ? rem : b.CreateURem(rem, n);
-    if (d > 0) rem = b.CreateUDiv(rem, n);
-  }
+  std::vector<llvm::Value*> idx = em.delinearize(root, i, r);
   em.store(root, i, em.emit(root, idx, root));
   i->addIncoming(b.CreateAdd(i, stride), b.GetInsertBlock());
   b.CreateBr(head);
@@ -202,25 +193,8 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   llvm::raw_string_ostream vs(verr);
   if (llvm::verifyModule(m, &vs)) throw Error(ErrorKind::kInternal, "NVPTX IR verification failed: " + vs.str());
   link_libdevice(m);
-  {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
-  }
-  llvm::SmallVector<char, 0> buf;
-  llvm::raw_svector_ostream os(buf);
-  llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile)) throw_runtime("NVPTX: cannot emit PTX");
-  pm.run(m);
-  out.ptx.assign(buf.data(), buf.size());
+  run_o3(m, tm.get());
+  out.ptx = emit_module(m, tm.get(), true);
   if (const char* dir = std::getenv("JITFLOW_DUMP"))
     if (*dir) std::ofstream(std::string(dir) + "/" + label + "." + arch + ".ptx") << out.ptx;
   return out;
