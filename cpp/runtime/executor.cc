@@ -47,6 +47,20 @@ std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> g) {
   p->release.resize(p->order.size());
   for (int s = 0; s < p->num_slots; ++s)
     if (last_use[s] >= 0 && !pinned[s]) p->release[last_use[s]].push_back(s);
+  // An input at its last use is moved into the step (no refcount traffic); when a step reads
+  // one slot twice, only the final read moves.
+  p->move_in.resize(p->order.size());
+  for (size_t step = 0; step < p->order.size(); ++step) {
+    const auto& ins = p->in_slots[step];
+    auto& mv = p->move_in[step];
+    mv.assign(ins.size(), 0);
+    for (size_t k = 0; k < ins.size(); ++k) {
+      int s = ins[k];
+      bool later_dup = false;
+      for (size_t q = k + 1; q < ins.size(); ++q) later_dup |= ins[q] == s;
+      mv[k] = last_use[s] == static_cast<int>(step) && !pinned[s] && !later_dup;
+    }
+  }
   return p;
 }
 
@@ -97,7 +111,10 @@ std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
   for (size_t step = 0; step < p.order.size(); ++step) {
     Node* n = p.order[step];
     ins.clear();
-    for (int s : p.in_slots[step]) ins.push_back(slots[s]);
+    const auto& in_slots = p.in_slots[step];
+    const auto& mv = p.move_in[step];
+    for (size_t k = 0; k < in_slots.size(); ++k)
+      ins.push_back(mv[k] ? std::move(slots[in_slots[k]]) : slots[in_slots[k]]);
     outs.clear();
     try {
       if (n->op == OpId::If) {
