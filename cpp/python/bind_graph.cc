@@ -148,7 +148,8 @@ void bind_graph(py::module_& m) {
             py::gil_scoped_release release;
             m = emit_ptx(*cc->program, f.name() + "_" + cc->name, arch);
           }
-          out[py::str(cc->name)] = py::dict(py::arg("ptx") = m.ptx, py::arg("kernels") = m.kernels);
+          out[py::str(cc->name)] = py::dict(py::arg("ptx") = m.ptx, py::arg("kernels") = m.kernels,
+                                            py::arg("from_cache") = m.from_cache);
         }
         return out;
       })

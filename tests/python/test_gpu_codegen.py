@@ -102,3 +102,22 @@ def test_no_gpu_path_is_clear():
         assert float(jf.constant(2.0) * 3.0) == 6.0
     with pytest.raises(ValueError, match="cannot parse"):
         jf.device("/TPU:0")
+
+
+def test_ptx_is_cached_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("JITFLOW_CACHE_DIR", str(tmp_path))
+
+    @jf.function
+    def g(x):
+        with jf.jit_scope():
+            return jf.exp(x) * 0.625 + 0.125
+
+    x = jf.constant([1.0, 2.0])
+    g(x)
+    first = g.get_concrete_function(x)._cf.emit_ptx("sm_80")
+    second = g.get_concrete_function(x)._cf.emit_ptx("sm_80")
+    (name, a), = first.items()
+    assert not a["from_cache"] and second[name]["from_cache"]
+    assert second[name]["ptx"] == a["ptx"] and list(second[name]["kernels"]) == list(a["kernels"])
+    other = g.get_concrete_function(x)._cf.emit_ptx("sm_90")
+    assert not other[name]["from_cache"] and ".target sm_90" in other[name]["ptx"]

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "codegen/compile_cache.h"
 #include "codegen/elemental.h"
 #include "codegen/llvm_pipeline.h"
 
@@ -167,6 +168,23 @@ std::string libdevice_path() {
 
 PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std::string& arch) {
   init_nvptx();
+  // PTX is cached on disk like CPU object code (key: kernel IR, target arch, versions).
+  std::string key = compile_cache_key(p.fingerprint + "|label=" + label, std::string("nvptx|") + kTriple + "|" + arch);
+  std::string cached;
+  if (disk_cache_load(key, &cached)) {
+    PtxModule out;
+    out.arch = arch;
+    out.from_cache = true;
+    size_t nl = cached.find('\n');
+    std::string names = cached.substr(0, nl);
+    for (size_t a = 0, b; a < names.size(); a = b + 1) {
+      b = names.find(',', a);
+      if (b == std::string::npos) b = names.size();
+      out.kernels.push_back(names.substr(a, b - a));
+    }
+    out.ptx = cached.substr(nl + 1);
+    return out;
+  }
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, err);
   if (!target) throw_runtime("LLVM has no NVPTX target: ", err);
@@ -195,6 +213,9 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   link_libdevice(m);
   run_o3(m, tm.get());
   out.ptx = emit_module(m, tm.get(), true);
+  std::string names;
+  for (const auto& k : out.kernels) names += (names.empty() ? "" : ",") + k;
+  disk_cache_store(key, names + "\n" + out.ptx);
   if (const char* dir = std::getenv("JITFLOW_DUMP"))
     if (*dir) std::ofstream(std::string(dir) + "/" + label + "." + arch + ".ptx") << out.ptx;
   return out;

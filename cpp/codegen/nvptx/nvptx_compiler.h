@@ -12,6 +12,7 @@ struct PtxModule {
   std::string ptx;
   std::vector<std::string> kernels;  // entry names, one per loop step (library steps excluded)
   std::string arch;
+  bool from_cache = false;  // loaded from the on-disk compile cache
 };
 
 // Compiles the loop steps of a program to PTX for `arch` ("sm_80", "sm_90", ...). Works
