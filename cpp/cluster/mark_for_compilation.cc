@@ -253,8 +253,19 @@ ClusteringResult mark_for_compilation(const Graph& g, const ClusterOptions& opts
   }
   for (int i = 0; i < n; ++i) {
     if (!candidate(i) || !is_const(i)) continue;
-    for (int c : adj.consumers[i])
-      if (candidate(c) && !is_const(c) && try_merge(i, c)) break;
+    bool joined = false;
+    for (int c : adj.consumers[i]) {
+      if (!candidate(c) || is_const(c)) continue;
+      if (!joined) {
+        joined = try_merge(i, c);
+        continue;
+      }
+      // Joined: it also ties in its other consumers of the same jit_scope (TF clusters a
+      // shared constant with all of them: the two MatMuls of one separated gradient scope,
+      // fed by its grad_ys constant, are one cluster), never a cluster of another or no scope.
+      const std::string& s = facts[sets.find(i)].scope;
+      if (!s.empty() && facts[sets.find(c)].scope == s) try_merge(i, c);
+    }
   }
 
   std::vector<Members> groups;
