@@ -2,17 +2,21 @@
 jit_scope clusters. `import jitflow as jf`, then use it like `tf`."""
 from . import (
     _C,
+    autodiff,
     config,
     debugging,
     errors,
     experimental,
     nn,
+    optimizers,
     random,
     xla,
 )
 from . import ops as math
 from . import tensor as _tensor
 from ._C import Tensor, from_dlpack, init_scope, jit_scope, name_scope
+from .autodiff import GradientTape, gradients
+from .autodiff import register_gradient as RegisterGradient
 from .control_flow import cond, control_dependencies, while_loop
 from .device import device
 from .dtypes import DType, as_dtype, bool, float32, float64, int32, int64

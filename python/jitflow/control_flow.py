@@ -4,6 +4,15 @@ from . import _C
 from ._C import Tensor
 from .function import _flatten_outputs, _pack
 
+# If/While nodes are built outside the op dispatcher (no tape hook): jitflow.autodiff.tape
+# registers a callback here so a traced GradientTape still records them.
+_node_observers = []
+
+
+def _notify(outs):
+    for observe in _node_observers:
+        observe(outs)
+
 
 def _trace_branch(fn, arg_specs=(), names=()):
     b = _C.FuncBuilder(True)
@@ -27,6 +36,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         raise ValueError(f"jf.cond: true_fn and false_fn must return the same structure, got "
                          f"{_structure(ttemplate)} and {_structure(etemplate)}")
     outs = _C.make_if(pred, tb, tg, eb, eg, name)
+    _notify(outs)
     return _pack(ttemplate, outs)
 
 
@@ -67,6 +77,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, maximum_iterations=
     invariants = [list(s) for _, s in specs] if shape_invariants is not None else []
     max_iter = -1 if maximum_iterations is None else int(maximum_iterations)
     outs = _C.make_while(tensors, cb, cg, bb, bg, max_iter, name, invariants)
+    _notify(outs)
     return outs[0] if single else type(loop_vars)(outs)
 
 

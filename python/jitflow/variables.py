@@ -2,6 +2,7 @@
 AssignVariableOp, ...) carrying the variable's id, so traced functions capture variables by
 reference and see later assignments."""
 import contextlib
+import weakref
 
 from . import _C
 from ._C import Tensor
@@ -12,6 +13,8 @@ _counter = [0]
 # Pushed by jf.function while tracing: (creation allowed, function name, list that keeps the
 # variables it creates alive). TF allows variable creation on the first trace only.
 _creation_guard = []
+# Variable id -> Variable, for GradientTape (a ReadVariableOp carries only the id).
+_by_id = weakref.WeakValueDictionary()
 
 
 class Variable:
@@ -36,6 +39,7 @@ class Variable:
         self._dtype = value.dtype
         self._shape = value.shape
         self.trainable = trainable
+        _by_id[self._id] = self
         if _creation_guard:  # created while tracing: the function keeps it alive
             _creation_guard[-1][2].append(self)
 

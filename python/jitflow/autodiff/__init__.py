@@ -1,0 +1,15 @@
+"""Automatic differentiation: the gradient registry, jf.gradients (symbolic, inside a trace)
+and jf.GradientTape (eager and traced). See registry.py for how to add an op's gradient."""
+from . import grads_array, grads_control, grads_math  # noqa: F401  (register the gradients)
+from .gradients import gradients
+from .registry import (
+    OpView,
+    get_gradient_function,
+    not_differentiable,
+    register_gradient,
+    registered_op_types,
+)
+from .tape import GradientTape
+
+__all__ = ["GradientTape", "OpView", "get_gradient_function", "gradients", "not_differentiable",
+           "register_gradient", "registered_op_types"]

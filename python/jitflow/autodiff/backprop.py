@@ -1,0 +1,56 @@
+"""What jf.gradients and GradientTape share: calling one op's gradient function under its
+`<op name>_grad` name scope and jit attr scope, and summing several gradients (AddN)."""
+from .. import _C, ops
+from .registry import get_gradient_function, grad_attr_scope, unmarked_scope
+
+
+def apply_gradient(op, out_grads, grad_scope):
+    """The input gradients of one forward op (an OpView), one per input (None = none)."""
+    try:
+        fn = get_gradient_function(op.type)
+    except LookupError:
+        raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type}). "
+                          "Register one with jf.autodiff.register_gradient") from None
+    if fn is None:
+        return [None] * len(op.inputs)
+    with _C.name_scope(op.name + "_grad"), grad_attr_scope(op.node, grad_scope):
+        grads = fn(op, *out_grads)
+    grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
+    if len(grads) != len(op.inputs):
+        raise ValueError(f"The gradient function of {op.type} returned {len(grads)} gradients for "
+                         f"{len(op.inputs)} inputs (op '{op.name}')")
+    return grads
+
+
+def aggregate(grads):
+    """None, the one gradient, or their AddN (unmarked: DESIGN §2.6)."""
+    grads = [g for g in grads if g is not None]
+    if not grads:
+        return None
+    if len(grads) == 1:
+        return grads[0]
+    with unmarked_scope():
+        return ops.add_n(grads)
+
+
+def flatten(structure):
+    """Leaves (tensors, variables, None) of nested lists/tuples/dicts, depth first."""
+    if isinstance(structure, (list, tuple)):
+        return [leaf for s in structure for leaf in flatten(s)]
+    if isinstance(structure, dict):
+        return [leaf for k in sorted(structure) for leaf in flatten(structure[k])]
+    return [structure]
+
+
+def pack_like(structure, flat):
+    it = iter(flat)
+
+    def build(s):
+        if isinstance(s, tuple) and hasattr(s, "_fields"):
+            return type(s)(*[build(x) for x in s])
+        if isinstance(s, (list, tuple)):
+            return type(s)(build(x) for x in s)
+        if isinstance(s, dict):
+            return {k: build(s[k]) for k in sorted(s)}
+        return next(it)
+    return build(structure)

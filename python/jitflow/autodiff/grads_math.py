@@ -1,0 +1,297 @@
+"""Gradients of elementwise math, reductions, matmul and softmax (TF's math_grad.py and
+nn_grad.py formulas, built from jf ops)."""
+import math
+
+from .. import ops
+from .registry import not_differentiable, register_gradient
+from .shapes import (
+    broadcast_like,
+    is_float,
+    reduction_axes,
+    reshape_like,
+    static_shape,
+    unbroadcast,
+)
+
+not_differentiable("Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
+                   "LogicalAnd", "LogicalOr", "LogicalNot", "ArgMax", "ArgMin", "FloorDiv")
+
+
+def _float_only(fn):
+    """Integer inputs get no gradient (TF backpropagates through float tensors only)."""
+    def wrapped(op, *grads):
+        if not all(is_float(t) for t in op.outputs if t is not None):
+            return [None] * len(op.inputs)
+        return [g if is_float(x) else None for g, x in zip(fn(op, *grads), op.inputs)]
+    wrapped.__name__ = fn.__name__
+    return wrapped
+
+
+def _grad(op_type):
+    def wrap(fn):
+        return register_gradient(op_type)(_float_only(fn))
+    return wrap
+
+
+# ---- elementwise unary -------------------------------------------------------------------
+@_grad("Identity")
+def _identity_grad(op, g):
+    return [g]
+
+
+@_grad("Neg")
+def _neg_grad(op, g):
+    return [-g]
+
+
+@_grad("Abs")
+def _abs_grad(op, g):
+    x = op.inputs[0]
+    return [ops.where(x > 0, g, ops.where(x < 0, -g, 0.0))]
+
+
+@_grad("Square")
+def _square_grad(op, g):
+    return [g * (2.0 * op.inputs[0])]
+
+
+@_grad("Relu")
+def _relu_grad(op, g):
+    return [ops.where(op.outputs[0] > 0, g, 0.0)]
+
+
+@_grad("Exp")
+def _exp_grad(op, g):
+    return [g * op.outputs[0]]
+
+
+@_grad("Log")
+def _log_grad(op, g):
+    return [g / op.inputs[0]]
+
+
+@_grad("Tanh")
+def _tanh_grad(op, g):
+    y = op.outputs[0]
+    return [g * (1.0 - y * y)]
+
+
+@_grad("Sigmoid")
+def _sigmoid_grad(op, g):
+    y = op.outputs[0]
+    return [g * (y * (1.0 - y))]
+
+
+@_grad("Sqrt")
+def _sqrt_grad(op, g):
+    return [g * 0.5 / op.outputs[0]]
+
+
+@_grad("Rsqrt")
+def _rsqrt_grad(op, g):
+    y = op.outputs[0]
+    return [g * (-0.5 * y * y * y)]
+
+
+@_grad("Sin")
+def _sin_grad(op, g):
+    return [g * ops.cos(op.inputs[0])]
+
+
+@_grad("Cos")
+def _cos_grad(op, g):
+    return [-g * ops.sin(op.inputs[0])]
+
+
+@_grad("Erf")
+def _erf_grad(op, g):
+    x = op.inputs[0]
+    return [g * (2.0 / math.sqrt(math.pi)) * ops.exp(-ops.square(x))]
+
+
+@register_gradient("Cast")
+def _cast_grad(op, g):
+    x, y = op.inputs[0], op.outputs[0]
+    if is_float(x) and is_float(y):
+        return [ops.cast(g, x.dtype)]
+    return [None]
+
+
+# ---- elementwise binary (numpy broadcasting) ---------------------------------------------
+@_grad("AddV2")
+def _add_grad(op, g):
+    x, y = op.inputs
+    return [unbroadcast(g, x), unbroadcast(g, y)]
+
+
+@_grad("Sub")
+def _sub_grad(op, g):
+    x, y = op.inputs
+    return [unbroadcast(g, x), unbroadcast(-g, y)]
+
+
+@_grad("Mul")
+def _mul_grad(op, g):
+    x, y = op.inputs
+    return [unbroadcast(g * y, x), unbroadcast(x * g, y)]
+
+
+@_grad("RealDiv")
+def _realdiv_grad(op, g):
+    x, y = op.inputs
+    return [unbroadcast(g / y, x), unbroadcast(g * (-x / y / y), y)]
+
+
+@_grad("Pow")
+def _pow_grad(op, g):
+    x, y = op.inputs
+    z = op.outputs[0]
+    gx = unbroadcast(g * y * ops.pow(x, y - 1.0), x)
+    positive = x > 0
+    # log(x) where x > 0, else 0 (TF's choice); the inner where keeps log's own gradient finite.
+    log_x = ops.where(positive, ops.log(ops.where(positive, x, 1.0)), 0.0)
+    gy = unbroadcast(g * z * log_x, y)
+    return [gx, gy]
+
+
+@_grad("Maximum")
+def _maximum_grad(op, g):
+    x, y = op.inputs
+    xmask = ops.greater_equal(x, y)
+    return [unbroadcast(ops.where(xmask, g, 0.0), x), unbroadcast(ops.where(xmask, 0.0, g), y)]
+
+
+@_grad("Minimum")
+def _minimum_grad(op, g):
+    x, y = op.inputs
+    xmask = ops.less_equal(x, y)
+    return [unbroadcast(ops.where(xmask, g, 0.0), x), unbroadcast(ops.where(xmask, 0.0, g), y)]
+
+
+@_grad("FloorMod")
+def _floormod_grad(op, g):
+    x, y = op.inputs
+    return [unbroadcast(g, x), unbroadcast(-g * ops.floordiv(x, y), y)]
+
+
+@register_gradient("SelectV2")
+def _select_grad(op, g):
+    c, x, y = op.inputs
+    if not is_float(op.outputs[0]):
+        return [None, None, None]
+    return [None, unbroadcast(ops.where(c, g, 0.0), x), unbroadcast(ops.where(c, 0.0, g), y)]
+
+
+@_grad("AddN")
+def _addn_grad(op, g):
+    return [g] * len(op.inputs)
+
+
+# ---- matmul ------------------------------------------------------------------------------
+def _matmul_grads(a, b, g, ta, tb):
+    if not ta and not tb:
+        return ops.matmul(g, b, transpose_b=True), ops.matmul(a, g, transpose_a=True)
+    if not ta and tb:
+        return ops.matmul(g, b), ops.matmul(g, a, transpose_a=True)
+    if ta and not tb:
+        return ops.matmul(b, g, transpose_b=True), ops.matmul(a, g)
+    return (ops.matmul(b, g, transpose_a=True, transpose_b=True),
+            ops.matmul(g, a, transpose_a=True, transpose_b=True))
+
+
+@_grad("MatMul")
+def _matmul_grad(op, g):
+    a, b = op.inputs
+    return list(_matmul_grads(a, b, g, op.get_attr("transpose_a", False),
+                              op.get_attr("transpose_b", False)))
+
+
+@_grad("BatchMatMulV2")
+def _batch_matmul_grad(op, g):
+    a, b = op.inputs
+    ga, gb = _matmul_grads(a, b, g, op.get_attr("adj_x", False), op.get_attr("adj_y", False))
+    # Batch dims broadcast (a [B, T, k] @ kernel [k, u]): sum them back.
+    return [unbroadcast(ga, a), unbroadcast(gb, b)]
+
+
+# ---- reductions --------------------------------------------------------------------------
+def _keepdims_grad(op, g):
+    """The output gradient reshaped to the input's rank (reduced axes of size 1), and the
+    reduced axes."""
+    x, axis_t = op.inputs
+    axes = reduction_axes(op, x, axis_t)
+    if op.get_attr("keep_dims", False):
+        return g, axes
+    xs = static_shape(x)
+    if xs is not None:
+        return ops.reshape(g, [1 if i in axes else d for i, d in enumerate(xs)]), axes
+    for a in axes:
+        g = ops.expand_dims(g, a)
+    return g, axes
+
+
+@_grad("Sum")
+def _sum_grad(op, g):
+    x = op.inputs[0]
+    gk, _ = _keepdims_grad(op, g)
+    return [broadcast_like(gk, x), None]
+
+
+@_grad("Mean")
+def _mean_grad(op, g):
+    x, y = op.inputs[0], op.outputs[0]
+    gk, axes = _keepdims_grad(op, g)
+    xs = static_shape(x)
+    if xs is not None:
+        count = 1
+        for a in axes:
+            count *= xs[a]
+        scale = 1.0 / max(count, 1)
+    else:
+        dt = x.dtype
+        scale = (ops.cast(ops.maximum(ops.reduce_prod(ops.shape(y)), 1), dt) /
+                 ops.cast(ops.maximum(ops.reduce_prod(ops.shape(x)), 1), dt))
+    return [broadcast_like(gk * scale, x), None]
+
+
+def _minmax_grad(op, g):
+    x = op.inputs[0]
+    gk, axes = _keepdims_grad(op, g)
+    yk = reshape_like(op.outputs[0], gk)
+    indicators = ops.cast(ops.equal(x, yk), x.dtype)
+    count = ops.reduce_sum(indicators, axes, keepdims=True)
+    return [indicators / count * gk, None]
+
+
+register_gradient("Max")(_float_only(_minmax_grad))
+register_gradient("Min")(_float_only(_minmax_grad))
+
+
+@_grad("Prod")
+def _prod_grad(op, g):
+    # d prod / d x_i = product of the others. Without dividing by zero: with no zero in the
+    # slice it is prod / x_i; with exactly one zero, only that element gets the product of
+    # the non-zeros; with two or more zeros every element gets 0.
+    x = op.inputs[0]
+    gk, axes = _keepdims_grad(op, g)
+    zero = ops.equal(x, 0.0)
+    nonzero = ops.where(zero, 1.0, x)
+    prod_nz = ops.reduce_prod(nonzero, axes, keepdims=True)
+    zeros = ops.reduce_sum(ops.cast(zero, x.dtype), axes, keepdims=True)
+    one_zero = ops.logical_and(zero, ops.equal(zeros, 1.0))
+    dx = ops.where(ops.equal(zeros, 0.0), prod_nz / nonzero, ops.where(one_zero, prod_nz, 0.0))
+    return [dx * gk, None]
+
+
+# ---- softmax -----------------------------------------------------------------------------
+@_grad("Softmax")
+def _softmax_grad(op, g):
+    y = op.outputs[0]
+    return [(g - ops.reduce_sum(g * y, -1, keepdims=True)) * y]
+
+
+@_grad("LogSoftmax")
+def _log_softmax_grad(op, g):
+    softmax = ops.exp(op.outputs[0])
+    return [g - ops.reduce_sum(g, -1, keepdims=True) * softmax]
+

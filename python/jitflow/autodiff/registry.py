@@ -1,0 +1,110 @@
+"""The gradient registry: one entry per op type (TF op names), and the view of a forward op
+that a gradient function receives.
+
+A gradient function takes `(op, *output_grads)` and returns one gradient (or None) per
+input of `op`, like TF's `@tf.RegisterGradient`. It builds its result from jf ops, so the
+same function serves eager tapes, traced tapes and `jf.gradients`, and the ops it creates
+trace, cluster and compile like any others.
+"""
+from .. import _C
+
+_GRADIENTS = {}
+_NOT_DIFFERENTIABLE = set()
+
+# The jit_scope attrs (DESIGN §2.2): cleared around every gradient function, then set again
+# for the gradient ops of compiled forward ops (§2.6).
+JIT_ATTRS = ["_XlaCompile", "_XlaScope", "_XlaSeparateCompiledGradients"]
+
+
+def register_gradient(op_type):
+    """Decorator: `@register_gradient("MatMul") def _(op, grad): return [da, db]`."""
+    def wrap(fn):
+        if op_type in _GRADIENTS:
+            raise KeyError(f"A gradient for op type '{op_type}' is already registered")
+        _GRADIENTS[op_type] = fn
+        return fn
+    return wrap
+
+
+def not_differentiable(*op_types):
+    """Declares op types whose inputs get no gradient (comparisons, shapes, random, ...)."""
+    _NOT_DIFFERENTIABLE.update(op_types)
+
+
+def get_gradient_function(op_type):
+    """The registered function, None for a non-differentiable op; LookupError if unknown."""
+    if op_type in _NOT_DIFFERENTIABLE:
+        return None
+    fn = _GRADIENTS.get(op_type)
+    if fn is None:
+        raise LookupError(f"No gradient defined for op type: {op_type}")
+    return fn
+
+
+def has_gradient(op_type):
+    return op_type in _GRADIENTS
+
+
+def registered_op_types():
+    return sorted(_GRADIENTS)
+
+
+_MISSING = object()
+
+
+class OpView:
+    """What a gradient function sees of a forward op: `.type`, `.name`, `.inputs`,
+    `.outputs` (jf.Tensors, eager or symbolic), `.get_attr(name, default)` and `.node`
+    (the graph NodeRef for a traced op, None for an eager one)."""
+
+    __slots__ = ("_attrs", "inputs", "name", "node", "outputs", "type")
+
+    def __init__(self, op_type, name, inputs, outputs, attrs=None, node=None):
+        self.type = op_type
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
+        self._attrs = attrs
+        self.node = node
+
+    @classmethod
+    def from_node(cls, node):
+        inputs = [ref.output(i) for ref, i in node.input_refs()]
+        outputs = [node.output(i) for i in range(node.num_outputs)]
+        return cls(node.op, node.name, inputs, outputs, None, node)
+
+    def get_attr(self, name, default=_MISSING):
+        if self._attrs is not None:
+            if name in self._attrs:
+                return self._attrs[name]
+        elif self.node is not None and self.node.has_attr(name):
+            return self.node.get_attr(name)
+        if default is _MISSING:
+            raise ValueError(f"No attr named '{name}' in op {self.name} ({self.type})")
+        return default
+
+    def __repr__(self):
+        return f"<OpView {self.name} type={self.type}>"
+
+
+def grad_attr_scope(node, grad_scope):
+    """The attr scope for the gradient ops of one forward op (DESIGN §2.6, TF's
+    _MaybeCompile): a forward op with `_XlaCompile == True` gives its gradient ops
+    `_XlaCompile=True` and its `_XlaScope`, or `<scope>_grad_<grad_scope>` when it has
+    `_XlaSeparateCompiledGradients`; every other gradient op gets no jit attrs, even when
+    the gradient call itself sits inside a jit_scope."""
+    if node is None or not (node.has_attr("_XlaCompile") and node.get_attr("_XlaCompile")):
+        return _C.attr_scope({}, JIT_ATTRS)
+    scope = node.get_attr("_XlaScope") if node.has_attr("_XlaScope") else ""
+    if isinstance(scope, bytes):
+        scope = scope.decode()
+    separate = (node.has_attr("_XlaSeparateCompiledGradients")
+                and node.get_attr("_XlaSeparateCompiledGradients"))
+    if separate:
+        scope = f"{scope}_grad_{grad_scope}"
+    return _C.attr_scope({"_XlaCompile": True, "_XlaScope": scope}, JIT_ATTRS)
+
+
+def unmarked_scope():
+    """Aggregation (AddN) and grad_ys ops: no jit attrs (DESIGN §2.6)."""
+    return _C.attr_scope({}, JIT_ATTRS)

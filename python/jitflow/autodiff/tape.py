@@ -1,0 +1,292 @@
+"""jf.GradientTape: records the ops that run (eagerly) or are traced (inside a jf.function)
+while it is active, and differentiates them in reverse.
+
+Recording uses the dispatcher's tape hook (`_C.set_tape_callback`): after every op, each
+recording tape looks at the op's inputs; if one is watched or was computed from a watched
+tensor, it keeps the op, its attrs and its input/output tensors.
+
+Tensors are passed to the hook as fresh Python wrappers, so a tape keys them by value
+identity, not by `id()`: a symbolic tensor by (graph node, output index), an eager tensor
+by (buffer address, shape, dtype). The tape keeps every recorded tensor alive, so an address
+is never reused while it is recording. Ops that return their input unchanged (Identity,
+a same-shape Reshape, ...) share the input's buffer, and so its key: they are not recorded
+(their gradient is the identity). A key seen again later (x reshaped there and back) gets a
+new version: uses read the newest version, sources the oldest, so the gradient w.r.t. the
+original tensor still sums every path.
+
+Limitation: calls of an already traced jf.function run their graph without the dispatcher,
+so an eager tape outside a jf.function does not see inside it. Put the tape inside the
+function (recording then happens at trace time, symbolically), as in a training step.
+"""
+import contextlib
+import threading
+import warnings
+
+from .. import _C, ops
+from .. import control_flow as _control_flow
+from .. import variables as _variables
+from .backprop import aggregate, apply_gradient, flatten, pack_like
+from .registry import OpView
+from .shapes import is_float
+
+_local = threading.local()
+
+
+def _recording():
+    tapes = getattr(_local, "tapes", None)
+    if tapes is None:
+        tapes = _local.tapes = []
+    return tapes
+
+
+def _on_op(op_type, inputs, attrs, outputs):
+    for tape in list(_recording()):
+        tape._record(op_type, inputs, attrs, outputs)
+
+
+def _on_control_flow_node(outs):
+    """If/While nodes, built outside the dispatcher (control_flow._notify)."""
+    if not _recording() or not outs:
+        return
+    node = outs[0]._node_ref[0]
+    inputs = [ref.output(i) for ref, i in node.input_refs()]
+    _on_op(node.op, inputs, {k: node.get_attr(k) for k in node.attr}, list(outs))
+
+
+_C.set_tape_callback(_on_op)
+_control_flow._node_observers.append(_on_control_flow_node)
+
+
+def _key(t):
+    if t._is_symbolic:
+        ref = t._node_ref
+        return None if ref is None else (ref[0], ref[1])
+    return (t._data_ptr, t.shape, t.dtype)
+
+
+class _Record:
+    __slots__ = ("attrs", "in_ids", "inputs", "out_ids", "outputs", "type")
+
+    def __init__(self, op_type, inputs, attrs, outputs, in_ids, out_ids):
+        self.type, self.inputs, self.attrs, self.outputs = op_type, inputs, attrs, outputs
+        self.in_ids, self.out_ids = in_ids, out_ids
+
+
+class GradientTape:
+    """Records operations for automatic differentiation (TF's tf.GradientTape).
+
+    with jf.GradientTape() as tape:
+        y = x * x            # x a watched tensor, or a jf.Variable read inside
+    dy_dx = tape.gradient(y, x)
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = bool(persistent)
+        self._watch_accessed_variables = bool(watch_accessed_variables)
+        self._depth = 0
+        self._paused = False
+        self.reset()
+
+    # ---- recording --------------------------------------------------------------------
+    def __enter__(self):
+        if self._depth:
+            raise ValueError("This GradientTape is already recording; it cannot be entered twice")
+        self._graph = _C.current_graph()
+        self._depth = 1
+        self._start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop()
+        self._depth = 0
+        return False
+
+    def _start(self):
+        _recording().append(self)
+        _C.tape_activate(1)
+
+    def _stop(self):
+        tapes = _recording()
+        if self in tapes:
+            tapes.remove(self)
+            _C.tape_activate(-1)
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Ops run inside are not recorded on this tape."""
+        if self not in _recording():
+            raise RuntimeError("GradientTape.stop_recording() is only valid while the tape is recording")
+        self._stop()
+        try:
+            yield
+        finally:
+            self._start()
+
+    def reset(self):
+        """Forgets everything recorded so far (the tape stays active if it was)."""
+        self._versions = {}      # key -> [id, ...] (oldest first)
+        self._next_id = 0
+        self._records = []
+        self._var_reads = {}     # variable id -> [tensor id, ...]
+        self._watched_vars = {}  # variable id -> Variable
+        self._accessed = {}      # variable id -> Variable (watched_variables())
+        self._keep = []          # watched tensors, kept alive
+        self._used = False
+        self._saw_traced_ops = False
+
+    def watch(self, tensor):
+        """Records operations on `tensor` (a tensor, a Variable, or a nested list of them)."""
+        for t in flatten(tensor):
+            if isinstance(t, _variables.Variable):
+                self._watched_vars[t._id] = t
+                self._accessed[t._id] = t
+                continue
+            t = _C.convert_to_tensor(t)
+            if not is_float(t):
+                warnings.warn(f"The dtype of the watched tensor must be floating (e.g. jf.float32), "
+                              f"got {t.dtype.name}", RuntimeWarning, stacklevel=2)
+                continue
+            k = _key(t)
+            if k is not None and k not in self._versions:
+                self._versions[k] = [self._new_id()]
+                self._keep.append(t)
+
+    def watched_variables(self):
+        return list(self._accessed.values())
+
+    def _new_id(self):
+        self._next_id += 1
+        return self._next_id
+
+    def _lookup(self, t):
+        if not is_float(t):
+            return None
+        v = self._versions.get(_key(t))
+        return v[-1] if v else None
+
+    def _record(self, op_type, inputs, attrs, outputs):
+        if not outputs:
+            return
+        first = outputs[0]
+        if self._graph is None:
+            if first._is_symbolic:  # a trace under an eager tape (see the module docstring)
+                self._saw_traced_ops = True
+                return
+        elif not first._is_symbolic or first._node_ref[0].graph is not self._graph:
+            return  # an eager op, or a nested graph's op (cond branch): the If node is recorded
+        if op_type == "ReadVariableOp":
+            vid = attrs.get("var_id")
+            var = self._watched_vars.get(vid)
+            if var is None and self._watch_accessed_variables:
+                var = _variables._by_id.get(vid)
+                if var is not None and not var.trainable:
+                    var = None
+            if var is not None and is_float(first):
+                self._accessed[vid] = var
+                tid = self._new_id()
+                self._versions.setdefault(_key(first), []).append(tid)
+                self._var_reads.setdefault(vid, []).append(tid)
+                self._keep.append(first)
+            return
+        in_ids = [self._lookup(t) for t in inputs]
+        if all(i is None for i in in_ids):
+            return
+        in_keys = {_key(t) for t, i in zip(inputs, in_ids) if i is not None}
+        out_ids = []
+        for y in outputs:
+            k = _key(y) if is_float(y) else None
+            if k is None or k in in_keys:  # not differentiable, or the input itself (alias)
+                out_ids.append(None)
+                continue
+            tid = self._new_id()
+            self._versions.setdefault(k, []).append(tid)
+            out_ids.append(tid)
+        if all(o is None for o in out_ids):
+            return
+        self._records.append(_Record(op_type, list(inputs), attrs, list(outputs), in_ids, out_ids))
+
+    # ---- differentiation --------------------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        """d(sum of target)/d(source) for each source, in the structure of `sources`."""
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
+                               "of gradients (or jacobians)")
+        if unconnected_gradients not in ("none", "zero"):
+            raise ValueError("unconnected_gradients must be 'none' or 'zero'")
+        recording = self in _recording()
+        if recording:
+            if self._persistent:
+                warnings.warn("Calling GradientTape.gradient on a persistent tape inside its context "
+                              "is less efficient than calling it outside the context (it does not "
+                              "record its own gradient computation).", RuntimeWarning, stacklevel=2)
+            self._stop()
+        try:
+            with _C.name_scope("gradient_tape") as scope:
+                flat = self._gradient(flatten(target), flatten(sources), output_gradients,
+                                      scope.rstrip("/").replace("/", "_"), unconnected_gradients)
+        finally:
+            if recording:
+                self._start()
+        self._used = True
+        if not self._persistent:
+            self._records, self._versions, self._var_reads, self._keep = [], {}, {}, []
+        return pack_like(sources, flat)
+
+    def _source_ids(self, s):
+        if isinstance(s, _variables.Variable):
+            return list(self._var_reads.get(s._id, ()))
+        if s is None:
+            return []
+        t = _C.convert_to_tensor(s)
+        v = self._versions.get(_key(t)) if is_float(t) else None
+        return [v[0]] if v else []
+
+    def _gradient(self, targets, sources, output_gradients, grad_scope, unconnected):
+        if output_gradients is not None:
+            output_gradients = flatten(output_gradients)
+            if len(output_gradients) != len(targets):
+                raise ValueError(f"{len(output_gradients)} output_gradients for {len(targets)} targets")
+        grads = {}
+        for i, t in enumerate(targets):
+            if t is None:
+                raise TypeError("GradientTape.gradient: target must be a tensor, got None")
+            t = _C.convert_to_tensor(t)
+            tid = self._lookup(t)
+            if tid is None:
+                continue
+            g = output_gradients[i] if output_gradients is not None else None
+            g = ops.ones_like(t) if g is None else _C.convert_to_tensor(g, t.dtype)
+            grads.setdefault(tid, []).append(g)
+        source_ids = [self._source_ids(s) for s in sources]
+        reach = {i for ids in source_ids for i in ids}
+        live = []
+        for rec in self._records:
+            if any(i in reach for i in rec.in_ids if i is not None):
+                live.append(rec)
+                reach.update(o for o in rec.out_ids if o is not None)
+        for rec in reversed(live):
+            out_grads = []
+            for o in rec.out_ids:
+                gs = grads.get(o) if o is not None else None
+                if gs is not None and len(gs) > 1:
+                    gs[:] = [aggregate(gs)]
+                out_grads.append(gs[0] if gs else None)
+            if all(g is None for g in out_grads):
+                continue
+            node = rec.outputs[0]._node_ref[0] if rec.outputs[0]._is_symbolic else None
+            op = OpView(rec.type, node.name if node is not None else rec.type, rec.inputs,
+                        rec.outputs, rec.attrs, node)
+            for i, g in zip(rec.in_ids, apply_gradient(op, out_grads, grad_scope)):
+                if i is not None and g is not None and i in reach:
+                    grads.setdefault(i, []).append(g)
+        result = []
+        for s, ids in zip(sources, source_ids):
+            g = aggregate([g for i in ids for g in grads.get(i, [])])
+            if g is None and unconnected == "zero" and s is not None:
+                g = ops.zeros_like(s.read_value() if isinstance(s, _variables.Variable) else s)
+            result.append(g)
+        if self._saw_traced_ops and any(g is None for g in result):
+            warnings.warn("GradientTape: a jf.function ran while this eager tape was recording; the tape "
+                          "does not see inside jf.function calls, so some gradients are None. Put the "
+                          "tape inside the jf.function.", RuntimeWarning, stacklevel=3)
+        return result
