@@ -268,3 +268,14 @@ def test_gradient_tape_matches_jf_gradients(rng):
         l = loss(x, w)
     for a, b in zip(tape.gradient(l, [x, w]), symbolic(xs, ws)):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_unneeded_matmul_input_gradient_is_not_computed():
+    x = jf.constant(np.ones((4, 3), np.float32))
+    w = jf.Variable(np.ones((3, 2), np.float32))
+    with jf.GradientTape() as tape:
+        y = jf.matmul(x, w)  # x is not a source: its gradient (g @ w^T) is skipped
+    jf.debugging.reset_stats()
+    g = tape.gradient(y, w)
+    assert jf.debugging.stats()["eager_ops"] == 2  # the ones seed and one MatMul
+    np.testing.assert_allclose(g.numpy(), np.full((3, 2), 4.0))

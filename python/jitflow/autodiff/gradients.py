@@ -110,6 +110,9 @@ def _gradients(ys, xs, grad_ys, grad_scope, unconnected):
         if all(g is None for g in out_grads):
             continue
         op = OpView.from_node(node)
+        op.skip_input_indices = tuple(
+            k for k, (ref, i) in enumerate(node.input_refs())
+            if not ((ref, i) in sources or ref in between))
         in_grads = apply_gradient(op, out_grads, grad_scope)
         for (ref, i), x, g in zip(node.input_refs(), op.inputs, in_grads):
             if g is None or not is_float(x):

@@ -188,28 +188,35 @@ def _addn_grad(op, g):
 
 
 # ---- matmul ------------------------------------------------------------------------------
-def _matmul_grads(a, b, g, ta, tb):
+def _matmul_grads(a, b, g, ta, tb, skip):
+    """(grad a, grad b) of matmul(a, b, ta, tb), TF's four cases; None for skipped inputs."""
     if not ta and not tb:
-        return ops.matmul(g, b, transpose_b=True), ops.matmul(a, g, transpose_a=True)
-    if not ta and tb:
-        return ops.matmul(g, b), ops.matmul(g, a, transpose_a=True)
-    if ta and not tb:
-        return ops.matmul(b, g, transpose_b=True), ops.matmul(a, g)
-    return (ops.matmul(b, g, transpose_a=True, transpose_b=True),
-            ops.matmul(g, a, transpose_a=True, transpose_b=True))
+        ga = lambda: ops.matmul(g, b, transpose_b=True)
+        gb = lambda: ops.matmul(a, g, transpose_a=True)
+    elif not ta and tb:
+        ga = lambda: ops.matmul(g, b)
+        gb = lambda: ops.matmul(g, a, transpose_a=True)
+    elif ta and not tb:
+        ga = lambda: ops.matmul(b, g, transpose_b=True)
+        gb = lambda: ops.matmul(a, g)
+    else:
+        ga = lambda: ops.matmul(b, g, transpose_a=True, transpose_b=True)
+        gb = lambda: ops.matmul(g, a, transpose_a=True, transpose_b=True)
+    return (None if 0 in skip else ga()), (None if 1 in skip else gb())
 
 
 @_grad("MatMul")
 def _matmul_grad(op, g):
     a, b = op.inputs
     return list(_matmul_grads(a, b, g, op.get_attr("transpose_a", False),
-                              op.get_attr("transpose_b", False)))
+                              op.get_attr("transpose_b", False), op.skip_input_indices))
 
 
 @_grad("BatchMatMulV2")
 def _batch_matmul_grad(op, g):
     a, b = op.inputs
-    ga, gb = _matmul_grads(a, b, g, op.get_attr("adj_x", False), op.get_attr("adj_y", False))
+    ga, gb = _matmul_grads(a, b, g, op.get_attr("adj_x", False), op.get_attr("adj_y", False),
+                           op.skip_input_indices)
     # Batch dims broadcast (a [B, T, k] @ kernel [k, u]): sum them back.
     return [unbroadcast(ga, a), unbroadcast(gb, b)]
 

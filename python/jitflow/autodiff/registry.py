@@ -54,18 +54,21 @@ _MISSING = object()
 
 class OpView:
     """What a gradient function sees of a forward op: `.type`, `.name`, `.inputs`,
-    `.outputs` (jf.Tensors, eager or symbolic), `.get_attr(name, default)` and `.node`
-    (the graph NodeRef for a traced op, None for an eager one)."""
+    `.outputs` (jf.Tensors, eager or symbolic), `.get_attr(name, default)`, `.node`
+    (the graph NodeRef for a traced op, None for an eager one) and `.skip_input_indices`
+    (inputs whose gradient nobody needs: a gradient function may return None for them
+    instead of computing it, as TF's MatMul gradient does)."""
 
-    __slots__ = ("_attrs", "inputs", "name", "node", "outputs", "type")
+    __slots__ = ("_attrs", "inputs", "name", "node", "outputs", "skip_input_indices", "type")
 
-    def __init__(self, op_type, name, inputs, outputs, attrs=None, node=None):
+    def __init__(self, op_type, name, inputs, outputs, attrs=None, node=None, skip_input_indices=()):
         self.type = op_type
         self.name = name
         self.inputs = inputs
         self.outputs = outputs
         self._attrs = attrs
         self.node = node
+        self.skip_input_indices = skip_input_indices
 
     @classmethod
     def from_node(cls, node):

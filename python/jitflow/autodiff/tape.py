@@ -274,8 +274,9 @@ class GradientTape:
             if all(g is None for g in out_grads):
                 continue
             node = rec.outputs[0]._node_ref[0] if rec.outputs[0]._is_symbolic else None
+            skip = tuple(k for k, i in enumerate(rec.in_ids) if i is None or i not in reach)
             op = OpView(rec.type, node.name if node is not None else rec.type, rec.inputs,
-                        rec.outputs, rec.attrs, node)
+                        rec.outputs, rec.attrs, node, skip)
             for i, g in zip(rec.in_ids, apply_gradient(op, out_grads, grad_scope)):
                 if i is not None and g is not None and i in reach:
                     grads.setdefault(i, []).append(g)
