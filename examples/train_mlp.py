@@ -71,7 +71,7 @@ def train(mode, x, y, labels, steps, hidden):
     t0 = time.perf_counter()
     for i in range(1, steps):
         loss = step(xt, yt)
-        if i % (steps // 5) == 0:
+        if i % max(1, steps // 5) == 0:
             print(f"  {mode:9s} step {i:4d}  loss {float(loss):.4f}")
     per_step = (time.perf_counter() - t0) / (steps - 1)
     last = float(loss)

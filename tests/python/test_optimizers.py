@@ -161,3 +161,19 @@ def test_mlp_training_loss_goes_down(rng, compiled):
     assert losses[-1] < 0.75 * losses[0]
     if compiled:
         assert jf.function(compiled_step).get_concrete_function(x, y).clusters
+
+
+def test_train_mlp_example_runs_and_learns():
+    import pathlib
+    import subprocess
+    import sys
+    script = pathlib.Path(__file__).resolve().parents[2] / "examples" / "train_mlp.py"
+    out = subprocess.run([sys.executable, str(script), "--steps", "40", "--n", "128", "--hidden", "16"],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    lines = {line.split()[0]: line for line in out.stdout.splitlines()
+             if line.split() and line.split()[0] in ("eager", "function", "compiled")}
+    assert set(lines) == {"eager", "function", "compiled"}
+    for line in lines.values():
+        first, last = (float(v) for v in line.split("loss")[1].split("accuracy")[0].split("->"))
+        assert last < first and "us/step" in line
