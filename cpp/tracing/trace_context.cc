@@ -94,6 +94,12 @@ Node* TraceState::add_op(OpId op, const std::vector<Tensor>& inputs, const Attrs
   Node* n = graph->add_node(op, graph->unique_name(base), std::move(ins), attrs, std::move(specs));
   if (g_source_fn) n->source = g_source_fn();
   n->control_inputs = control_deps;
+  // Stateful ops keep their program order through control edges, so clustering and the
+  // executor's re-sorting can never move a variable read across a write.
+  if (def.flags & kStateful) {
+    if (last_stateful) n->control_inputs.push_back(last_stateful);
+    last_stateful = n;
+  }
   // Each stateful random node owns its own stream (TF: per-kernel state), so two functions
   // with the same seeds draw the same values, and each call of one function draws anew.
   if (op == OpId::RandomUniform || op == OpId::RandomStandardNormal) {

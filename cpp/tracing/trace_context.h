@@ -43,6 +43,8 @@ class TraceState {
   std::vector<std::string> name_scopes;
   std::map<std::string, ScopedAttr> attr_scope;
   std::vector<Node*> control_deps;  // added as control inputs to every new node
+  Node* last_stateful = nullptr;     // side effects are chained in program order (TF's
+                                     // automatic control dependencies)
 
  private:
   std::map<const void*, Node*> const_cache_;

@@ -10,9 +10,10 @@ class Report(list):
 
     def __str__(self):
         w = max([len(r.op) for r in self] + [2])
-        lines = [f"{'op':<{w}}  {'type':<14}{'status':<10}{'cluster':<12}reason"]
+        t = max([len(r.type) for r in self] + [4]) + 2
+        lines = [f"{'op':<{w}}  {'type':<{t}}{'status':<10}{'cluster':<12}reason"]
         for r in self:
-            lines.append(f"{r.op:<{w}}  {r.type:<14}{r.status:<10}{r.cluster or '-':<12}{r.reason}")
+            lines.append(f"{r.op:<{w}}  {r.type:<{t}}{r.status:<10}{r.cluster or '-':<12}{r.reason}")
         return "\n".join(lines)
 
     def by_op(self):

@@ -424,3 +424,25 @@ def test_as_dot_and_dump_show_clusters(tmp_path, monkeypatch):
     assert any(n.endswith("before_opt.ll") for n in names) and any(n.endswith("after_opt.ll") for n in names)
     dot = dumped_cluster_fn.get_concrete_function(jf.constant([1.0])).graph.as_dot()
     assert "subgraph cluster_" in dot
+
+
+def test_variable_write_then_read_keeps_program_order_across_clusters():
+    # Side effects are chained (TF's automatic control dependencies): the read after the
+    # write must see the new value even though both neighbours are compiled.
+    v = jf.Variable(1.0)
+
+    @jf.function
+    def f(x):
+        with jf.jit_scope():
+            a = x * 2.0
+            v.assign(a)
+            b = v.read_value() + 1.0
+            return a, b
+
+    a, b = f(jf.constant(5.0))
+    assert (float(a), float(b)) == (10.0, 11.0)
+    ex = jf.explain(f, jf.constant(5.0)).by_op()
+    assert ex["Mul"].cluster != ex["AddV2"].cluster
+    reads = [op for op in f.get_concrete_function(jf.constant(5.0)).graph.get_operations()
+             if op.type == "ReadVariableOp"]
+    assert reads and any(c.type == "AssignVariableOp" for c in reads[0].control_inputs)
