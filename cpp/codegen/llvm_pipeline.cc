@@ -10,14 +10,15 @@
 
 namespace jf {
 
-void run_o3(llvm::Module& m, llvm::TargetMachine* tm, const llvm::TargetLibraryInfoImpl* tlii) {
+void run_pipeline(llvm::Module& m, llvm::TargetMachine* tm, const llvm::TargetLibraryInfoImpl* tlii) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = true;
-  pto.SLPVectorization = true;
+  // Kernels are loops: the loop vectorizer does the work; SLP adds compile time, not speed.
+  pto.SLPVectorization = false;
   llvm::PassBuilder pb(tm, pto);
   if (tlii) fam.registerPass([&] { return llvm::TargetLibraryAnalysis(*tlii); });
   pb.registerModuleAnalyses(mam);
@@ -25,7 +26,7 @@ void run_o3(llvm::Module& m, llvm::TargetMachine* tm, const llvm::TargetLibraryI
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
 }
 
 std::string emit_module(llvm::Module& m, llvm::TargetMachine* tm, bool assembly) {

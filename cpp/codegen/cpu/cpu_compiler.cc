@@ -11,7 +11,6 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -44,10 +43,6 @@ Jit& jit() {
   static Jit* j = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    // No vectorized epilogue loops: the scalar remainder is short, and the extra loop
-    // versions cost compile time (the LSTM cell's cluster compiles ~20% faster).
-    const char* argv[] = {"jitflow", "-enable-epilogue-vectorization=false"};
-    llvm::cl::ParseCommandLineOptions(2, argv, "jitflow\n");
     // glibc's vector math library: LLVM maps vectorized exp/log/sin/cos/pow onto it.
     llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
     auto* jj = new Jit();
@@ -178,7 +173,7 @@ void add_vector_variants(llvm::Module& m, const std::string& features) {
 void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
   llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
   tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, llvm::Triple(m.getTargetTriple()));
-  run_o3(m, tm, &tlii);
+  run_pipeline(m, tm, &tlii);
 }
 
 std::vector<StepFn> load(Jit& j, const ClusterProgram& p, const std::string& obj, const std::string& prefix) {

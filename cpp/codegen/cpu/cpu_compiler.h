@@ -1,5 +1,5 @@
 // The CPU backend: wraps each loop step's elemental IR in a loop over a range of output
-// elements, optimizes the module with LLVM's O3 pipeline for the host CPU (vector math
+// elements, optimizes the module with LLVM's O2 pipeline for the host CPU (vector math
 // through glibc's libmvec), and loads the object code with ORC's LLJIT.
 #pragma once
 #include <cstdint>

@@ -211,7 +211,7 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   llvm::raw_string_ostream vs(verr);
   if (llvm::verifyModule(m, &vs)) throw Error(ErrorKind::kInternal, "NVPTX IR verification failed: " + vs.str());
   link_libdevice(m);
-  run_o3(m, tm.get());
+  run_pipeline(m, tm.get());
   out.ptx = emit_module(m, tm.get(), true);
   std::string names;
   for (const auto& k : out.kernels) names += (names.empty() ? "" : ",") + k;
