@@ -94,11 +94,14 @@ Node* TraceState::add_op(OpId op, const std::vector<Tensor>& inputs, const Attrs
   Node* n = graph->add_node(op, graph->unique_name(base), std::move(ins), attrs, std::move(specs));
   if (g_source_fn) n->source = g_source_fn();
   n->control_inputs = control_deps;
-  // Stateful ops keep their program order through control edges, so clustering and the
-  // executor's re-sorting can never move a variable read across a write.
+  // Stateful ops on the same resource keep their program order through control edges, so
+  // clustering and the executor's re-sorting never move a variable read across a write;
+  // ops on different variables stay free to cluster around each other.
   if (def.flags & kStateful) {
-    if (last_stateful) n->control_inputs.push_back(last_stateful);
-    last_stateful = n;
+    int64_t resource = n->attrs.has("var_id") ? n->attrs.get<int64_t>("var_id", -1) : -1;
+    Node*& last = last_stateful[resource];
+    if (last) n->control_inputs.push_back(last);
+    last = n;
   }
   // Each stateful random node owns its own stream (TF: per-kernel state), so two functions
   // with the same seeds draw the same values, and each call of one function draws anew.

@@ -43,8 +43,9 @@ class TraceState {
   std::vector<std::string> name_scopes;
   std::map<std::string, ScopedAttr> attr_scope;
   std::vector<Node*> control_deps;  // added as control inputs to every new node
-  Node* last_stateful = nullptr;     // side effects are chained in program order (TF's
-                                     // automatic control dependencies)
+  // Side effects on one resource keep program order (TF's automatic control dependencies):
+  // the last stateful op per variable id (-1: every other stateful op, e.g. print, random).
+  std::map<int64_t, Node*> last_stateful;
 
  private:
   std::map<const void*, Node*> const_cache_;
