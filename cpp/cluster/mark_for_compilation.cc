@@ -14,8 +14,7 @@ namespace {
 
 const char kXlaCompile[] = "_XlaCompile";
 const char kXlaScope[] = "_XlaScope";
-const char kTrivialOnly[] =
-    "cluster has only trivial ops (Const, Identity, Reshape, Squeeze, ExpandDims)";
+const char kTrivialOnly[] = "cluster has only trivial ops (Const, Identity, Reshape, Squeeze, ExpandDims)";
 
 std::string scope_of(const Node& n) { return n.attrs.get<std::string>(kXlaScope, ""); }
 
@@ -70,12 +69,10 @@ struct Members {
 };
 
 ClusteringResult assemble(const Graph& g, const std::vector<Members>& groups,
-                          const std::vector<std::string>& rejected,
-                          const std::vector<std::string>& notes) {
+                          const std::vector<std::string>& rejected, const std::vector<std::string>& notes) {
   ClusteringResult r;
   for (const auto& up : g.nodes())
-    if (up->op != OpId::Placeholder && !rejected[up->id].empty())
-      r.eager_reason[up.get()] = rejected[up->id];
+    if (up->op != OpId::Placeholder && !rejected[up->id].empty()) r.eager_reason[up.get()] = rejected[up->id];
   for (const Members& m : groups) {
     if (!m.why_eager.empty()) {
       for (int id : m.ids) {
@@ -101,8 +98,7 @@ std::string worth_compiling(int real_ops, bool has_compile_true, const ClusterOp
   if (!opts.auto_jit && !opts.whole_function && !has_compile_true)
     return "not in a jit_scope (no op in its cluster has _XlaCompile=True)";
   if (real_ops == 0) return kTrivialOnly;
-  if (opts.auto_jit && !opts.whole_function && real_ops < 2)
-    return "auto-clustering: cluster too small";
+  if (opts.auto_jit && !opts.whole_function && real_ops < 2) return "auto-clustering: cluster too small";
   return "";
 }
 
@@ -138,17 +134,15 @@ ClusteringResult cluster_whole_function(const Graph& g, const Adjacency& adj,
   // would have to run in the middle of the single kernel.
   std::vector<bool> after_member(n, false), before_member(n, false);
   for (int i = 0; i < n; ++i)
-    for (int p : adj.producers[i])
-      after_member[i] = after_member[i] || member[p] || after_member[p];
+    for (int p : adj.producers[i]) after_member[i] = after_member[i] || member[p] || after_member[p];
   for (int i = n - 1; i >= 0; --i)
-    for (int c : adj.consumers[i])
-      before_member[i] = before_member[i] || member[c] || before_member[c];
+    for (int c : adj.consumers[i]) before_member[i] = before_member[i] || member[c] || before_member[c];
   for (int i = 0; i < n; ++i)
     if (!member[i] && after_member[i] && before_member[i])
-      throw_invalid("jf.function(jit_compile=True) cannot compile the function as one unit: ",
-                    describe(*g.nodes()[i]),
-                    " runs eagerly but depends on compiled ops and "
-                    "feeds others");
+      throw_invalid(
+          "jf.function(jit_compile=True) cannot compile the function as one unit: ", describe(*g.nodes()[i]),
+          " runs eagerly but depends on compiled ops and "
+          "feeds others");
   std::vector<Members> groups;
   if (!all.ids.empty()) {
     all.why_eager = worth_compiling(real_ops, true, ClusterOptions{false, true});
@@ -172,8 +166,7 @@ bool is_trivial_for_clustering(const Node& n) {
   }
 }
 
-ClusteringResult mark_for_compilation(const Graph& g, const ClusterOptions& opts,
-                                      const CanEmitFn& can_emit) {
+ClusteringResult mark_for_compilation(const Graph& g, const ClusterOptions& opts, const CanEmitFn& can_emit) {
   const int n = g.num_nodes();
   Adjacency adj(g);
   std::vector<std::string> rejected(n);
@@ -276,8 +269,7 @@ ClusteringResult mark_for_compilation(const Graph& g, const ClusterOptions& opts
     if (group_of_root[root] < 0) {
       group_of_root[root] = static_cast<int>(groups.size());
       groups.emplace_back();
-      groups.back().why_eager =
-          worth_compiling(facts[root].real_ops, facts[root].compile_true, opts);
+      groups.back().why_eager = worth_compiling(facts[root].real_ops, facts[root].compile_true, opts);
     }
     groups[group_of_root[root]].ids.push_back(i);
   }

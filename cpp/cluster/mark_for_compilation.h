@@ -17,8 +17,8 @@ struct ClusterOptions {
 };
 
 struct Cluster {
-  std::string name;   // "cluster_0", "cluster_1", ... in order of first member's node id
-  std::string scope;  // the members' _XlaScope ("" if none; the first member's under auto_jit)
+  std::string name;          // "cluster_0", "cluster_1", ... in order of first member's node id
+  std::string scope;         // the members' _XlaScope ("" if none; the first member's under auto_jit)
   std::vector<Node*> nodes;  // members, sorted by node id (creation order = topological order)
 };
 
@@ -37,8 +37,7 @@ using CanEmitFn = std::function<bool(const Node&, std::string* why)>;
 // run before or after it). Deterministic: nodes are visited in id order. Only the top-level
 // graph is clustered; If/While subgraphs need their own call. Throws InvalidArgumentError
 // under whole_function when some op cannot be compiled.
-ClusteringResult mark_for_compilation(const Graph& g, const ClusterOptions& opts,
-                                      const CanEmitFn& can_emit);
+ClusteringResult mark_for_compilation(const Graph& g, const ClusterOptions& opts, const CanEmitFn& can_emit);
 
 // Ops that move or restate data without computing; a cluster needs real work to pay for a
 // kernel launch.

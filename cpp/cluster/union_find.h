@@ -8,9 +8,7 @@ namespace jf {
 
 class UnionFind {
  public:
-  explicit UnionFind(int n) : parent_(n), size_(n, 1) {
-    std::iota(parent_.begin(), parent_.end(), 0);
-  }
+  explicit UnionFind(int n) : parent_(n), size_(n, 1) { std::iota(parent_.begin(), parent_.end(), 0); }
 
   int find(int x) {
     int root = x;

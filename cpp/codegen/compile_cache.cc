@@ -1,12 +1,10 @@
 // On-disk compile cache entries: "JFC1" magic, key, payload size, payload, SHA-1 of payload.
 #include "codegen/compile_cache.h"
 
-#include <llvm/Config/llvm-config.h>
 #include <llvm/ADT/StringRef.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/Support/SHA1.h>
 #include <unistd.h>
-
-#include "codegen_hash.h"  // generated: a hash of the code generator's sources
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "codegen_hash.h"  // generated: a hash of the code generator's sources
 
 namespace jf {
 
@@ -31,8 +31,8 @@ static std::string sha1_hex(const std::string& s) {
 }
 
 std::string compile_cache_key(const std::string& fingerprint, const std::string& target) {
-  return sha1_hex(fingerprint + "\n" + target + "\nllvm " + LLVM_VERSION_STRING + "\njitflow " + kJitflowVersion +
-                  "\ncodegen " + JITFLOW_CODEGEN_HASH);
+  return sha1_hex(fingerprint + "\n" + target + "\nllvm " + LLVM_VERSION_STRING + "\njitflow " +
+                  kJitflowVersion + "\ncodegen " + JITFLOW_CODEGEN_HASH);
 }
 
 std::string disk_cache_dir() {

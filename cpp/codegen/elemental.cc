@@ -16,11 +16,16 @@ ElementalEmitter::ElementalEmitter(llvm::IRBuilder<>& b, Value* bufs, Value* par
 
 llvm::Type* ElementalEmitter::mem_type(DType d) {
   switch (d) {
-    case DType::kFloat32: return b_.getFloatTy();
-    case DType::kFloat64: return b_.getDoubleTy();
-    case DType::kInt32: return b_.getInt32Ty();
-    case DType::kInt64: return b_.getInt64Ty();
-    default: return b_.getInt8Ty();
+    case DType::kFloat32:
+      return b_.getFloatTy();
+    case DType::kFloat64:
+      return b_.getDoubleTy();
+    case DType::kInt32:
+      return b_.getInt32Ty();
+    case DType::kInt64:
+      return b_.getInt64Ty();
+    default:
+      return b_.getInt8Ty();
   }
 }
 llvm::Type* ElementalEmitter::reg_type(DType d) { return d == DType::kBool ? b_.getInt1Ty() : mem_type(d); }
@@ -85,7 +90,8 @@ Value* ElementalEmitter::fconst(DType d, double v) {
 // NaN-propagating max/min as compare+select (LLVM 16's x86 backend cannot select
 // llvm.maximum/minimum on f32); vectorizes to cmp/blend.
 Value* ElementalEmitter::fmax_nan(Value* x, Value* y, bool is_max) {
-  Value* pick_x = b_.CreateOr(b_.CreateFCmpUNO(x, x), is_max ? b_.CreateFCmpOGT(x, y) : b_.CreateFCmpOLT(x, y));
+  Value* pick_x =
+      b_.CreateOr(b_.CreateFCmpUNO(x, x), is_max ? b_.CreateFCmpOGT(x, y) : b_.CreateFCmpOLT(x, y));
   return b_.CreateSelect(pick_x, x, y);
 }
 
@@ -110,10 +116,11 @@ Value* ElementalEmitter::exp_inline(Value* x, DType dt) {
   Value* p = C(c[degree]);
   for (int i = degree - 1; i >= 0; --i) p = b_.CreateFAdd(b_.CreateFMul(p, r), C(c[i]));
   // k is clamped so its halves stay representable; the limits below decide the tails.
-  Value* kc = b_.CreateFPToSI(b_.CreateSelect(b_.CreateFCmpOLT(k, C(f32 ? -200.0 : -1200.0)), C(f32 ? -200.0 : -1200.0),
-                                              b_.CreateSelect(b_.CreateFCmpOGT(k, C(f32 ? 200.0 : 1200.0)),
-                                                              C(f32 ? 200.0 : 1200.0), k)),
-                              it);
+  Value* kc = b_.CreateFPToSI(
+      b_.CreateSelect(
+          b_.CreateFCmpOLT(k, C(f32 ? -200.0 : -1200.0)), C(f32 ? -200.0 : -1200.0),
+          b_.CreateSelect(b_.CreateFCmpOGT(k, C(f32 ? 200.0 : 1200.0)), C(f32 ? 200.0 : 1200.0), k)),
+      it);
   Value* k1 = b_.CreateAShr(kc, 1);
   Value* k2 = b_.CreateSub(kc, k1);
   int bias = f32 ? 127 : 1023, mant = f32 ? 23 : 52;
@@ -151,7 +158,8 @@ Value* ElementalEmitter::tanh_rational(Value* x) {
   Value* y = b_.CreateFMul(xc, xc);
   auto horner = [&](const std::vector<double>& c) {
     Value* acc = C(c.back());
-    for (int i = static_cast<int>(c.size()) - 2; i >= 0; --i) acc = b_.CreateFAdd(b_.CreateFMul(acc, y), C(c[i]));
+    for (int i = static_cast<int>(c.size()) - 2; i >= 0; --i)
+      acc = b_.CreateFAdd(b_.CreateFMul(acc, y), C(c[i]));
     return acc;
   };
   Value* r = b_.CreateFDiv(b_.CreateFMul(xc, horner(den)), horner(num));
@@ -165,7 +173,8 @@ Value* ElementalEmitter::call_intrinsic(llvm::Intrinsic::ID id, Value* x, Value*
 }
 
 // Operand index for numpy broadcasting: right-aligned; static-1 operand dims index 0.
-std::vector<Value*> ElementalEmitter::broadcast_index(const KExpr* out, const KExpr* o, const std::vector<Value*>& idx) {
+std::vector<Value*> ElementalEmitter::broadcast_index(const KExpr* out, const KExpr* o,
+                                                      const std::vector<Value*>& idx) {
   std::vector<Value*> r(o->rank());
   int off = out->rank() - o->rank();
   for (int d = 0; d < o->rank(); ++d) r[d] = o->dims[d] < 0 ? b_.getInt64(0) : idx[d + off];
@@ -179,7 +188,8 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
     return e->dtype == DType::kBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
   }
   switch (e->kind) {
-    case KKind::kScalar: return fconst(e->dtype, e->scalar);
+    case KKind::kScalar:
+      return fconst(e->dtype, e->scalar);
     case KKind::kUnary: {
       const KExpr* o = e->operands[0];
       return unary(e, emit(o, broadcast_index(e, o, idx), root));
@@ -190,7 +200,8 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
     }
     case KKind::kBinary: {
       const KExpr *x = e->operands[0], *y = e->operands[1];
-      return binary(e, x->dtype, emit(x, broadcast_index(e, x, idx), root), emit(y, broadcast_index(e, y, idx), root));
+      return binary(e, x->dtype, emit(x, broadcast_index(e, x, idx), root),
+                    emit(y, broadcast_index(e, y, idx), root));
     }
     case KKind::kSelect: {
       Value* c = emit(e->operands[0], broadcast_index(e, e->operands[0], idx), root);
@@ -223,9 +234,12 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
       }
       return emit(o, oi, root);
     }
-    case KKind::kConcat: return concat(e, idx, root);
-    case KKind::kReduce: return reduce(e, idx, root);
-    default: JF_CHECK(false, "unhandled kernel IR kind");
+    case KKind::kConcat:
+      return concat(e, idx, root);
+    case KKind::kReduce:
+      return reduce(e, idx, root);
+    default:
+      JF_CHECK(false, "unhandled kernel IR kind");
   }
 }
 
@@ -233,21 +247,31 @@ Value* ElementalEmitter::unary(const KExpr* e, Value* x) {
   bool f = is_float(e->dtype);
   llvm::Type* t = reg_type(e->dtype);
   switch (e->op) {
-    case OpId::Identity: return x;
-    case OpId::Neg: return f ? b_.CreateFNeg(x) : b_.CreateNeg(x);
+    case OpId::Identity:
+      return x;
+    case OpId::Neg:
+      return f ? b_.CreateFNeg(x) : b_.CreateNeg(x);
     case OpId::Abs:
       return f ? call_intrinsic(llvm::Intrinsic::fabs, x)
                : b_.CreateSelect(b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0)), b_.CreateNeg(x), x);
-    case OpId::Square: return f ? b_.CreateFMul(x, x) : b_.CreateMul(x, x);
+    case OpId::Square:
+      return f ? b_.CreateFMul(x, x) : b_.CreateMul(x, x);
     case OpId::Relu:
       return f ? fmax_nan(x, llvm::ConstantFP::get(t, 0.0), true)
-               : b_.CreateSelect(b_.CreateICmpSGT(x, llvm::ConstantInt::get(t, 0)), x, llvm::ConstantInt::get(t, 0));
-    case OpId::Exp: return exp_inline(x, e->dtype);
-    case OpId::Log: return call_intrinsic(llvm::Intrinsic::log, x);
-    case OpId::Sqrt: return call_intrinsic(llvm::Intrinsic::sqrt, x);
-    case OpId::Rsqrt: return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), call_intrinsic(llvm::Intrinsic::sqrt, x));
-    case OpId::Sin: return call_intrinsic(llvm::Intrinsic::sin, x);
-    case OpId::Cos: return call_intrinsic(llvm::Intrinsic::cos, x);
+               : b_.CreateSelect(b_.CreateICmpSGT(x, llvm::ConstantInt::get(t, 0)), x,
+                                 llvm::ConstantInt::get(t, 0));
+    case OpId::Exp:
+      return exp_inline(x, e->dtype);
+    case OpId::Log:
+      return call_intrinsic(llvm::Intrinsic::log, x);
+    case OpId::Sqrt:
+      return call_intrinsic(llvm::Intrinsic::sqrt, x);
+    case OpId::Rsqrt:
+      return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), call_intrinsic(llvm::Intrinsic::sqrt, x));
+    case OpId::Sin:
+      return call_intrinsic(llvm::Intrinsic::sin, x);
+    case OpId::Cos:
+      return call_intrinsic(llvm::Intrinsic::cos, x);
     case OpId::Sigmoid: {  // 1 / (1 + exp(-x)): saturates to exactly 0 and 1
       Value* one = llvm::ConstantFP::get(t, 1.0);
       return b_.CreateFDiv(one, b_.CreateFAdd(one, exp_inline(b_.CreateFNeg(x), e->dtype)));
@@ -260,7 +284,8 @@ Value* ElementalEmitter::unary(const KExpr* e, Value* x) {
       Value* two = llvm::ConstantFP::get(t, 2.0);
       Value* ax = call_intrinsic(llvm::Intrinsic::fabs, x);
       Value* e2 = exp_inline(b_.CreateFMul(two, ax), e->dtype);
-      Value* big = call_intrinsic(llvm::Intrinsic::copysign, b_.CreateFSub(one, b_.CreateFDiv(two, b_.CreateFAdd(e2, one))), x);
+      Value* big = call_intrinsic(llvm::Intrinsic::copysign,
+                                  b_.CreateFSub(one, b_.CreateFDiv(two, b_.CreateFAdd(e2, one))), x);
       Value* x2 = b_.CreateFMul(x, x);
       Value* p = llvm::ConstantFP::get(t, -17.0 / 315.0);
       p = b_.CreateFAdd(b_.CreateFMul(p, x2), llvm::ConstantFP::get(t, 2.0 / 15.0));
@@ -281,19 +306,26 @@ Value* ElementalEmitter::unary(const KExpr* e, Value* x) {
       }
       return b_.CreateCall(fn, {x});
     }
-    case OpId::LogicalNot: return b_.CreateNot(x);
-    default: JF_CHECK(false, "unary op without emitter: ", op_def(e->op).name);
+    case OpId::LogicalNot:
+      return b_.CreateNot(x);
+    default:
+      JF_CHECK(false, "unary op without emitter: ", op_def(e->op).name);
   }
 }
 
 Value* ElementalEmitter::binary(const KExpr* e, DType in, Value* x, Value* y) {
   bool f = is_float(in);
   switch (e->op) {
-    case OpId::AddV2: return f ? b_.CreateFAdd(x, y) : b_.CreateAdd(x, y);
-    case OpId::Sub: return f ? b_.CreateFSub(x, y) : b_.CreateSub(x, y);
-    case OpId::Mul: return f ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
-    case OpId::RealDiv: return b_.CreateFDiv(x, y);
-    case OpId::FloorDiv: return call_intrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(x, y));
+    case OpId::AddV2:
+      return f ? b_.CreateFAdd(x, y) : b_.CreateAdd(x, y);
+    case OpId::Sub:
+      return f ? b_.CreateFSub(x, y) : b_.CreateSub(x, y);
+    case OpId::Mul:
+      return f ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
+    case OpId::RealDiv:
+      return b_.CreateFDiv(x, y);
+    case OpId::FloorDiv:
+      return call_intrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(x, y));
     case OpId::FloorMod: {
       Value* m = b_.CreateFRem(x, y);
       Value* fix = b_.CreateAnd(b_.CreateFCmpUNE(m, llvm::ConstantFP::get(x->getType(), 0.0)),
@@ -301,20 +333,30 @@ Value* ElementalEmitter::binary(const KExpr* e, DType in, Value* x, Value* y) {
                                              b_.CreateFCmpOLT(y, llvm::ConstantFP::get(x->getType(), 0.0))));
       return b_.CreateSelect(fix, b_.CreateFAdd(m, y), m);
     }
-    case OpId::Pow: return call_intrinsic(llvm::Intrinsic::pow, x, y);
+    case OpId::Pow:
+      return call_intrinsic(llvm::Intrinsic::pow, x, y);
     case OpId::Maximum:
       return f ? fmax_nan(x, y, true) : b_.CreateSelect(b_.CreateICmpSGT(x, y), x, y);
     case OpId::Minimum:
       return f ? fmax_nan(x, y, false) : b_.CreateSelect(b_.CreateICmpSLT(x, y), x, y);
-    case OpId::Equal: return f ? b_.CreateFCmpOEQ(x, y) : b_.CreateICmpEQ(x, y);
-    case OpId::NotEqual: return f ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y);
-    case OpId::Less: return f ? b_.CreateFCmpOLT(x, y) : b_.CreateICmpSLT(x, y);
-    case OpId::LessEqual: return f ? b_.CreateFCmpOLE(x, y) : b_.CreateICmpSLE(x, y);
-    case OpId::Greater: return f ? b_.CreateFCmpOGT(x, y) : b_.CreateICmpSGT(x, y);
-    case OpId::GreaterEqual: return f ? b_.CreateFCmpOGE(x, y) : b_.CreateICmpSGE(x, y);
-    case OpId::LogicalAnd: return b_.CreateAnd(x, y);
-    case OpId::LogicalOr: return b_.CreateOr(x, y);
-    default: JF_CHECK(false, "binary op without emitter: ", op_def(e->op).name);
+    case OpId::Equal:
+      return f ? b_.CreateFCmpOEQ(x, y) : b_.CreateICmpEQ(x, y);
+    case OpId::NotEqual:
+      return f ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y);
+    case OpId::Less:
+      return f ? b_.CreateFCmpOLT(x, y) : b_.CreateICmpSLT(x, y);
+    case OpId::LessEqual:
+      return f ? b_.CreateFCmpOLE(x, y) : b_.CreateICmpSLE(x, y);
+    case OpId::Greater:
+      return f ? b_.CreateFCmpOGT(x, y) : b_.CreateICmpSGT(x, y);
+    case OpId::GreaterEqual:
+      return f ? b_.CreateFCmpOGE(x, y) : b_.CreateICmpSGE(x, y);
+    case OpId::LogicalAnd:
+      return b_.CreateAnd(x, y);
+    case OpId::LogicalOr:
+      return b_.CreateOr(x, y);
+    default:
+      JF_CHECK(false, "binary op without emitter: ", op_def(e->op).name);
   }
 }
 
@@ -339,12 +381,19 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
   llvm::Type* t = reg_type(dt);
   double init = 0;
   switch (e->op) {
-    case OpId::Prod: init = 1; break;
-    case OpId::Max: init = f ? -std::numeric_limits<double>::infinity()
-                             : (dt == DType::kInt32 ? INT32_MIN : static_cast<double>(INT64_MIN)); break;
-    case OpId::Min: init = f ? std::numeric_limits<double>::infinity()
-                             : (dt == DType::kInt32 ? INT32_MAX : static_cast<double>(INT64_MAX)); break;
-    default: break;
+    case OpId::Prod:
+      init = 1;
+      break;
+    case OpId::Max:
+      init = f ? -std::numeric_limits<double>::infinity()
+               : (dt == DType::kInt32 ? INT32_MIN : static_cast<double>(INT64_MIN));
+      break;
+    case OpId::Min:
+      init = f ? std::numeric_limits<double>::infinity()
+               : (dt == DType::kInt32 ? INT32_MAX : static_cast<double>(INT64_MAX));
+      break;
+    default:
+      break;
   }
   llvm::Function* fn = b_.GetInsertBlock()->getParent();
   llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
@@ -394,15 +443,20 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
   llvm::FastMathFlags fmf;
   fmf.setAllowReassoc();
   switch (e->op) {
-    case OpId::Sum: case OpId::Mean:
+    case OpId::Sum:
+    case OpId::Mean:
       next = f ? b_.CreateFAdd(cur, v) : b_.CreateAdd(cur, v);
       break;
-    case OpId::Prod: next = f ? b_.CreateFMul(cur, v) : b_.CreateMul(cur, v); break;
+    case OpId::Prod:
+      next = f ? b_.CreateFMul(cur, v) : b_.CreateMul(cur, v);
+      break;
     case OpId::Max:
-      next = f ? call_intrinsic(llvm::Intrinsic::maxnum, cur, v) : b_.CreateSelect(b_.CreateICmpSGT(v, cur), v, cur);
+      next = f ? call_intrinsic(llvm::Intrinsic::maxnum, cur, v)
+               : b_.CreateSelect(b_.CreateICmpSGT(v, cur), v, cur);
       break;
     default:
-      next = f ? call_intrinsic(llvm::Intrinsic::minnum, cur, v) : b_.CreateSelect(b_.CreateICmpSLT(v, cur), v, cur);
+      next = f ? call_intrinsic(llvm::Intrinsic::minnum, cur, v)
+               : b_.CreateSelect(b_.CreateICmpSLT(v, cur), v, cur);
       break;
   }
   if (fminmax)
@@ -420,8 +474,7 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
     b_.SetInsertPoint(exits[k]);
   }
   Value* r = b_.CreateLoad(t, acc);
-  if (fminmax)
-    r = b_.CreateSelect(b_.CreateLoad(b_.getInt1Ty(), nan_seen), llvm::ConstantFP::getNaN(t), r);
+  if (fminmax) r = b_.CreateSelect(b_.CreateLoad(b_.getInt1Ty(), nan_seen), llvm::ConstantFP::getNaN(t), r);
   if (e->op == OpId::Mean) {
     if (f) return b_.CreateFDiv(r, b_.CreateSIToFP(count, t));
     Value* c = b_.CreateSelect(b_.CreateICmpEQ(count, b_.getInt64(0)), b_.getInt64(1), count);

@@ -19,13 +19,13 @@ class ElementalEmitter {
   // are loaded from their buffers; `root` itself is computed.
   llvm::Value* emit(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   void store(const KExpr* e, llvm::Value* linear_index, llvm::Value* v);
-  llvm::Value* dim(int slot);                       // i64 (1 for slot -1)
+  llvm::Value* dim(int slot);  // i64 (1 for slot -1)
   llvm::Value* linearize(const KExpr* e, const std::vector<llvm::Value*>& idx);
   // The multi-index of the first `ndims` dims of `e` for a row-major linear index over them
   // (static-1 dims get index 0; the outermost takes the remaining quotient).
   std::vector<llvm::Value*> delinearize(const KExpr* e, llvm::Value* linear, int ndims);
-  llvm::Type* mem_type(DType d);                    // in-memory type (bool is i8)
-  llvm::Type* reg_type(DType d);                    // in-register type (bool is i1)
+  llvm::Type* mem_type(DType d);  // in-memory type (bool is i8)
+  llvm::Type* reg_type(DType d);  // in-register type (bool is i1)
 
  private:
   llvm::IRBuilder<>& b_;
@@ -42,7 +42,8 @@ class ElementalEmitter {
   llvm::Value* cast(DType from, DType to, llvm::Value* x);
   llvm::Value* reduce(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* concat(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
-  std::vector<llvm::Value*> broadcast_index(const KExpr* out, const KExpr* operand, const std::vector<llvm::Value*>& idx);
+  std::vector<llvm::Value*> broadcast_index(const KExpr* out, const KExpr* operand,
+                                            const std::vector<llvm::Value*>& idx);
   llvm::Value* fconst(DType d, double v);
   llvm::Value* fmax_nan(llvm::Value* x, llvm::Value* y, bool is_max);
   llvm::Value* exp_inline(llvm::Value* x, DType dt);

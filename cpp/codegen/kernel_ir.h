@@ -33,11 +33,11 @@ struct KExpr {
   DType dtype = DType::kFloat32;
   std::vector<int> dims;  // param slot per dim, or -1 for a dim that is statically 1
   std::vector<KExpr*> operands;
-  int buffer = -1;        // kBuffer
-  double scalar = 0;      // kScalar
-  std::vector<int> perm;  // kTranspose
-  std::vector<int> axes;  // kReduce (sorted operand axes); kConcat axis in axes[0]
-  bool keep_dims = false; // kReduce
+  int buffer = -1;         // kBuffer
+  double scalar = 0;       // kScalar
+  std::vector<int> perm;   // kTranspose
+  std::vector<int> axes;   // kReduce (sorted operand axes); kConcat axis in axes[0]
+  bool keep_dims = false;  // kReduce
   // kSlice: for each operand dim, slots of start and stride; out_of_in[d] = the output dim
   // that indexes operand dim d, or -1 when the operand dim is fixed at its start (shrink).
   std::vector<int> start_slot, stride_slot, out_of_in;
@@ -53,8 +53,8 @@ struct ParamFill {
 
 struct Step {
   enum Kind { kLoop, kLibrary } kind;
-  KExpr* root;          // kLoop: the value computed (written to root->buffer)
-  Node* node = nullptr; // kLibrary: the graph node, run on its Eigen kernel (matmul, softmax)
+  KExpr* root;               // kLoop: the value computed (written to root->buffer)
+  Node* node = nullptr;      // kLibrary: the graph node, run on its Eigen kernel (matmul, softmax)
   std::vector<KExpr*> args;  // kLibrary operands (materialized)
 };
 
@@ -65,14 +65,14 @@ struct ClusterProgram {
   std::vector<ParamFill> fills;
   std::vector<std::pair<int, int>> equal_slots;  // runtime checks: dims that must match
   // Buffers: [0, inputs.size()) are cluster inputs; then constants; then materialized values.
-  std::vector<Output> inputs;            // graph values consumed from outside the cluster
-  std::vector<Tensor> constants;         // constant tensors read as buffers
+  std::vector<Output> inputs;     // graph values consumed from outside the cluster
+  std::vector<Tensor> constants;  // constant tensors read as buffers
   int num_buffers = 0;
-  std::vector<KExpr*> buffer_expr;       // per buffer: the expr that defines its dims/dtype
-  std::vector<Output> outputs;           // member outputs used outside, in order
-  std::vector<KExpr*> output_exprs;      // the materialized expr of each output
-  std::vector<Node*> members;            // in creation order
-  std::string fingerprint;               // canonical text: the compile-cache key's IR part
+  std::vector<KExpr*> buffer_expr;   // per buffer: the expr that defines its dims/dtype
+  std::vector<Output> outputs;       // member outputs used outside, in order
+  std::vector<KExpr*> output_exprs;  // the materialized expr of each output
+  std::vector<Node*> members;        // in creation order
+  std::string fingerprint;           // canonical text: the compile-cache key's IR part
 };
 
 // Whether codegen has an emitter for this node (its op type and dtypes).

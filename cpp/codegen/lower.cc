@@ -13,8 +13,16 @@ namespace {
 
 bool is_transcendental(OpId op) {
   switch (op) {
-    case OpId::Exp: case OpId::Log: case OpId::Tanh: case OpId::Sigmoid: case OpId::Sin:
-    case OpId::Cos: case OpId::Erf: case OpId::Pow: case OpId::Sqrt: case OpId::Rsqrt:
+    case OpId::Exp:
+    case OpId::Log:
+    case OpId::Tanh:
+    case OpId::Sigmoid:
+    case OpId::Sin:
+    case OpId::Cos:
+    case OpId::Erf:
+    case OpId::Pow:
+    case OpId::Sqrt:
+    case OpId::Rsqrt:
       return true;
     default:
       return false;
@@ -25,21 +33,35 @@ bool is_transcendental(OpId op) {
 // inputs (their values feed runtime shape inference, not the kernels).
 bool is_shape_input(OpId op, size_t i, size_t n) {
   switch (op) {
-    case OpId::Reshape: case OpId::Transpose: case OpId::ExpandDims: case OpId::BroadcastTo:
-    case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod:
+    case OpId::Reshape:
+    case OpId::Transpose:
+    case OpId::ExpandDims:
+    case OpId::BroadcastTo:
+    case OpId::Sum:
+    case OpId::Mean:
+    case OpId::Max:
+    case OpId::Min:
+    case OpId::Prod:
       return i == 1;
-    case OpId::StridedSlice: return i >= 1;
-    case OpId::ConcatV2: return i + 1 == n;
-    case OpId::Split: return i == 0;
-    case OpId::SplitV: return i >= 1;
-    case OpId::Fill: return i == 0;
-    default: return false;
+    case OpId::StridedSlice:
+      return i >= 1;
+    case OpId::ConcatV2:
+      return i + 1 == n;
+    case OpId::Split:
+      return i == 0;
+    case OpId::SplitV:
+      return i >= 1;
+    case OpId::Fill:
+      return i == 0;
+    default:
+      return false;
   }
 }
 
 class Lowering {
  public:
-  Lowering(const Graph& g, const std::vector<Node*>& members) : g_(g), p_(std::make_unique<ClusterProgram>()) {
+  Lowering(const Graph& g, const std::vector<Node*>& members)
+      : g_(g), p_(std::make_unique<ClusterProgram>()) {
     p_->members = members;
     for (size_t i = 0; i < members.size(); ++i) member_index_[members[i]] = static_cast<int>(i);
   }
@@ -193,15 +215,29 @@ class Lowering {
         outs.push_back(input({n, 0}));
         break;
       }
-      case OpId::Identity: case OpId::Reshape: case OpId::Squeeze: case OpId::ExpandDims: {
+      case OpId::Identity:
+      case OpId::Reshape:
+      case OpId::Squeeze:
+      case OpId::ExpandDims: {
         KExpr* e = make(KKind::kReshape, n->outputs[0].dtype, node_dims(n, 0));
         e->operands = {in(0)};
         outs.push_back(e);
         break;
       }
-      case OpId::Neg: case OpId::Abs: case OpId::Square: case OpId::Relu: case OpId::Exp: case OpId::Log:
-      case OpId::Tanh: case OpId::Sigmoid: case OpId::Sqrt: case OpId::Rsqrt: case OpId::Sin: case OpId::Cos:
-      case OpId::Erf: case OpId::LogicalNot:
+      case OpId::Neg:
+      case OpId::Abs:
+      case OpId::Square:
+      case OpId::Relu:
+      case OpId::Exp:
+      case OpId::Log:
+      case OpId::Tanh:
+      case OpId::Sigmoid:
+      case OpId::Sqrt:
+      case OpId::Rsqrt:
+      case OpId::Sin:
+      case OpId::Cos:
+      case OpId::Erf:
+      case OpId::LogicalNot:
         outs.push_back(elementwise(KKind::kUnary, n, {in(0)}, op));
         break;
       case OpId::BroadcastTo:
@@ -210,7 +246,8 @@ class Lowering {
       case OpId::Fill:
         outs.push_back(elementwise(KKind::kUnary, n, {in(1)}, OpId::Identity));
         break;
-      case OpId::ZerosLike: case OpId::OnesLike: {
+      case OpId::ZerosLike:
+      case OpId::OnesLike: {
         KExpr* s = make(KKind::kScalar, n->outputs[0].dtype, {});
         s->scalar = op == OpId::OnesLike ? 1 : 0;
         outs.push_back(elementwise(KKind::kUnary, n, {s}, OpId::Identity));
@@ -219,9 +256,23 @@ class Lowering {
       case OpId::Cast:
         outs.push_back(elementwise(KKind::kCast, n, {in(0)}, op));
         break;
-      case OpId::AddV2: case OpId::Sub: case OpId::Mul: case OpId::RealDiv: case OpId::FloorDiv: case OpId::FloorMod:
-      case OpId::Maximum: case OpId::Minimum: case OpId::Pow: case OpId::Equal: case OpId::NotEqual: case OpId::Less:
-      case OpId::LessEqual: case OpId::Greater: case OpId::GreaterEqual: case OpId::LogicalAnd: case OpId::LogicalOr:
+      case OpId::AddV2:
+      case OpId::Sub:
+      case OpId::Mul:
+      case OpId::RealDiv:
+      case OpId::FloorDiv:
+      case OpId::FloorMod:
+      case OpId::Maximum:
+      case OpId::Minimum:
+      case OpId::Pow:
+      case OpId::Equal:
+      case OpId::NotEqual:
+      case OpId::Less:
+      case OpId::LessEqual:
+      case OpId::Greater:
+      case OpId::GreaterEqual:
+      case OpId::LogicalAnd:
+      case OpId::LogicalOr:
         outs.push_back(elementwise(KKind::kBinary, n, {in(0), in(1)}, op));
         break;
       case OpId::SelectV2:
@@ -230,7 +281,8 @@ class Lowering {
       case OpId::AddN: {
         KExpr* acc = in(0);
         for (size_t i = 1; i < n->inputs.size(); ++i) {
-          KExpr* e = make(KKind::kBinary, n->outputs[0].dtype, i + 1 == n->inputs.size() ? node_dims(n, 0) : acc->dims);
+          KExpr* e = make(KKind::kBinary, n->outputs[0].dtype,
+                          i + 1 == n->inputs.size() ? node_dims(n, 0) : acc->dims);
           e->op = OpId::AddV2;
           e->operands = {acc, in(static_cast<int>(i))};
           if (i + 1 == n->inputs.size()) check_broadcast(e);
@@ -246,7 +298,11 @@ class Lowering {
         outs.push_back(e);
         break;
       }
-      case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod: {
+      case OpId::Sum:
+      case OpId::Mean:
+      case OpId::Max:
+      case OpId::Min:
+      case OpId::Prod: {
         KExpr* x = in(0);
         std::vector<int> axes;
         for (int a : const_ints(n, 1)) axes.push_back(a < 0 ? a + x->rank() : a);
@@ -269,7 +325,8 @@ class Lowering {
         outs.push_back(e);
         break;
       }
-      case OpId::Split: case OpId::SplitV: {
+      case OpId::Split:
+      case OpId::SplitV: {
         int vi = op == OpId::Split ? 1 : 0;
         KExpr* x = in(vi);
         const Tensor* ax = const_input(n, op == OpId::Split ? 0 : 2);
@@ -289,7 +346,8 @@ class Lowering {
         }
         break;
       }
-      case OpId::ConcatV2: case OpId::Pack: {
+      case OpId::ConcatV2:
+      case OpId::Pack: {
         size_t nv = op == OpId::ConcatV2 ? n->inputs.size() - 1 : n->inputs.size();
         int axis;
         if (op == OpId::ConcatV2) {
@@ -317,7 +375,10 @@ class Lowering {
       }
       // Library steps: Eigen's GEMM, and the row-fused softmax kernel (one pass per row is
       // better than the max/exp-sum/normalize kernels a decomposition would give).
-      case OpId::MatMul: case OpId::BatchMatMulV2: case OpId::Softmax: case OpId::LogSoftmax: {
+      case OpId::MatMul:
+      case OpId::BatchMatMulV2:
+      case OpId::Softmax:
+      case OpId::LogSoftmax: {
         KExpr* e = make(KKind::kBuffer, n->outputs[0].dtype, node_dims(n, 0));
         e->materialized = true;
         Step s{Step::kLibrary, e, n, {}};
@@ -336,12 +397,14 @@ class Lowering {
     std::vector<Tensor> views;
     for (const Output& o : n->inputs) {
       const Tensor* c = o.node->const_value();
-      views.push_back(c ? *c : Tensor(o.node->outputs[o.index].dtype, o.node->outputs[o.index].shape, nullptr));
+      views.push_back(c ? *c
+                        : Tensor(o.node->outputs[o.index].dtype, o.node->outputs[o.index].shape, nullptr));
     }
     for (int i = 1; i < 4; ++i)
       if (!views[i].buffer()) throw_unimplemented(n->name, ": slice bounds must be constants to compile");
     OpCall call(&n->def(), views, n->attrs);
-    return strided_slice_plan(call, views[0].shape(), views[1].to_int64s(), views[2].to_int64s(), views[3].to_int64s());
+    return strided_slice_plan(call, views[0].shape(), views[1].to_int64s(), views[2].to_int64s(),
+                              views[3].to_int64s());
   }
 
   std::vector<Step> pending_matmuls_;
@@ -454,22 +517,67 @@ bool can_emit(const Node& n, std::string* why) {
   const OpId op = n.op;
   auto in_dt = [&](int i) { return n.inputs[i].node->outputs[n.inputs[i].index].dtype; };
   switch (op) {
-    case OpId::Const: case OpId::Identity: case OpId::Reshape: case OpId::Squeeze: case OpId::ExpandDims:
-    case OpId::Transpose: case OpId::BroadcastTo: case OpId::Fill: case OpId::ZerosLike: case OpId::OnesLike:
-    case OpId::Cast: case OpId::SelectV2: case OpId::StridedSlice: case OpId::Split: case OpId::SplitV:
-    case OpId::ConcatV2: case OpId::Pack: case OpId::Equal: case OpId::NotEqual: case OpId::Less:
-    case OpId::LessEqual: case OpId::Greater: case OpId::GreaterEqual: case OpId::LogicalAnd:
-    case OpId::LogicalOr: case OpId::LogicalNot:
+    case OpId::Const:
+    case OpId::Identity:
+    case OpId::Reshape:
+    case OpId::Squeeze:
+    case OpId::ExpandDims:
+    case OpId::Transpose:
+    case OpId::BroadcastTo:
+    case OpId::Fill:
+    case OpId::ZerosLike:
+    case OpId::OnesLike:
+    case OpId::Cast:
+    case OpId::SelectV2:
+    case OpId::StridedSlice:
+    case OpId::Split:
+    case OpId::SplitV:
+    case OpId::ConcatV2:
+    case OpId::Pack:
+    case OpId::Equal:
+    case OpId::NotEqual:
+    case OpId::Less:
+    case OpId::LessEqual:
+    case OpId::Greater:
+    case OpId::GreaterEqual:
+    case OpId::LogicalAnd:
+    case OpId::LogicalOr:
+    case OpId::LogicalNot:
       return true;
-    case OpId::Neg: case OpId::Abs: case OpId::Square: case OpId::Relu: case OpId::AddV2: case OpId::Sub:
-    case OpId::Mul: case OpId::Maximum: case OpId::Minimum: case OpId::AddN:
-    case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod:
+    case OpId::Neg:
+    case OpId::Abs:
+    case OpId::Square:
+    case OpId::Relu:
+    case OpId::AddV2:
+    case OpId::Sub:
+    case OpId::Mul:
+    case OpId::Maximum:
+    case OpId::Minimum:
+    case OpId::AddN:
+    case OpId::Sum:
+    case OpId::Mean:
+    case OpId::Max:
+    case OpId::Min:
+    case OpId::Prod:
       return dtype_ok(n, false, why);
-    case OpId::MatMul: case OpId::BatchMatMulV2:
+    case OpId::MatMul:
+    case OpId::BatchMatMulV2:
       return dtype_ok(n, false, why);
-    case OpId::Exp: case OpId::Log: case OpId::Tanh: case OpId::Sigmoid: case OpId::Sqrt: case OpId::Rsqrt:
-    case OpId::Sin: case OpId::Cos: case OpId::Erf: case OpId::RealDiv: case OpId::Softmax: case OpId::LogSoftmax:
-    case OpId::Pow: case OpId::FloorDiv: case OpId::FloorMod:
+    case OpId::Exp:
+    case OpId::Log:
+    case OpId::Tanh:
+    case OpId::Sigmoid:
+    case OpId::Sqrt:
+    case OpId::Rsqrt:
+    case OpId::Sin:
+    case OpId::Cos:
+    case OpId::Erf:
+    case OpId::RealDiv:
+    case OpId::Softmax:
+    case OpId::LogSoftmax:
+    case OpId::Pow:
+    case OpId::FloorDiv:
+    case OpId::FloorMod:
       if (!n.inputs.empty() && !is_float(in_dt(0))) {
         *why = str_cat("no emitter for ", n.type(), " on ", dtype_name(in_dt(0)),
                        " (integer division and powers run on the eager kernel, which checks them)");
@@ -482,7 +590,8 @@ bool can_emit(const Node& n, std::string* why) {
   }
 }
 
-std::unique_ptr<ClusterProgram> lower_cluster(const Graph& g, const std::vector<Node*>& members, std::string* why) {
+std::unique_ptr<ClusterProgram> lower_cluster(const Graph& g, const std::vector<Node*>& members,
+                                              std::string* why) {
   return Lowering(g, members).run(why);
 }
 

@@ -80,8 +80,10 @@ void free_global(void* data, int k, size_t cap) {
 }  // namespace
 
 Buffer::~Buffer() {
-  if (release) release(owner);
-  else if (data) free_to_pool(this);
+  if (release)
+    release(owner);
+  else if (data)
+    free_to_pool(this);
 }
 
 BufferPtr allocate_buffer(size_t bytes) {

@@ -93,12 +93,18 @@ inline bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out) {
   for (int i = 0; i < r; ++i) {
     int ia = i - (r - a.rank()), ib = i - (r - b.rank());
     int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
-    if (da == db) o[i] = da;
-    else if (da == 1) o[i] = db;
-    else if (db == 1) o[i] = da;
-    else if (da < 0) o[i] = db;
-    else if (db < 0) o[i] = da;
-    else return false;
+    if (da == db)
+      o[i] = da;
+    else if (da == 1)
+      o[i] = db;
+    else if (db == 1)
+      o[i] = da;
+    else if (da < 0)
+      o[i] = db;
+    else if (db < 0)
+      o[i] = da;
+    else
+      return false;
   }
   *out = o;
   return true;

@@ -18,8 +18,10 @@ Tensor Tensor::scalar(DType dtype, double v) {
 Tensor Tensor::from_int64s(const std::vector<int64_t>& v, DType dtype) {
   Tensor t = empty(dtype, Shape{static_cast<int64_t>(v.size())});
   for (size_t i = 0; i < v.size(); ++i) {
-    if (dtype == DType::kInt32) t.data<int32_t>()[i] = static_cast<int32_t>(v[i]);
-    else t.data<int64_t>()[i] = v[i];
+    if (dtype == DType::kInt32)
+      t.data<int32_t>()[i] = static_cast<int32_t>(v[i]);
+    else
+      t.data<int64_t>()[i] = v[i];
   }
   return t;
 }

@@ -39,7 +39,10 @@ class Tensor {
   void set_dtype(DType d) { dtype_ = d; }
 
   void* raw() const { return static_cast<char*>(buf_->data) + offset_; }
-  template <class T> T* data() const { return static_cast<T*>(raw()); }
+  template <class T>
+  T* data() const {
+    return static_cast<T*>(raw());
+  }
 
   // Same buffer, new shape (element counts must match).
   Tensor reshaped(const Shape& s) const;

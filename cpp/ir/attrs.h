@@ -11,9 +11,8 @@
 
 namespace jf {
 
-using AttrValue = std::variant<bool, int64_t, double, std::string, DType, Shape,
-                               std::vector<int64_t>, std::vector<double>,
-                               std::vector<std::string>, Tensor>;
+using AttrValue = std::variant<bool, int64_t, double, std::string, DType, Shape, std::vector<int64_t>,
+                               std::vector<double>, std::vector<std::string>, Tensor>;
 
 // A small ordered map: ops carry a handful of attrs, so a vector beats a hash map.
 class Attrs {

@@ -116,7 +116,8 @@ std::string Graph::to_string() const {
   for (const auto& n : nodes_) {
     os << n->name << " = " << n->type() << "(";
     for (size_t i = 0; i < n->inputs.size(); ++i)
-      os << (i ? ", " : "") << n->inputs[i].node->name << (n->inputs[i].index ? ":" + std::to_string(n->inputs[i].index) : "");
+      os << (i ? ", " : "") << n->inputs[i].node->name
+         << (n->inputs[i].index ? ":" + std::to_string(n->inputs[i].index) : "");
     for (Node* c : n->control_inputs) os << ", ^" << c->name;
     os << ")";
     for (auto& kv : n->attrs.items())
@@ -126,7 +127,8 @@ std::string Graph::to_string() const {
     os << "\n";
   }
   os << "return (";
-  for (size_t i = 0; i < outputs.size(); ++i) os << (i ? ", " : "") << outputs[i].node->name << ":" << outputs[i].index;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    os << (i ? ", " : "") << outputs[i].node->name << ":" << outputs[i].index;
   os << ")\n";
   return os.str();
 }
@@ -145,13 +147,15 @@ std::string Graph::to_dot(const std::map<std::string, std::string>& cluster_of) 
     os << "];\n";
   }
   for (const auto& b : boxes) {
-    os << "  subgraph " << b.first << " {\n    label=\"" << b.first << " (compiled)\"; style=rounded; color=blue;\n";
+    os << "  subgraph " << b.first << " {\n    label=\"" << b.first
+       << " (compiled)\"; style=rounded; color=blue;\n";
     for (const Node* n : b.second) os << "    n" << n->id << ";\n";
     os << "  }\n";
   }
   for (const auto& n : nodes_) {
     for (const Output& o : n->inputs)
-      os << "  n" << o.node->id << " -> n" << n->id << " [label=\"" << spec_str(o.node->outputs[o.index]) << "\"];\n";
+      os << "  n" << o.node->id << " -> n" << n->id << " [label=\"" << spec_str(o.node->outputs[o.index])
+         << "\"];\n";
     for (Node* c : n->control_inputs) os << "  n" << c->id << " -> n" << n->id << " [style=dashed];\n";
   }
   os << "}\n";

@@ -22,14 +22,14 @@ struct Output {
 };
 
 struct Node {
-  int id = 0;                     // creation order: also a valid topological order
-  std::string name;               // unique in its graph
+  int id = 0;        // creation order: also a valid topological order
+  std::string name;  // unique in its graph
   OpId op;
   std::vector<Output> inputs;
   std::vector<Node*> control_inputs;
   Attrs attrs;
   std::vector<TensorSpec> outputs;
-  std::string source;             // user's file:line that created it
+  std::string source;                             // user's file:line that created it
   std::vector<std::shared_ptr<Graph>> subgraphs;  // If: then/else; While: cond/body
   std::shared_ptr<CompiledCluster> cluster;       // XlaLaunch: the compiled cluster it runs
   int order_key = -1;                             // topo_sort priority (default: id)

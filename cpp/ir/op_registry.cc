@@ -54,16 +54,14 @@ static void check_arity(const OpDef& def, const std::vector<Tensor>& inputs) {
     throw_invalid(def.name, ": expected ", def.num_inputs, " inputs, got ", inputs.size());
 }
 
-std::vector<TensorSpec> infer_specs(const OpDef& def, const std::vector<Tensor>& inputs,
-                                    const Attrs& attrs) {
+std::vector<TensorSpec> infer_specs(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   check_arity(def, inputs);
   OpCall call(&def, inputs, attrs);
   def.infer(call);
   return std::move(call.out);
 }
 
-std::vector<Tensor> run_kernel(const OpDef& def, const std::vector<Tensor>& inputs,
-                               const Attrs& attrs) {
+std::vector<Tensor> run_kernel(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   check_arity(def, inputs);
   OpCall call(&def, inputs, attrs);
   def.infer(call);

@@ -19,8 +19,8 @@ enum class OpId : int {
 
 enum OpFlags : unsigned {
   kNone = 0,
-  kStateful = 1,    // random, variables, print: never folded, deduplicated or compiled
-  kNoKernel = 2,    // graph-only ops (Placeholder) executed by the runtime itself
+  kStateful = 1,  // random, variables, print: never folded, deduplicated or compiled
+  kNoKernel = 2,  // graph-only ops (Placeholder) executed by the runtime itself
 };
 
 struct TensorSpec {
@@ -36,17 +36,19 @@ struct OpCall {
   const OpDef* def;
   const std::vector<Tensor>& in;
   const Attrs& attrs;
-  std::vector<TensorSpec> out;      // filled by shape inference
+  std::vector<TensorSpec> out;                         // filled by shape inference
   const std::vector<TensorSpec>* fixed_out = nullptr;  // precomputed specs (static plans)
-  std::vector<Tensor> results;      // filled by the kernel
+  std::vector<Tensor> results;                         // filled by the kernel
 
   OpCall(const OpDef* d, const std::vector<Tensor>& i, const Attrs& a) : def(d), in(i), attrs(a) {}
   // The value of input i if it is known at this point (always in eager mode).
   bool has_value(size_t i) const { return i < in.size() && in[i].buffer() != nullptr; }
   const char* name() const;
   // Throws InvalidArgumentError "<Op>: <msg> (inputs: float32[2,3], int32[])".
-  template <class... A> [[noreturn]] void fail(const A&... a) const;
-  template <class... A> [[noreturn]] void fail_type(const A&... a) const;
+  template <class... A>
+  [[noreturn]] void fail(const A&... a) const;
+  template <class... A>
+  [[noreturn]] void fail_type(const A&... a) const;
   std::string input_desc() const;
   void add_output(DType d, const Shape& s) { out.push_back({d, s}); }
   const TensorSpec& spec(size_t i) const { return fixed_out ? (*fixed_out)[i] : out[i]; }
@@ -81,10 +83,8 @@ void OpCall::fail_type(const A&... a) const {
 }
 
 // Shape inference then kernel, for eager execution and constant folding.
-std::vector<Tensor> run_kernel(const OpDef& def, const std::vector<Tensor>& inputs,
-                               const Attrs& attrs);
+std::vector<Tensor> run_kernel(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs);
 // Shape inference only (tracing).
-std::vector<TensorSpec> infer_specs(const OpDef& def, const std::vector<Tensor>& inputs,
-                                    const Attrs& attrs);
+std::vector<TensorSpec> infer_specs(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs);
 
 }  // namespace jf

@@ -8,7 +8,8 @@
 namespace jf {
 
 static void need_int_vector(const OpCall& c, size_t i, const char* what) {
-  if (!is_int(c.in[i].dtype())) c.fail_type(what, " must be int32 or int64, got ", dtype_name(c.in[i].dtype()));
+  if (!is_int(c.in[i].dtype()))
+    c.fail_type(what, " must be int32 or int64, got ", dtype_name(c.in[i].dtype()));
   if (c.in[i].rank() != 1) c.fail(what, " must be a vector, got shape ", c.in[i].shape().str());
 }
 
@@ -31,8 +32,8 @@ Shape resolve_reshape(const OpCall& c, const Shape& in, const std::vector<int64_
   int64_t n = in.num_elements();
   if (unknown >= 0) {
     if (known == 0 || n % known != 0)
-      c.fail("Input to reshape is a tensor with ", n, " values, but the requested shape ",
-             out.str(), " is not compatible");
+      c.fail("Input to reshape is a tensor with ", n, " values, but the requested shape ", out.str(),
+             " is not compatible");
     out[unknown] = n / known;
   } else if (known != n) {
     c.fail("Input to reshape is a tensor with ", n, " values, but the requested shape has ", known);
@@ -43,7 +44,8 @@ Shape resolve_reshape(const OpCall& c, const Shape& in, const std::vector<int64_
 void infer_reshape(OpCall& c) {
   need_int_vector(c, 1, "shape");
   Shape out;
-  if (c.has_value(1)) out = resolve_reshape(c, c.in[0].shape(), c.in[1].to_int64s());
+  if (c.has_value(1))
+    out = resolve_reshape(c, c.in[0].shape(), c.in[1].to_int64s());
   else
     for (int64_t i = 0; i < c.in[1].shape()[0]; ++i) out.push_back(-1);
   c.add_output(c.in[0].dtype(), out);
@@ -58,7 +60,8 @@ void infer_transpose(OpCall& c) {
   } else {
     auto perm = c.in[1].to_int64s();
     if (static_cast<int>(perm.size()) != in.rank())
-      c.fail("transpose expects a vector of size ", in.rank(), ". But input(1) is a vector of size ", perm.size());
+      c.fail("transpose expects a vector of size ", in.rank(), ". But input(1) is a vector of size ",
+             perm.size());
     std::vector<bool> seen(in.rank(), false);
     for (int64_t p : perm) {
       if (p < 0 || p >= in.rank() || seen[p]) c.fail("perm is not a permutation of 0..", in.rank() - 1);
@@ -74,13 +77,15 @@ static Shape concat_shape(OpCall& c, size_t n, int axis, bool stack) {
   const Shape& s0 = c.in[0].shape();
   for (size_t i = 1; i < n; ++i) {
     if (c.in[i].dtype() != c.in[0].dtype())
-      c.fail("input #", i, " has dtype ", dtype_name(c.in[i].dtype()), ", expected ", dtype_name(c.in[0].dtype()));
+      c.fail("input #", i, " has dtype ", dtype_name(c.in[i].dtype()), ", expected ",
+             dtype_name(c.in[0].dtype()));
     const Shape& si = c.in[i].shape();
     bool ok = si.rank() == s0.rank();
     for (int d = 0; ok && d < s0.rank(); ++d)
       if ((stack || d != axis) && si[d] != s0[d] && si[d] >= 0 && s0[d] >= 0) ok = false;
     if (!ok)
-      c.fail(stack ? "Shapes of all inputs must match: values[0].shape = " : "Dimension mismatch in concat: values[0].shape = ",
+      c.fail(stack ? "Shapes of all inputs must match: values[0].shape = "
+                   : "Dimension mismatch in concat: values[0].shape = ",
              s0.str(), " != values[", i, "].shape = ", si.str());
   }
   Shape out = s0;
@@ -119,8 +124,8 @@ void infer_split(OpCall& c) {  // inputs: axis, value
   int axis = normalize_axis(c.in[0].get_int(0), in.rank(), c.name());
   if (num <= 0) c.fail("num_split must be positive, got ", num);
   if (in[axis] >= 0 && in[axis] % num != 0)
-    c.fail("Number of ways to split should evenly divide the split dimension, but got split_dim ",
-           axis, " (size = ", in[axis], ") and num_split ", num);
+    c.fail("Number of ways to split should evenly divide the split dimension, but got split_dim ", axis,
+           " (size = ", in[axis], ") and num_split ", num);
   Shape out = in;
   if (in[axis] >= 0) out[axis] = in[axis] / num;
   for (int64_t i = 0; i < num; ++i) c.add_output(c.in[1].dtype(), out);
@@ -133,15 +138,20 @@ void infer_splitv(OpCall& c) {  // inputs: value, size_splits, axis
   auto sizes = c.in[1].to_int64s();
   int64_t total = 0, unknown = -1;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == -1 && unknown < 0) unknown = i;
-    else if (sizes[i] < 0) c.fail("invalid split size ", sizes[i]);
-    else total += sizes[i];
+    if (sizes[i] == -1 && unknown < 0)
+      unknown = i;
+    else if (sizes[i] < 0)
+      c.fail("invalid split size ", sizes[i]);
+    else
+      total += sizes[i];
   }
   if (unknown >= 0 && in[axis] >= 0) sizes[unknown] = in[axis] - total, total = in[axis];
   if (in[axis] >= 0 && (total != in[axis] || (unknown >= 0 && sizes[unknown] < 0)))
-    c.fail("Determined shape must either match input shape along split_dim exactly if fully "
-           "specified, or be less than the size of the input along split_dim if not fully specified. "
-           "Got: ", total, " vs ", in[axis]);
+    c.fail(
+        "Determined shape must either match input shape along split_dim exactly if fully "
+        "specified, or be less than the size of the input along split_dim if not fully specified. "
+        "Got: ",
+        total, " vs ", in[axis]);
   for (int64_t s : sizes) {
     Shape out = in;
     out[axis] = s;
@@ -220,7 +230,8 @@ SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector
       plan.out.push_back(1);
       continue;
     }
-    if (dim >= in.rank()) c.fail("Index out of range using input dim ", dim, " of a tensor of shape ", in.str());
+    if (dim >= in.rank())
+      c.fail("Index out of range using input dim ", dim, " of a tensor of shape ", in.str());
     int64_t d = in[dim], s = strides[i];
     if (s == 0) c.fail("strides[", i, "] must be non-zero");
     if ((sam >> i) & 1) {
@@ -263,8 +274,8 @@ void infer_strided_slice(OpCall& c) {
     need_int_vector(c, i, "begin/end/strides");
     if (!c.has_value(i)) c.fail("slice bounds must be known when tracing");
   }
-  SlicePlan p = strided_slice_plan(c, c.in[0].shape(), c.in[1].to_int64s(), c.in[2].to_int64s(),
-                                   c.in[3].to_int64s());
+  SlicePlan p =
+      strided_slice_plan(c, c.in[0].shape(), c.in[1].to_int64s(), c.in[2].to_int64s(), c.in[3].to_int64s());
   c.add_output(c.in[0].dtype(), p.out);
 }
 
@@ -298,9 +309,10 @@ void infer_range(OpCall& c) {
     double s = c.in[0].get_double(0), l = c.in[1].get_double(0), d = c.in[2].get_double(0);
     if (d == 0) c.fail("Requires delta != 0");
     if ((d > 0 && s > l) || (d < 0 && s < l)) c.fail("Requires start <= limit when delta > 0: ", s, "/", l);
-    n = is_int(c.in[0].dtype()) ? (std::abs(static_cast<int64_t>(l - s)) + std::abs(static_cast<int64_t>(d)) - 1) /
-                                      std::abs(static_cast<int64_t>(d))
-                                : static_cast<int64_t>(std::ceil(std::abs((l - s) / d)));
+    n = is_int(c.in[0].dtype())
+            ? (std::abs(static_cast<int64_t>(l - s)) + std::abs(static_cast<int64_t>(d)) - 1) /
+                  std::abs(static_cast<int64_t>(d))
+            : static_cast<int64_t>(std::ceil(std::abs((l - s) / d)));
   }
   c.add_output(c.in[0].dtype(), Shape{n});
 }

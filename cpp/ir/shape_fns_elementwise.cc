@@ -44,12 +44,13 @@ static Shape broadcast_all(OpCall& c, size_t first) {
 static void same_dtype(OpCall& c, size_t first) {
   for (size_t i = first + 1; i < c.in.size(); ++i)
     if (c.in[i].dtype() != c.in[first].dtype())
-      c.fail("input #", i, " was expected to be a ", dtype_name(c.in[first].dtype()),
-             " tensor but is a ", dtype_name(c.in[i].dtype()), " tensor");
+      c.fail("input #", i, " was expected to be a ", dtype_name(c.in[first].dtype()), " tensor but is a ",
+             dtype_name(c.in[i].dtype()), " tensor");
 }
 static void binary(OpCall& c, bool (*ok)(DType), const char* what, DType out) {
   same_dtype(c, 0);
-  if (ok && !ok(c.in[0].dtype())) c.fail_type("expected ", what, " inputs, got ", dtype_name(c.in[0].dtype()));
+  if (ok && !ok(c.in[0].dtype()))
+    c.fail_type("expected ", what, " inputs, got ", dtype_name(c.in[0].dtype()));
   Shape s = broadcast_all(c, 0);
   c.add_output(out == DType::kInvalid ? c.in[0].dtype() : out, s);
 }
@@ -76,8 +77,7 @@ void infer_addn(OpCall& c) {
     if (!broadcast_shapes(c.in[0].shape(), c.in[i].shape(), &tmp) || tmp.rank() != c.in[0].rank() ||
         (c.in[0].shape().fully_defined() && c.in[i].shape().fully_defined() &&
          c.in[0].shape() != c.in[i].shape()))
-      c.fail("inputs must all have the same shape: ", c.in[0].shape().str(), " vs. ",
-             c.in[i].shape().str());
+      c.fail("inputs must all have the same shape: ", c.in[0].shape().str(), " vs. ", c.in[i].shape().str());
   }
   c.add_output(c.in[0].dtype(), c.in[0].shape());
 }
@@ -101,7 +101,8 @@ bool reduce_axes(const OpCall& c, std::vector<int>* axes) {
 }
 
 void infer_reduce(OpCall& c) {
-  if (!is_numeric(c.in[0].dtype())) c.fail_type("expected a numeric input, got ", dtype_name(c.in[0].dtype()));
+  if (!is_numeric(c.in[0].dtype()))
+    c.fail_type("expected a numeric input, got ", dtype_name(c.in[0].dtype()));
   bool keep = c.attrs.get<bool>("keep_dims", false);
   std::vector<int> axes;
   const Shape& in = c.in[0].shape();
@@ -112,8 +113,10 @@ void infer_reduce(OpCall& c) {
   } else {
     for (int i = 0; i < in.rank(); ++i) {
       bool red = std::binary_search(axes.begin(), axes.end(), i);
-      if (!red) out.push_back(in[i]);
-      else if (keep) out.push_back(1);
+      if (!red)
+        out.push_back(in[i]);
+      else if (keep)
+        out.push_back(1);
     }
   }
   c.add_output(c.in[0].dtype(), out);

@@ -44,8 +44,7 @@ inline BroadcastPlan make_broadcast(const Shape& out, std::initializer_list<Shap
   for (int i = 0; i < r; ++i) {
     if (out[i] == 1) continue;
     bool merge = p.rank > 0;
-    for (int o = 0; merge && o < p.nops; ++o)
-      merge = p.strides[o][p.rank - 1] == st[o][i] * out[i];
+    for (int o = 0; merge && o < p.nops; ++o) merge = p.strides[o][p.rank - 1] == st[o][i] * out[i];
     if (merge) {
       p.dims[p.rank - 1] *= out[i];
       for (int o = 0; o < p.nops; ++o) p.strides[o][p.rank - 1] = st[o][i];

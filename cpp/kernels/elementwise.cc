@@ -12,17 +12,22 @@
 namespace jf {
 namespace {
 
-template <class T> using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
-template <class T> using CMap = Eigen::Map<const Arr<T>>;
-template <class T> using MMap = Eigen::Map<Arr<T>>;
+template <class T>
+using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
+template <class T>
+using CMap = Eigen::Map<const Arr<T>>;
+template <class T>
+using MMap = Eigen::Map<Arr<T>>;
 
 // ---- unary ---------------------------------------------------------------------------
 // A functor may have `static void fixup(const T* x, T* y, int64_t n)`: a scalar pass that
 // repairs the (rare) lanes where Eigen's fast packet math is wrong, run block by block while
 // the block is still in cache.
-template <class F, class T, class = void> struct HasFixup : std::false_type {};
+template <class F, class T, class = void>
+struct HasFixup : std::false_type {};
 template <class F, class T>
-struct HasFixup<F, T, std::void_t<decltype(F::fixup(std::declval<const T*>(), std::declval<T*>(), int64_t()))>>
+struct HasFixup<F, T,
+                std::void_t<decltype(F::fixup(std::declval<const T*>(), std::declval<T*>(), int64_t()))>>
     : std::true_type {};
 
 template <class F, class In, class Out>
@@ -43,13 +48,14 @@ void unary_apply(const Tensor& x, Tensor& y, double cost) {
   });
 }
 
-#define JF_UNARY_FUNCTOR(NAME, EXPR)                        \
-  struct NAME {                                             \
-    template <class A> auto operator()(const A& a) const {  \
-      using T = typename A::Scalar;                         \
-      (void)sizeof(T);                                      \
-      return EXPR;                                          \
-    }                                                       \
+#define JF_UNARY_FUNCTOR(NAME, EXPR)    \
+  struct NAME {                         \
+    template <class A>                  \
+    auto operator()(const A& a) const { \
+      using T = typename A::Scalar;     \
+      (void)sizeof(T);                  \
+      return EXPR;                      \
+    }                                   \
   };
 JF_UNARY_FUNCTOR(NegF, -a)
 JF_UNARY_FUNCTOR(AbsF, a.abs())
@@ -59,8 +65,12 @@ JF_UNARY_FUNCTOR(ReluF, a.binaryExpr(Arr<T>::Constant(a.size(), T(0)),
 JF_UNARY_FUNCTOR(ExpF, a.exp())
 // Eigen 3.4's packet log flushes subnormal inputs (log(1e-39f) = -87.3, not -89.8).
 struct LogF {
-  template <class A> auto operator()(const A& a) const { return a.log(); }
-  template <class T> static void fixup(const T* x, T* y, int64_t n) {
+  template <class A>
+  auto operator()(const A& a) const {
+    return a.log();
+  }
+  template <class T>
+  static void fixup(const T* x, T* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
       if (x[i] > T(0) && x[i] < std::numeric_limits<T>::min()) y[i] = std::log(x[i]);
   }
@@ -69,11 +79,13 @@ JF_UNARY_FUNCTOR(TanhF, a.tanh())
 // Not Eigen's logistic(): for float it is only ~1e-7 absolute (2e-4 relative near x = -8).
 // 1 / (1 + exp(-x)) is accurate to a few ulps; where exp(-x) overflows the result is exp(x).
 struct SigmoidF {
-  template <class A> auto operator()(const A& a) const {
+  template <class A>
+  auto operator()(const A& a) const {
     using T = typename A::Scalar;
     return (T(1) + (-a).exp()).inverse();
   }
-  template <class T> static void fixup(const T* x, T* y, int64_t n) {
+  template <class T>
+  static void fixup(const T* x, T* y, int64_t n) {
     const T lo = std::is_same_v<T, float> ? T(-80) : T(-700);
     for (int64_t i = 0; i < n; ++i)
       if (x[i] < lo) y[i] = std::exp(x[i]);
@@ -82,16 +94,24 @@ struct SigmoidF {
 // Eigen 3.4's fast-math packet sqrt (AVX-512 builds) returns NaN for +inf and 0 for
 // subnormals, its rsqrt +inf for subnormals.
 struct SqrtF {
-  template <class A> auto operator()(const A& a) const { return a.sqrt(); }
-  template <class T> static void fixup(const T* x, T* y, int64_t n) {
+  template <class A>
+  auto operator()(const A& a) const {
+    return a.sqrt();
+  }
+  template <class T>
+  static void fixup(const T* x, T* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
       if (!(x[i] >= std::numeric_limits<T>::min()) || x[i] == std::numeric_limits<T>::infinity())
         y[i] = std::sqrt(x[i]);  // also keeps sqrt(-0) = -0
   }
 };
 struct RsqrtF {
-  template <class A> auto operator()(const A& a) const { return a.rsqrt(); }
-  template <class T> static void fixup(const T* x, T* y, int64_t n) {
+  template <class A>
+  auto operator()(const A& a) const {
+    return a.rsqrt();
+  }
+  template <class T>
+  static void fixup(const T* x, T* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
       if (x[i] > T(0) && x[i] < std::numeric_limits<T>::min()) y[i] = T(1) / std::sqrt(x[i]);
   }
@@ -101,11 +121,13 @@ JF_UNARY_FUNCTOR(CosF, a.cos())
 JF_UNARY_FUNCTOR(ErfF, a.erf())
 JF_UNARY_FUNCTOR(NotF, !a)
 
-template <class F> void unary_numeric(OpCall& c, double cost) {
+template <class F>
+void unary_numeric(OpCall& c, double cost) {
   Tensor& y = c.alloc(0);
   JF_SWITCH_NUMERIC(c.in[0].dtype(), T, (unary_apply<F, T, T>(c.in[0], y, cost)));
 }
-template <class F> void unary_float(OpCall& c, double cost) {
+template <class F>
+void unary_float(OpCall& c, double cost) {
   Tensor& y = c.alloc(0);
   JF_SWITCH_FLOAT(c.in[0].dtype(), T, (unary_apply<F, T, T>(c.in[0], y, cost)));
 }
@@ -123,26 +145,32 @@ void binary_apply(const Tensor& a, const Tensor& b, Tensor& out, double cost) {
     MMap<R> dst(po + o, n);
     const T* xa = pa + off[0];
     const T* xb = pb + off[1];
-    if (is[0] && is[1]) dst = f(CMap<T>(xa, n), CMap<T>(xb, n));
-    else if (is[0]) dst = f(CMap<T>(xa, n), Arr<T>::Constant(n, *xb));
-    else if (is[1]) dst = f(Arr<T>::Constant(n, *xa), CMap<T>(xb, n));
-    else dst = f(Arr<T>::Constant(n, *xa), Arr<T>::Constant(n, *xb));
+    if (is[0] && is[1])
+      dst = f(CMap<T>(xa, n), CMap<T>(xb, n));
+    else if (is[0])
+      dst = f(CMap<T>(xa, n), Arr<T>::Constant(n, *xb));
+    else if (is[1])
+      dst = f(Arr<T>::Constant(n, *xa), CMap<T>(xb, n));
+    else
+      dst = f(Arr<T>::Constant(n, *xa), Arr<T>::Constant(n, *xb));
   });
 }
 
-#define JF_BINARY_FUNCTOR(NAME, EXPR)                                     \
-  struct NAME {                                                           \
-    template <class A, class B> auto operator()(const A& a, const B& b) { \
-      using T = typename A::Scalar;                                       \
-      (void)sizeof(T);                                                    \
-      return EXPR;                                                        \
-    }                                                                     \
+#define JF_BINARY_FUNCTOR(NAME, EXPR)         \
+  struct NAME {                               \
+    template <class A, class B>               \
+    auto operator()(const A& a, const B& b) { \
+      using T = typename A::Scalar;           \
+      (void)sizeof(T);                        \
+      return EXPR;                            \
+    }                                         \
   };
-template <class T> T floor_div(T x, T y) {
+template <class T>
+T floor_div(T x, T y) {
   if constexpr (std::is_floating_point_v<T>) {
     return std::floor(x / y);
   } else {
-    if (y == 0) return 0;  // guarded by a check before the kernel runs
+    if (y == 0) return 0;                 // guarded by a check before the kernel runs
     if constexpr (std::is_signed_v<T>) {  // lowest / -1 traps (SIGFPE); wrap like numpy
       if (y == -1) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(x));
     }
@@ -150,7 +178,8 @@ template <class T> T floor_div(T x, T y) {
     return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
   }
 }
-template <class T> T floor_mod(T x, T y) {
+template <class T>
+T floor_mod(T x, T y) {
   if constexpr (std::is_floating_point_v<T>) {
     T m = std::fmod(x, y);
     return (m != 0 && ((m < 0) != (y < 0))) ? m + y : m;
@@ -163,7 +192,8 @@ template <class T> T floor_mod(T x, T y) {
     return (m != 0 && ((m < 0) != (y < 0))) ? m + y : m;
   }
 }
-template <class T> T int_pow(T x, T y) {
+template <class T>
+T int_pow(T x, T y) {
   if constexpr (std::is_floating_point_v<T>) {
     return std::pow(x, y);
   } else {
@@ -178,7 +208,7 @@ template <class T> T int_pow(T x, T y) {
 }
 JF_BINARY_FUNCTOR(AddF, a + b)
 JF_BINARY_FUNCTOR(SubF, a - b)
-JF_BINARY_FUNCTOR(MulF, a * b)
+JF_BINARY_FUNCTOR(MulF, a* b)
 JF_BINARY_FUNCTOR(DivF, a / b)
 JF_BINARY_FUNCTOR(MaxF, a.binaryExpr(b, (Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>())))
 JF_BINARY_FUNCTOR(MinF, a.binaryExpr(b, (Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>())))
@@ -191,18 +221,21 @@ JF_BINARY_FUNCTOR(LtF, a < b)
 JF_BINARY_FUNCTOR(LeF, a <= b)
 JF_BINARY_FUNCTOR(GtF, a > b)
 JF_BINARY_FUNCTOR(GeF, a >= b)
-JF_BINARY_FUNCTOR(AndF, a && b)
+JF_BINARY_FUNCTOR(AndF, a&& b)
 JF_BINARY_FUNCTOR(OrF, a || b)
 
-template <class F> void binary_numeric(OpCall& c, double cost) {
+template <class F>
+void binary_numeric(OpCall& c, double cost) {
   Tensor& y = c.alloc(0);
   JF_SWITCH_NUMERIC(c.in[0].dtype(), T, (binary_apply<F, T, T>(c.in[0], c.in[1], y, cost)));
 }
-template <class F> void binary_float(OpCall& c, double cost) {
+template <class F>
+void binary_float(OpCall& c, double cost) {
   Tensor& y = c.alloc(0);
   JF_SWITCH_FLOAT(c.in[0].dtype(), T, (binary_apply<F, T, T>(c.in[0], c.in[1], y, cost)));
 }
-template <class F> void compare(OpCall& c) {
+template <class F>
+void compare(OpCall& c) {
   Tensor& y = c.alloc(0);
   JF_SWITCH_DTYPE(c.in[0].dtype(), T, (binary_apply<F, T, bool>(c.in[0], c.in[1], y, 1.0)));
 }
@@ -221,7 +254,8 @@ void check_int_exponent(OpCall& c) {
     if (d.get_int(i) < 0) c.fail("Integers to negative integer powers are not allowed");
 }
 
-template <class From, class To> void cast_apply(const Tensor& x, Tensor& y) {
+template <class From, class To>
+void cast_apply(const Tensor& x, Tensor& y) {
   const From* src = x.data<From>();
   To* dst = y.data<To>();
   parallel_for(x.num_elements(), 1.0, [&](int64_t b, int64_t e) {
@@ -264,11 +298,20 @@ void k_AddV2(OpCall& c) { binary_numeric<AddF>(c, 1); }
 void k_Sub(OpCall& c) { binary_numeric<SubF>(c, 1); }
 void k_Mul(OpCall& c) { binary_numeric<MulF>(c, 1); }
 void k_RealDiv(OpCall& c) { binary_float<DivF>(c, 4); }
-void k_FloorDiv(OpCall& c) { check_int_divisor(c); binary_numeric<FloorDivF>(c, 8); }
-void k_FloorMod(OpCall& c) { check_int_divisor(c); binary_numeric<FloorModF>(c, 8); }
+void k_FloorDiv(OpCall& c) {
+  check_int_divisor(c);
+  binary_numeric<FloorDivF>(c, 8);
+}
+void k_FloorMod(OpCall& c) {
+  check_int_divisor(c);
+  binary_numeric<FloorModF>(c, 8);
+}
 void k_Maximum(OpCall& c) { binary_numeric<MaxF>(c, 1); }
 void k_Minimum(OpCall& c) { binary_numeric<MinF>(c, 1); }
-void k_Pow(OpCall& c) { check_int_exponent(c); binary_numeric<PowF>(c, 20); }
+void k_Pow(OpCall& c) {
+  check_int_exponent(c);
+  binary_numeric<PowF>(c, 20);
+}
 void k_Equal(OpCall& c) { compare<EqF>(c); }
 void k_NotEqual(OpCall& c) { compare<NeF>(c); }
 void k_Less(OpCall& c) { compare<LtF>(c); }

@@ -4,8 +4,8 @@
 // in parallel and the result does not depend on the thread count.
 #include <cmath>
 #include <map>
-#include <tuple>
 #include <mutex>
+#include <tuple>
 
 #include "ir/op_registry.h"
 #include "runtime/thread_pool.h"
@@ -39,13 +39,17 @@ uint64_t reserve(const OpCall& c, int64_t n, uint64_t* key) {
   return start;
 }
 
-template <class T> T uniform01(uint64_t key, uint64_t i) {
+template <class T>
+T uniform01(uint64_t key, uint64_t i) {
   uint64_t r = mix(key ^ mix(i));
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(r >> 40) * (1.0f / 16777216.0f);
-  else return static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);
+  if constexpr (std::is_same_v<T, float>)
+    return static_cast<float>(r >> 40) * (1.0f / 16777216.0f);
+  else
+    return static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);
 }
 
-template <bool kNormal> void random_kernel(OpCall& c) {
+template <bool kNormal>
+void random_kernel(OpCall& c) {
   Tensor& y = c.alloc(0);
   int64_t n = y.num_elements();
   uint64_t key;

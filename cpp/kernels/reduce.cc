@@ -10,55 +10,95 @@
 namespace jf {
 namespace {
 
-template <class T> using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T> using Vec = Eigen::Matrix<T, Eigen::Dynamic, 1>;
-template <class T> using RowVec = Eigen::Matrix<T, 1, Eigen::Dynamic>;
+template <class T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using Vec = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+template <class T>
+using RowVec = Eigen::Matrix<T, 1, Eigen::Dynamic>;
 
 struct SumR {
-  template <class T> static T init() { return T(0); }
-  template <class T> static T comb(T a, T b) { return a + b; }
-  template <class X> static auto rows(const X& m) { return m.rowwise().sum(); }
-  template <class X> static auto cols(const X& m) { return m.colwise().sum(); }
+  template <class T>
+  static T init() {
+    return T(0);
+  }
+  template <class T>
+  static T comb(T a, T b) {
+    return a + b;
+  }
+  template <class X>
+  static auto rows(const X& m) {
+    return m.rowwise().sum();
+  }
+  template <class X>
+  static auto cols(const X& m) {
+    return m.colwise().sum();
+  }
 };
 struct ProdR {
-  template <class T> static T init() { return T(1); }
-  template <class T> static T comb(T a, T b) { return a * b; }
-  template <class X> static auto rows(const X& m) { return m.rowwise().prod(); }
-  template <class X> static auto cols(const X& m) { return m.colwise().prod(); }
+  template <class T>
+  static T init() {
+    return T(1);
+  }
+  template <class T>
+  static T comb(T a, T b) {
+    return a * b;
+  }
+  template <class X>
+  static auto rows(const X& m) {
+    return m.rowwise().prod();
+  }
+  template <class X>
+  static auto cols(const X& m) {
+    return m.colwise().prod();
+  }
 };
 struct MaxR {
-  template <class T> static T init() {
+  template <class T>
+  static T init() {
     return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                 : std::numeric_limits<T>::lowest();
   }
-  template <class T> static T comb(T a, T b) { return (a != a || a > b) ? a : b; }
-  template <class X> static auto rows(const X& m) {
+  template <class T>
+  static T comb(T a, T b) {
+    return (a != a || a > b) ? a : b;
+  }
+  template <class X>
+  static auto rows(const X& m) {
     using T = typename X::Scalar;
     return m.rowwise().redux(Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>());
   }
-  template <class X> static auto cols(const X& m) {
+  template <class X>
+  static auto cols(const X& m) {
     using T = typename X::Scalar;
     return m.colwise().redux(Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>());
   }
 };
 struct MinR {
-  template <class T> static T init() {
+  template <class T>
+  static T init() {
     return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
                                                 : std::numeric_limits<T>::max();
   }
-  template <class T> static T comb(T a, T b) { return (a != a || a < b) ? a : b; }
-  template <class X> static auto rows(const X& m) {
+  template <class T>
+  static T comb(T a, T b) {
+    return (a != a || a < b) ? a : b;
+  }
+  template <class X>
+  static auto rows(const X& m) {
     using T = typename X::Scalar;
     return m.rowwise().redux(Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>());
   }
-  template <class X> static auto cols(const X& m) {
+  template <class X>
+  static auto cols(const X& m) {
     using T = typename X::Scalar;
     return m.colwise().redux(Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>());
   }
 };
 
 // out[k] = reduce(in[k, 0..R)) for a K×R row-major block.
-template <class R, class T> void reduce_rows(const T* in, int64_t K, int64_t Rn, T* out) {
+template <class R, class T>
+void reduce_rows(const T* in, int64_t K, int64_t Rn, T* out) {
   if (K == 1 && Rn >= (1 << 16) && num_threads() > 1) {
     // One long row: reduce P equal pieces in parallel, then combine the partial results.
     int64_t P = 4 * num_threads(), piece = Rn / P;
@@ -77,7 +117,8 @@ template <class R, class T> void reduce_rows(const T* in, int64_t K, int64_t Rn,
 }
 
 // out[j] = reduce(in[0..R), j) for an R×K row-major block.
-template <class R, class T> void reduce_cols(const T* in, int64_t Rn, int64_t K, T* out) {
+template <class R, class T>
+void reduce_cols(const T* in, int64_t Rn, int64_t K, T* out) {
   parallel_for(K, static_cast<double>(Rn), [&](int64_t b, int64_t e) {
     Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>> m(in + b, Rn, e - b, Eigen::OuterStride<>(K));
     Eigen::Map<RowVec<T>>(out + b, e - b) = R::cols(m);
@@ -89,7 +130,8 @@ struct Group {
   bool red;
 };
 
-template <class R, class T> void reduce_impl(const Tensor& x, const std::vector<int>& axes, Tensor& y) {
+template <class R, class T>
+void reduce_impl(const Tensor& x, const std::vector<int>& axes, Tensor& y) {
   const Shape& s = x.shape();
   T* out = y.data<T>();
   int64_t n_out = y.num_elements();
@@ -103,8 +145,10 @@ template <class R, class T> void reduce_impl(const Tensor& x, const std::vector<
   for (int i = 0; i < s.rank(); ++i) {
     if (s[i] == 1) continue;
     bool red = std::binary_search(axes.begin(), axes.end(), i);
-    if (!g.empty() && g.back().red == red) g.back().size *= s[i];
-    else g.push_back({s[i], red});
+    if (!g.empty() && g.back().red == red)
+      g.back().size *= s[i];
+    else
+      g.push_back({s[i], red});
   }
   const T* in = x.data<T>();
   if (g.empty() || (g.size() == 1 && !g[0].red)) {
@@ -117,7 +161,8 @@ template <class R, class T> void reduce_impl(const Tensor& x, const std::vector<
     reduce_cols<R>(in, g[0].size, g[1].size, out);
   } else if (g.size() == 3 && !g[0].red) {
     int64_t block = g[1].size * g[2].size;
-    for (int64_t k = 0; k < g[0].size; ++k) reduce_cols<R>(in + k * block, g[1].size, g[2].size, out + k * g[2].size);
+    for (int64_t k = 0; k < g[0].size; ++k)
+      reduce_cols<R>(in + k * block, g[1].size, g[2].size, out + k * g[2].size);
   } else {
     // Interleaved axes: move reduced axes last, then reduce rows.
     std::vector<int> perm;
@@ -131,7 +176,8 @@ template <class R, class T> void reduce_impl(const Tensor& x, const std::vector<
   }
 }
 
-template <class R> void reduce_kernel(OpCall& c, bool mean) {
+template <class R>
+void reduce_kernel(OpCall& c, bool mean) {
   std::vector<int> axes;
   reduce_axes(c, &axes);
   Tensor& y = c.alloc(0);
@@ -147,7 +193,8 @@ template <class R> void reduce_kernel(OpCall& c, bool mean) {
   });
 }
 
-template <bool kMax> void argreduce(OpCall& c) {
+template <bool kMax>
+void argreduce(OpCall& c) {
   const Tensor& x = c.in[0];
   int ax = normalize_axis(c.in[1].get_int(0), x.rank(), c.name());
   Tensor& y = c.alloc(0);
@@ -166,14 +213,17 @@ template <bool kMax> void argreduce(OpCall& c) {
           T v = p[k * inner];
           if (v != v || (kMax ? v > bv : v < bv)) bv = v, best = k;
         }
-        if (i64) y.data<int64_t>()[oi] = best;
-        else y.data<int32_t>()[oi] = static_cast<int32_t>(best);
+        if (i64)
+          y.data<int64_t>()[oi] = best;
+        else
+          y.data<int32_t>()[oi] = static_cast<int32_t>(best);
       }
     });
   });
 }
 
-template <bool kLog> void softmax(OpCall& c) {
+template <bool kLog>
+void softmax(OpCall& c) {
   const Tensor& x = c.in[0];
   Tensor& y = c.alloc(0);
   int64_t R = x.shape()[x.rank() - 1], K = R ? x.num_elements() / R : 0;
@@ -187,8 +237,10 @@ template <bool kLog> void softmax(OpCall& c) {
         T m = row.maxCoeff();
         o = (row - m).exp();
         T s = o.sum();
-        if (kLog) o = row - m - std::log(s);
-        else o /= s;
+        if (kLog)
+          o = row - m - std::log(s);
+        else
+          o /= s;
       }
     });
   });

@@ -28,7 +28,8 @@ void gather_typed(const char* base, int rank, const int64_t* dims, const int64_t
       }
       E* o = dst + r * inner;
       const E* s = src + off;
-      if (is == 1) std::memcpy(o, s, inner * sizeof(E));
+      if (is == 1)
+        std::memcpy(o, s, inner * sizeof(E));
       else
         for (int64_t i = 0; i < inner; ++i) o[i] = s[i * is];
     }
@@ -37,12 +38,20 @@ void gather_typed(const char* base, int rank, const int64_t* dims, const int64_t
 
 }  // namespace
 
-void strided_copy(const char* base, size_t esize, int rank, const int64_t* dims, const int64_t* strides, char* out) {
+void strided_copy(const char* base, size_t esize, int rank, const int64_t* dims, const int64_t* strides,
+                  char* out) {
   switch (esize) {
-    case 1: gather_typed<uint8_t>(base, rank, dims, strides, out); break;
-    case 4: gather_typed<uint32_t>(base, rank, dims, strides, out); break;
-    case 8: gather_typed<uint64_t>(base, rank, dims, strides, out); break;
-    default: JF_CHECK(false, "element size ", esize);
+    case 1:
+      gather_typed<uint8_t>(base, rank, dims, strides, out);
+      break;
+    case 4:
+      gather_typed<uint32_t>(base, rank, dims, strides, out);
+      break;
+    case 8:
+      gather_typed<uint64_t>(base, rank, dims, strides, out);
+      break;
+    default:
+      JF_CHECK(false, "element size ", esize);
   }
 }
 
@@ -64,7 +73,8 @@ void concat_blocks(int64_t outer, const std::vector<const char*>& src, const std
   });
 }
 
-void split_blocks(const char* src, int64_t outer, const std::vector<char*>& dst, const std::vector<int64_t>& chunk) {
+void split_blocks(const char* src, int64_t outer, const std::vector<char*>& dst,
+                  const std::vector<int64_t>& chunk) {
   int64_t row = 0;
   for (int64_t c : chunk) row += c;
   parallel_for(outer, static_cast<double>(row) / 8, [&](int64_t b, int64_t e) {
@@ -118,7 +128,7 @@ void transpose_into(const Tensor& in, const std::vector<int>& perm, Tensor& out)
   row_major_strides(in.shape(), st);
   for (size_t i = 0; i < perm.size(); ++i) pst[i] = st[perm[i]], dims[i] = in.shape()[perm[i]];
   strided_copy(static_cast<const char*>(in.raw()), dtype_size(in.dtype()), in.rank(), dims, pst,
-         static_cast<char*>(out.raw()));
+               static_cast<char*>(out.raw()));
 }
 
 void k_Reshape(OpCall& c) { c.results[0] = c.in[0].reshaped(c.spec(0).shape); }
@@ -138,8 +148,12 @@ void k_ConcatV2(OpCall& c) {
 void k_Pack(OpCall& c) {
   concat_along(c, c.in.size(), normalize_axis(c.attrs.get<int64_t>("axis", 0), c.in[0].rank() + 1, c.name()));
 }
-void k_Split(OpCall& c) { split_along(c, c.in[1], normalize_axis(c.in[0].get_int(0), c.in[1].rank(), c.name())); }
-void k_SplitV(OpCall& c) { split_along(c, c.in[0], normalize_axis(c.in[2].get_int(0), c.in[0].rank(), c.name())); }
+void k_Split(OpCall& c) {
+  split_along(c, c.in[1], normalize_axis(c.in[0].get_int(0), c.in[1].rank(), c.name()));
+}
+void k_SplitV(OpCall& c) {
+  split_along(c, c.in[0], normalize_axis(c.in[2].get_int(0), c.in[0].rank(), c.name()));
+}
 
 void k_BroadcastTo(OpCall& c) {
   Tensor& y = c.alloc(0);
@@ -148,15 +162,18 @@ void k_BroadcastTo(OpCall& c) {
     const T* src = c.in[0].data<T>();
     T* dst = y.data<T>();
     for_each_segment(p, 1.0, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
-      if (is[0]) std::memcpy(dst + o, src + off[0], n * sizeof(T));
-      else std::fill(dst + o, dst + o + n, src[off[0]]);
+      if (is[0])
+        std::memcpy(dst + o, src + off[0], n * sizeof(T));
+      else
+        std::fill(dst + o, dst + o + n, src[off[0]]);
     });
   });
 }
 
 void k_StridedSlice(OpCall& c) {
   const Tensor& x = c.in[0];
-  SlicePlan p = strided_slice_plan(c, x.shape(), c.in[1].to_int64s(), c.in[2].to_int64s(), c.in[3].to_int64s());
+  SlicePlan p =
+      strided_slice_plan(c, x.shape(), c.in[1].to_int64s(), c.in[2].to_int64s(), c.in[3].to_int64s());
   Tensor& y = c.alloc(0);
   int64_t st[kMaxRank], dims[kMaxRank], steps[kMaxRank], base = 0;
   row_major_strides(x.shape(), st);
@@ -167,18 +184,22 @@ void k_StridedSlice(OpCall& c) {
   }
   size_t es = dtype_size(x.dtype());
   if (y.num_elements())
-    strided_copy(static_cast<const char*>(x.raw()) + base * es, es, x.rank(), dims, steps, static_cast<char*>(y.raw()));
+    strided_copy(static_cast<const char*>(x.raw()) + base * es, es, x.rank(), dims, steps,
+                 static_cast<char*>(y.raw()));
 }
 
 void k_Shape(OpCall& c) {
   Tensor& y = c.alloc(0);
   for (int i = 0; i < c.in[0].rank(); ++i) {
-    if (y.dtype() == DType::kInt32) y.data<int32_t>()[i] = static_cast<int32_t>(c.in[0].shape()[i]);
-    else y.data<int64_t>()[i] = c.in[0].shape()[i];
+    if (y.dtype() == DType::kInt32)
+      y.data<int32_t>()[i] = static_cast<int32_t>(c.in[0].shape()[i]);
+    else
+      y.data<int64_t>()[i] = c.in[0].shape()[i];
   }
 }
 
-template <class T> static void fill_value(Tensor& y, T v) {
+template <class T>
+static void fill_value(Tensor& y, T v) {
   T* d = y.data<T>();
   parallel_for(y.num_elements(), 0.5, [&](int64_t b, int64_t e) { std::fill(d + b, d + e, v); });
 }

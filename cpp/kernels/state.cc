@@ -23,7 +23,8 @@ void infer_assign_variable(OpCall& c) {
   std::string name;
   variable_info(c.attrs.get<int64_t>("var_id", 0), &dt, &s, &name);
   Shape b;
-  if (c.in[0].dtype() != dt || !broadcast_shapes(s, c.in[0].shape(), &b) || b != s || c.in[0].rank() != s.rank())
+  if (c.in[0].dtype() != dt || !broadcast_shapes(s, c.in[0].shape(), &b) || b != s ||
+      c.in[0].rank() != s.rank())
     c.fail("cannot assign a value of type ", c.in[0].desc(), " to variable '", name, "' of type ",
            dtype_name(dt), s.str());
 }

@@ -37,7 +37,8 @@ void constant_folding(Graph& g) {
       }
       vals.push_back(*v);
     }
-    if (!all_const || !n->outputs[0].shape.fully_defined() || n->outputs[0].shape.num_elements() > kMaxFoldElements)
+    if (!all_const || !n->outputs[0].shape.fully_defined() ||
+        n->outputs[0].shape.num_elements() > kMaxFoldElements)
       continue;
     Tensor value;
     try {

@@ -14,8 +14,10 @@ void common_subexpression_elimination(Graph& g) {
     std::string key = n->type();
     for (const Output& o : n->inputs) key += str_cat("|", o.node->id, ":", o.index);
     for (auto& kv : n->attrs.items()) {
-      if (kv.first == "value") key += str_cat("|v@", std::get<Tensor>(kv.second).raw(), std::get<Tensor>(kv.second).desc());
-      else key += "|" + kv.first + "=" + attr_to_string(kv.second);
+      if (kv.first == "value")
+        key += str_cat("|v@", std::get<Tensor>(kv.second).raw(), std::get<Tensor>(kv.second).desc());
+      else
+        key += "|" + kv.first + "=" + attr_to_string(kv.second);
     }
     auto it = seen.find(key);
     if (it == seen.end()) {

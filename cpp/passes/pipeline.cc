@@ -12,10 +12,8 @@ struct Pass {
   void (*run)(Graph&);
 };
 const Pass kPipeline[] = {
-    {"dce", dead_code_elimination},
-    {"cse", common_subexpression_elimination},
-    {"constant_fold", constant_folding},
-    {"dce_after_fold", dead_code_elimination},
+    {"dce", dead_code_elimination},       {"cse", common_subexpression_elimination},
+    {"constant_fold", constant_folding},  {"dce_after_fold", dead_code_elimination},
     {"shape_inference", shape_inference},
 };
 

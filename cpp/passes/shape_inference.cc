@@ -10,8 +10,10 @@ void shape_inference(Graph& g) {
     if (n->op == OpId::Placeholder || n->op == OpId::Const || (n->def().flags & kNoKernel)) continue;
     std::vector<Tensor> views;
     for (const Output& o : n->inputs) {
-      if (const Tensor* v = o.node->const_value()) views.push_back(*v);
-      else views.push_back(Tensor(o.node->outputs[o.index].dtype, o.node->outputs[o.index].shape, nullptr));
+      if (const Tensor* v = o.node->const_value())
+        views.push_back(*v);
+      else
+        views.push_back(Tensor(o.node->outputs[o.index].dtype, o.node->outputs[o.index].shape, nullptr));
     }
     n->outputs = infer_specs(n->def(), views, n->attrs);
   }

@@ -22,11 +22,16 @@ struct Export {
 
 DLDataType dl_type(DType d) {
   switch (d) {
-    case DType::kFloat32: return {kDLFloat, 32, 1};
-    case DType::kFloat64: return {kDLFloat, 64, 1};
-    case DType::kInt32: return {kDLInt, 32, 1};
-    case DType::kInt64: return {kDLInt, 64, 1};
-    default: return {kBoolCode, 8, 1};
+    case DType::kFloat32:
+      return {kDLFloat, 32, 1};
+    case DType::kFloat64:
+      return {kDLFloat, 64, 1};
+    case DType::kInt32:
+      return {kDLInt, 32, 1};
+    case DType::kInt64:
+      return {kDLInt, 64, 1};
+    default:
+      return {kBoolCode, 8, 1};
   }
 }
 
@@ -83,13 +88,14 @@ Tensor from_buffer(py::object obj) {
   if (compact) {
     PyObject* owner = obj.ptr();
     Py_INCREF(owner);
-    BufferPtr buf = wrap_external(info.ptr, shape.num_elements() * es,
-                                  [](void* o) {
-                                    PyGILState_STATE g = PyGILState_Ensure();
-                                    Py_DECREF(static_cast<PyObject*>(o));
-                                    PyGILState_Release(g);
-                                  },
-                                  owner);
+    BufferPtr buf = wrap_external(
+        info.ptr, shape.num_elements() * es,
+        [](void* o) {
+          PyGILState_STATE g = PyGILState_Ensure();
+          Py_DECREF(static_cast<PyObject*>(o));
+          PyGILState_Release(g);
+        },
+        owner);
     return Tensor(dt, shape, buf);
   }
   Tensor t = Tensor::empty(dt, shape);
@@ -119,7 +125,8 @@ Tensor from_dlpack(py::object obj) {
   auto* mt = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
   const DLTensor& d = mt->dl_tensor;
   if (d.device.device_type != kDLCPU && d.device.device_type != kDLCUDAHost)
-    throw_invalid("from_dlpack: only CPU tensors are supported here (device type ", int(d.device.device_type), ")");
+    throw_invalid("from_dlpack: only CPU tensors are supported here (device type ", int(d.device.device_type),
+                  ")");
   DType dt = from_dl(d.dtype);
   Shape shape;
   for (int i = 0; i < d.ndim; ++i) shape.push_back(d.shape[i]);
@@ -133,12 +140,13 @@ Tensor from_dlpack(py::object obj) {
   }
   PyCapsule_SetName(cap.ptr(), "used_dltensor");
   if (compact) {
-    BufferPtr buf = wrap_external(base, shape.num_elements() * es,
-                                  [](void* p) {
-                                    auto* m = static_cast<DLManagedTensor*>(p);
-                                    if (m->deleter) m->deleter(m);
-                                  },
-                                  mt);
+    BufferPtr buf = wrap_external(
+        base, shape.num_elements() * es,
+        [](void* p) {
+          auto* m = static_cast<DLManagedTensor*>(p);
+          if (m->deleter) m->deleter(m);
+        },
+        mt);
     return Tensor(dt, shape, buf);
   }
   // Strided producers (e.g. a transposed view) are copied into a compact tensor.
@@ -152,8 +160,13 @@ Tensor from_dlpack(py::object obj) {
 
 void bind_dlpack(py::module_& m) {
   py::class_<Tensor> cls = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
-  cls.def("__dlpack__", [](const Tensor& t, py::handle stream) { (void)stream; return to_dlpack(t); },
-          py::arg("stream") = py::none());
+  cls.def(
+      "__dlpack__",
+      [](const Tensor& t, py::handle stream) {
+        (void)stream;
+        return to_dlpack(t);
+      },
+      py::arg("stream") = py::none());
   cls.def("__dlpack_device__", [](const Tensor&) { return py::make_tuple(int(kDLCPU), 0); });
   m.def("from_dlpack", &from_dlpack);
 }

@@ -64,8 +64,10 @@ Tensor getitem(const Tensor& t, py::handle key) {
   int64_t bm = 0, em = 0, elm = 0, nam = 0, sam = 0;
   auto index = [](py::handle v) -> int64_t {
     if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr()))
-      throw_type("Only integers, slices (`:`), ellipsis (`...`), jf.newaxis (`None`) and scalar int32/int64 "
-                 "tensors are valid indices, got ", py::repr(v).cast<std::string>());
+      throw_type(
+          "Only integers, slices (`:`), ellipsis (`...`), jf.newaxis (`None`) and scalar int32/int64 "
+          "tensors are valid indices, got ",
+          py::repr(v).cast<std::string>());
     return py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr())).cast<int64_t>();
   };
   for (size_t i = 0; i < k.size(); ++i) {
@@ -93,7 +95,8 @@ Tensor getitem(const Tensor& t, py::handle key) {
   a.set("ellipsis_mask", elm);
   a.set("new_axis_mask", nam);
   a.set("shrink_axis_mask", sam);
-  return run1(OpId::StridedSlice, {t, Tensor::from_int64s(begin), Tensor::from_int64s(end), Tensor::from_int64s(strides)}, a);
+  return run1(OpId::StridedSlice,
+              {t, Tensor::from_int64s(begin), Tensor::from_int64s(end), Tensor::from_int64s(strides)}, a);
 }
 
 void bind_ops(py::module_& m) {
@@ -122,25 +125,37 @@ void bind_ops(py::module_& m) {
                          hint.is_none() ? DType::kInvalid : to_dtype(hint));
       },
       py::arg("value"), py::arg("dtype") = py::none(), py::arg("dtype_hint") = py::none());
-  m.def("int_tensor", [](const std::vector<int64_t>& v, bool scalar) {
-    Tensor t = Tensor::from_int64s(v, DType::kInt32);
-    return scalar ? t.reshaped(Shape{}) : t;
-  }, py::arg("values"), py::arg("scalar") = false);
-  m.def("cast", [](py::handle x, py::handle dtype, py::handle name) {
-    std::string nm = name.is_none() ? "" : name.cast<std::string>();
-    return cast(to_tensor(x), to_dtype(dtype), name.is_none() ? nullptr : &nm);
-  }, py::arg("x"), py::arg("dtype"), py::arg("name") = py::none());
-  m.def("truediv", [](py::handle a, py::handle b, py::handle name) {
-    auto in = convert_inputs(py::make_tuple(a, b));
-    std::string nm = name.is_none() ? "" : name.cast<std::string>();
-    return truediv(in[0], in[1], name.is_none() ? nullptr : &nm);
-  }, py::arg("x"), py::arg("y"), py::arg("name") = py::none());
-  m.def("matmul", [](py::handle a, py::handle b, bool ta, bool tb, py::handle name) {
-    auto in = convert_inputs(py::make_tuple(a, b));
-    std::string nm = name.is_none() ? "" : name.cast<std::string>();
-    return matmul(in[0], in[1], ta, tb, name.is_none() ? nullptr : &nm);
-  }, py::arg("a"), py::arg("b"), py::arg("transpose_a") = false, py::arg("transpose_b") = false,
-     py::arg("name") = py::none());
+  m.def(
+      "int_tensor",
+      [](const std::vector<int64_t>& v, bool scalar) {
+        Tensor t = Tensor::from_int64s(v, DType::kInt32);
+        return scalar ? t.reshaped(Shape{}) : t;
+      },
+      py::arg("values"), py::arg("scalar") = false);
+  m.def(
+      "cast",
+      [](py::handle x, py::handle dtype, py::handle name) {
+        std::string nm = name.is_none() ? "" : name.cast<std::string>();
+        return cast(to_tensor(x), to_dtype(dtype), name.is_none() ? nullptr : &nm);
+      },
+      py::arg("x"), py::arg("dtype"), py::arg("name") = py::none());
+  m.def(
+      "truediv",
+      [](py::handle a, py::handle b, py::handle name) {
+        auto in = convert_inputs(py::make_tuple(a, b));
+        std::string nm = name.is_none() ? "" : name.cast<std::string>();
+        return truediv(in[0], in[1], name.is_none() ? nullptr : &nm);
+      },
+      py::arg("x"), py::arg("y"), py::arg("name") = py::none());
+  m.def(
+      "matmul",
+      [](py::handle a, py::handle b, bool ta, bool tb, py::handle name) {
+        auto in = convert_inputs(py::make_tuple(a, b));
+        std::string nm = name.is_none() ? "" : name.cast<std::string>();
+        return matmul(in[0], in[1], ta, tb, name.is_none() ? nullptr : &nm);
+      },
+      py::arg("a"), py::arg("b"), py::arg("transpose_a") = false, py::arg("transpose_b") = false,
+      py::arg("name") = py::none());
 }
 
 }  // namespace jf::py_bridge

@@ -4,9 +4,9 @@
 #include "codegen/llvm_info.h"
 #include "core/buffer.h"
 #include "core/variables.h"
-#include "runtime/cuda_driver.h"
 #include "kernels/kernels.h"
 #include "python/bindings.h"
+#include "runtime/cuda_driver.h"
 #include "runtime/stats.h"
 #include "runtime/thread_pool.h"
 

@@ -8,22 +8,30 @@
 namespace jf::py_bridge {
 
 namespace {
-Tensor other_operand(const Tensor& self, py::handle other) { return to_tensor(other, DType::kInvalid, self.dtype()); }
+Tensor other_operand(const Tensor& self, py::handle other) {
+  return to_tensor(other, DType::kInvalid, self.dtype());
+}
 
 template <OpId kOp, bool kReverse>
 py::object binop(const Tensor& self, py::handle other) {
-  if (other.is_none() || py::isinstance<py::str>(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  if (other.is_none() || py::isinstance<py::str>(other))
+    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   Tensor o = other_operand(self, other);
   return py::cast(kReverse ? run1(kOp, {o, self}) : run1(kOp, {self, o}));
 }
 
 std::string buffer_format(DType d) {
   switch (d) {
-    case DType::kFloat32: return "f";
-    case DType::kFloat64: return "d";
-    case DType::kInt32: return "i";
-    case DType::kInt64: return "q";
-    default: return "?";
+    case DType::kFloat32:
+      return "f";
+    case DType::kFloat64:
+      return "d";
+    case DType::kInt32:
+      return "i";
+    case DType::kInt64:
+      return "q";
+    default:
+      return "?";
   }
 }
 
@@ -42,22 +50,25 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("ndim", &Tensor::rank)
       .def_property_readonly("_is_symbolic", &Tensor::is_symbolic)
       .def_property_readonly("_nbytes", &Tensor::nbytes)
-      .def_property_readonly("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw()); })
+      .def_property_readonly("_data_ptr",
+                             [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw()); })
       .def("numpy", [](py::object self) { return to_numpy(self.cast<const Tensor&>(), self); })
-      .def("__array__",
-           [](py::object self, py::object dtype, py::object copy) {
-             py::array a = to_numpy(self.cast<const Tensor&>(), self);
-             if (!dtype.is_none()) return py::array(a.attr("astype")(dtype));
-             if (!copy.is_none() && copy.cast<bool>()) return py::array(a.attr("copy")());
-             return a;
-           },
-           py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def(
+          "__array__",
+          [](py::object self, py::object dtype, py::object copy) {
+            py::array a = to_numpy(self.cast<const Tensor&>(), self);
+            if (!dtype.is_none()) return py::array(a.attr("astype")(dtype));
+            if (!copy.is_none() && copy.cast<bool>()) return py::array(a.attr("copy")());
+            return a;
+          },
+          py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def_buffer([](const Tensor& t) {
         if (t.is_symbolic()) throw_type("a symbolic tensor has no buffer");
         std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(t.rank());
         py::ssize_t st = dtype_size(t.dtype());
         for (int i = t.rank() - 1; i >= 0; --i) strides[i] = st, st *= shape[i];
-        return py::buffer_info(t.raw(), dtype_size(t.dtype()), buffer_format(t.dtype()), t.rank(), shape, strides, true);
+        return py::buffer_info(t.raw(), dtype_size(t.dtype()), buffer_format(t.dtype()), t.rank(), shape,
+                               strides, true);
       })
       .def("__add__", &binop<OpId::AddV2, false>)
       .def("__radd__", &binop<OpId::AddV2, true>)
@@ -83,8 +94,10 @@ void bind_tensor(py::module_& m) {
       .def("__ne__", &binop<OpId::NotEqual, false>)
       .def("__truediv__", [](const Tensor& s, py::handle o) { return truediv(s, other_operand(s, o)); })
       .def("__rtruediv__", [](const Tensor& s, py::handle o) { return truediv(other_operand(s, o), s); })
-      .def("__matmul__", [](const Tensor& s, py::handle o) { return matmul(s, other_operand(s, o), false, false); })
-      .def("__rmatmul__", [](const Tensor& s, py::handle o) { return matmul(other_operand(s, o), s, false, false); })
+      .def("__matmul__",
+           [](const Tensor& s, py::handle o) { return matmul(s, other_operand(s, o), false, false); })
+      .def("__rmatmul__",
+           [](const Tensor& s, py::handle o) { return matmul(other_operand(s, o), s, false, false); })
       .def("__neg__", [](const Tensor& s) { return run1(OpId::Neg, {s}); })
       .def("__abs__", [](const Tensor& s) { return run1(OpId::Abs, {s}); })
       .def("__invert__", [](const Tensor& s) { return run1(OpId::LogicalNot, {s}); })

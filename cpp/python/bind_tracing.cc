@@ -19,7 +19,8 @@ namespace {
 // jit_scope as a C++ context manager object (TF's experimental_jit_scope semantics).
 class JitScope {
  public:
-  JitScope(py::object compile_ops, bool separate) : compile_ops_(std::move(compile_ops)), separate_(separate) {}
+  JitScope(py::object compile_ops, bool separate)
+      : compile_ops_(std::move(compile_ops)), separate_(separate) {}
   void enter() {
     std::function<bool(const Node&)> fn;
     bool flag = true;
@@ -80,7 +81,8 @@ void tape_hook(OpId op, const std::vector<Tensor>& in, const Attrs& attrs, const
 // keys), restoring the previous attr scope on exit. Used for gradient ops (DESIGN §2.6).
 class AttrScope {
  public:
-  AttrScope(py::dict attrs, std::vector<std::string> clear) : attrs_(to_attrs(attrs)), clear_(std::move(clear)) {}
+  AttrScope(py::dict attrs, std::vector<std::string> clear)
+      : attrs_(to_attrs(attrs)), clear_(std::move(clear)) {}
   void enter() {
     TraceState* ts = current_trace();
     if (!ts) return;
@@ -124,32 +126,50 @@ void bind_tracing(py::module_& m) {
   m.def("set_tape_callback", [](py::object cb) { tape_callback() = cb; });
   m.def("tape_activate", &tape_activate);
   py::class_<AttrScope>(m, "attr_scope")
-      .def(py::init<py::dict, std::vector<std::string>>(), py::arg("attrs"), py::arg("clear") = std::vector<std::string>())
+      .def(py::init<py::dict, std::vector<std::string>>(), py::arg("attrs"),
+           py::arg("clear") = std::vector<std::string>())
       .def("__enter__", [](AttrScope& s) { s.enter(); })
-      .def("__exit__", [](AttrScope& s, py::args) { s.exit(); return false; });
+      .def("__exit__", [](AttrScope& s, py::args) {
+        s.exit();
+        return false;
+      });
   py::class_<FuncBuilder>(m, "FuncBuilder")
       .def(py::init<bool>(), py::arg("nested") = false)
-      .def("__enter__", [](FuncBuilder& b) { b.enter(); return &b; }, py::return_value_policy::reference)
+      .def(
+          "__enter__",
+          [](FuncBuilder& b) {
+            b.enter();
+            return &b;
+          },
+          py::return_value_policy::reference)
       .def("__exit__", [](FuncBuilder& b, py::args) { b.exit(); })
-      .def("placeholder", [](FuncBuilder& b, DType dt, std::vector<py::object> shape, const std::string& name) {
-        Shape s;
-        for (auto& d : shape) s.push_back(d.is_none() ? -1 : d.cast<int64_t>());
-        return b.placeholder(dt, s, name);
-      })
+      .def("placeholder",
+           [](FuncBuilder& b, DType dt, std::vector<py::object> shape, const std::string& name) {
+             Shape s;
+             for (auto& d : shape) s.push_back(d.is_none() ? -1 : d.cast<int64_t>());
+             return b.placeholder(dt, s, name);
+           })
       .def("finish", &FuncBuilder::finish)
       .def_property_readonly("captures", &FuncBuilder::capture_values)
       .def_property_readonly("graph", [](FuncBuilder& b) { return b.state().graph; });
 
   py::class_<JitScope>(m, "jit_scope", R"doc(Marks the ops created inside for compilation (TF's
 xla.experimental.jit_scope). compile_ops: bool, or a callable taking each op's node_def.)doc")
-      .def(py::init<py::object, bool>(), py::arg("compile_ops") = true, py::arg("separate_compiled_gradients") = false)
+      .def(py::init<py::object, bool>(), py::arg("compile_ops") = true,
+           py::arg("separate_compiled_gradients") = false)
       .def("__enter__", [](JitScope& s) { s.enter(); })
-      .def("__exit__", [](JitScope& s, py::args) { s.exit(); return false; });
+      .def("__exit__", [](JitScope& s, py::args) {
+        s.exit();
+        return false;
+      });
 
   py::class_<NameScope>(m, "name_scope")
       .def(py::init<std::string>())
       .def("__enter__", &NameScope::enter)
-      .def("__exit__", [](NameScope& s, py::args) { s.exit(); return false; });
+      .def("__exit__", [](NameScope& s, py::args) {
+        s.exit();
+        return false;
+      });
 
   struct InitScope {
     std::unique_ptr<TracePause> pause;
@@ -157,7 +177,10 @@ xla.experimental.jit_scope). compile_ops: bool, or a callable taking each op's n
   py::class_<InitScope>(m, "init_scope", "Runs the body eagerly even while tracing (TF's init_scope).")
       .def(py::init<>())
       .def("__enter__", [](InitScope& s) { s.pause = std::make_unique<TracePause>(); })
-      .def("__exit__", [](InitScope& s, py::args) { s.pause.reset(); return false; });
+      .def("__exit__", [](InitScope& s, py::args) {
+        s.pause.reset();
+        return false;
+      });
   m.def("is_tracing", &is_tracing);
   m.def("push_control_deps", [](const std::vector<Tensor>& deps) {
     TraceState* ts = current_trace();
@@ -180,8 +203,8 @@ xla.experimental.jit_scope). compile_ops: bool, or a callable taking each op's n
     std::string buf;
     return make_if(pred, tb, tg, eb, eg, opt_name(name, buf));
   });
-  m.def("make_while", [](std::vector<Tensor> vars, FuncBuilder& cb, std::shared_ptr<Graph> cg, FuncBuilder& bb,
-                         std::shared_ptr<Graph> bg, int64_t max_iter, py::object name,
+  m.def("make_while", [](std::vector<Tensor> vars, FuncBuilder& cb, std::shared_ptr<Graph> cg,
+                         FuncBuilder& bb, std::shared_ptr<Graph> bg, int64_t max_iter, py::object name,
                          std::vector<std::vector<py::object>> invariants) {
     std::string buf;
     std::vector<Shape> inv;

@@ -13,12 +13,18 @@ namespace jf::py_bridge {
 
 py::dtype numpy_dtype(DType d) {
   switch (d) {
-    case DType::kFloat32: return py::dtype("float32");
-    case DType::kFloat64: return py::dtype("float64");
-    case DType::kInt32: return py::dtype("int32");
-    case DType::kInt64: return py::dtype("int64");
-    case DType::kBool: return py::dtype("bool");
-    default: throw_type("invalid dtype");
+    case DType::kFloat32:
+      return py::dtype("float32");
+    case DType::kFloat64:
+      return py::dtype("float64");
+    case DType::kInt32:
+      return py::dtype("int32");
+    case DType::kInt64:
+      return py::dtype("int64");
+    case DType::kBool:
+      return py::dtype("bool");
+    default:
+      throw_type("invalid dtype");
   }
 }
 
@@ -97,7 +103,8 @@ Tensor to_tensor(py::handle h, DType want, DType hint) {
       throw_type("Cannot convert ", v, " to EagerTensor of dtype int32 (out of range)");
     return scalar_tensor(dt, static_cast<double>(v));
   }
-  if (PyFloat_Check(h.ptr()) && !PyObject_HasAttrString(h.ptr(), "dtype")) {  // np.float64 is a float subclass
+  if (PyFloat_Check(h.ptr()) &&
+      !PyObject_HasAttrString(h.ptr(), "dtype")) {  // np.float64 is a float subclass
     double v = PyFloat_AS_DOUBLE(h.ptr());
     if (dt == DType::kInvalid) dt = DType::kFloat32;
     if (!is_float(dt) && !(want != DType::kInvalid && v == std::floor(v) && is_int(dt)))
@@ -105,7 +112,8 @@ Tensor to_tensor(py::handle h, DType want, DType hint) {
     return scalar_tensor(dt, v);
   }
   // Objects that stand for a tensor (jf.Variable) convert through __jf_tensor__.
-  if (PyObject_HasAttrString(h.ptr(), "__jf_tensor__")) return to_tensor(h.attr("__jf_tensor__")(), want, hint);
+  if (PyObject_HasAttrString(h.ptr(), "__jf_tensor__"))
+    return to_tensor(h.attr("__jf_tensor__")(), want, hint);
   if (py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h) || h.is_none())
     throw_type("Attempt to convert a value (", short_repr(h), ") with an unsupported type (",
                py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor.");
@@ -191,8 +199,9 @@ py::object attr_to_py(const AttrValue& v) {
 
 py::array to_numpy(const Tensor& t, py::handle owner) {
   if (t.is_symbolic())
-    throw_type("Tensor.numpy() is only available for eager tensors; this is a symbolic tensor "
-               "inside a traced function (return it from the function instead)");
+    throw_type(
+        "Tensor.numpy() is only available for eager tensors; this is a symbolic tensor "
+        "inside a traced function (return it from the function instead)");
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(t.rank());
   py::ssize_t st = dtype_size(t.dtype());
   for (int i = t.rank() - 1; i >= 0; --i) {
@@ -259,14 +268,18 @@ void register_error_translator(py::module_& m) {
         PyErr_Clear();
       }
       switch (e.kind()) {
-        case ErrorKind::kType: cls = PyExc_TypeError; break;
+        case ErrorKind::kType:
+          cls = PyExc_TypeError;
+          break;
         case ErrorKind::kInvalidArgument:
           cls = errors ? errors.attr("InvalidArgumentError").ptr() : PyExc_ValueError;
           break;
         case ErrorKind::kUnimplemented:
           cls = errors ? errors.attr("UnimplementedError").ptr() : PyExc_NotImplementedError;
           break;
-        case ErrorKind::kRuntime: cls = PyExc_RuntimeError; break;
+        case ErrorKind::kRuntime:
+          cls = PyExc_RuntimeError;
+          break;
         case ErrorKind::kInternal:
           cls = errors ? errors.attr("InternalError").ptr() : PyExc_RuntimeError;
           break;

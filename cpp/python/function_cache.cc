@@ -15,7 +15,10 @@ namespace {
 bool g_run_eagerly = false;
 
 void put(std::string& k, const void* p, size_t n) { k.append(static_cast<const char*>(p), n); }
-template <class T> void put(std::string& k, T v) { put(k, &v, sizeof(v)); }
+template <class T>
+void put(std::string& k, T v) {
+  put(k, &v, sizeof(v));
+}
 
 void put_shape(std::string& k, DType dt, int rank, const int64_t* dims) {
   put(k, static_cast<uint8_t>(dt));
@@ -38,8 +41,10 @@ void flatten(py::handle h, Flat& f) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
     f.key += 'i';
-    if (overflow) f.key += py::repr(h).cast<std::string>() + ";";
-    else put(f.key, v);
+    if (overflow)
+      f.key += py::repr(h).cast<std::string>() + ";";
+    else
+      put(f.key, v);
   } else if (PyFloat_Check(o)) {
     f.key += 'f';
     put(f.key, PyFloat_AS_DOUBLE(o));
@@ -122,7 +127,8 @@ OutTree OutTree::parse(py::handle t) {
 
 py::object OutTree::build(const std::vector<Tensor>& v) const {
   switch (kind) {
-    case kLeaf: return py::cast(v[leaf]);
+    case kLeaf:
+      return py::cast(v[leaf]);
     case kTuple:
     case kNamedTuple: {
       py::tuple t(kids.size());
@@ -140,7 +146,8 @@ py::object OutTree::build(const std::vector<Tensor>& v) const {
       for (size_t i = 0; i < kids.size(); ++i) d[keys[i]] = kids[i].build(v);
       return d;
     }
-    default: return obj;
+    default:
+      return obj;
   }
 }
 
@@ -149,7 +156,8 @@ FunctionCache::FunctionCache(py::object python_fn, py::object trace)
 
 void FunctionCache::add(const std::string& key, std::shared_ptr<ConcreteFunction> fn, py::handle templ,
                         bool general, std::vector<py::object> keepalive) {
-  auto e = std::make_shared<CacheEntry>(CacheEntry{std::move(fn), OutTree::parse(templ), std::move(keepalive)});
+  auto e =
+      std::make_shared<CacheEntry>(CacheEntry{std::move(fn), OutTree::parse(templ), std::move(keepalive)});
   if (general) general_.push_back(e);
   if (!key.empty()) exact_[key] = e;
 }

@@ -27,7 +27,8 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
     Node* n = p.members[m];
     std::vector<Tensor>& v = views[m];
     for (const Output& o : n->inputs) {
-      if (const Tensor* c = o.node->const_value()) v.push_back(*c);
+      if (const Tensor* c = o.node->const_value())
+        v.push_back(*c);
       else if (index.count(o.node)) {
         const TensorSpec& s = specs[index[o.node]][o.index];
         v.push_back(Tensor(s.dtype, s.shape, nullptr));
@@ -49,7 +50,9 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
         v = f.a < nin ? inputs[f.a].shape()[f.b] : p.constants[f.a - nin].shape()[f.b];
         break;
       }
-      case ParamFill::kNodeDim: v = specs[f.a][f.b].shape[f.c]; break;
+      case ParamFill::kNodeDim:
+        v = specs[f.a][f.b].shape[f.c];
+        break;
       case ParamFill::kSliceStart:
       case ParamFill::kSliceStride: {
         Node* n = p.members[f.a];
@@ -121,7 +124,8 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
   for (int i = 0; i < nin; ++i) bufs[i] = inputs[i];
   for (size_t c = 0; c < p.constants.size(); ++c) bufs[nin + c] = p.constants[c];
   for (int b = 0; b < p.num_buffers; ++b) {
-    if (!bufs[b].defined() && p.buffer_expr[b]) bufs[b] = Tensor::empty(p.buffer_expr[b]->dtype, pr->buffer_shapes[b]);
+    if (!bufs[b].defined() && p.buffer_expr[b])
+      bufs[b] = Tensor::empty(p.buffer_expr[b]->dtype, pr->buffer_shapes[b]);
     if (bufs[b].defined() && bufs[b].buffer()) ptrs[b] = static_cast<char*>(bufs[b].raw());
   }
   const int64_t* params = pr->params.data();

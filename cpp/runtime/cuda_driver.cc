@@ -45,7 +45,8 @@ void load() {
     return;
   }
   if (!resolve(lib, "cuInit", &g_api.cuInit) || !resolve(lib, "cuDeviceGetCount", &g_api.cuDeviceGetCount) ||
-      !resolve(lib, "cuDeviceGet", &g_api.cuDeviceGet) || !resolve(lib, "cuDeviceGetName", &g_api.cuDeviceGetName) ||
+      !resolve(lib, "cuDeviceGet", &g_api.cuDeviceGet) ||
+      !resolve(lib, "cuDeviceGetName", &g_api.cuDeviceGetName) ||
       !resolve(lib, "cuDriverGetVersion", &g_api.cuDriverGetVersion) ||
       !resolve(lib, "cuGetErrorName", &g_api.cuGetErrorName))
     return;

@@ -8,7 +8,7 @@ namespace {
 TraceHook g_hook = nullptr;
 TapeHook g_tape_hook = nullptr;
 thread_local int t_active_tapes = 0;
-}
+}  // namespace
 
 void set_trace_hook(TraceHook hook) { g_hook = hook; }
 void set_tape_hook(TapeHook hook) { g_tape_hook = hook; }
@@ -40,8 +40,9 @@ Stats& stats() {
 
 std::map<std::string, int64_t> stats_snapshot() {
   Stats& s = stats();
-  return {{"traces", s.traces}, {"compilations", s.compilations}, {"cache_hits", s.cache_hits},
-          {"cluster_runs", s.cluster_runs}, {"eager_ops", s.eager_ops}, {"graph_runs", s.graph_runs}};
+  return {{"traces", s.traces},         {"compilations", s.compilations},
+          {"cache_hits", s.cache_hits}, {"cluster_runs", s.cluster_runs},
+          {"eager_ops", s.eager_ops},   {"graph_runs", s.graph_runs}};
 }
 
 void reset_stats() {

@@ -18,7 +18,8 @@ void set_trace_hook(TraceHook hook);
 
 // Called after every op that ran or was recorded while at least one gradient tape is
 // active (jf.GradientTape records ops this way, eagerly and while tracing).
-using TapeHook = void (*)(OpId, const std::vector<Tensor>& inputs, const Attrs&, const std::vector<Tensor>& outputs);
+using TapeHook = void (*)(OpId, const std::vector<Tensor>& inputs, const Attrs&,
+                          const std::vector<Tensor>& outputs);
 void set_tape_hook(TapeHook hook);
 void tape_activate(int delta);  // +1 when a tape starts recording, -1 when it stops
 

@@ -70,11 +70,14 @@ std::vector<Tensor> run_if(const Plan& p, size_t step, std::vector<Tensor>& ins)
   Node* n = p.order[step];
   int64_t nt = n->attrs.get<int64_t>("num_then_inputs", 0);
   const Tensor& pred = ins[0];
-  if (pred.num_elements() != 1) throw_invalid(n->name, ": the condition of jf.cond must be a scalar, got ", pred.desc());
+  if (pred.num_elements() != 1)
+    throw_invalid(n->name, ": the condition of jf.cond must be a scalar, got ", pred.desc());
   bool take = pred.get_double(0) != 0;
   std::vector<Tensor> sub;
-  if (take) sub.assign(ins.begin() + 1, ins.begin() + 1 + nt);
-  else sub.assign(ins.begin() + 1 + nt, ins.end());
+  if (take)
+    sub.assign(ins.begin() + 1, ins.begin() + 1 + nt);
+  else
+    sub.assign(ins.begin() + 1 + nt, ins.end());
   return run_plan(*p.sub_plans[step][take ? 0 : 1], std::move(sub));
 }
 
@@ -83,14 +86,16 @@ std::vector<Tensor> run_while(const Plan& p, size_t step, std::vector<Tensor>& i
   int64_t nv = n->attrs.get<int64_t>("num_loop_vars", 0), nc = n->attrs.get<int64_t>("num_cond_captures", 0);
   int64_t max_iter = n->attrs.get<int64_t>("maximum_iterations", -1);
   std::vector<Tensor> vars(ins.begin(), ins.begin() + nv);
-  std::vector<Tensor> cond_caps(ins.begin() + nv, ins.begin() + nv + nc), body_caps(ins.begin() + nv + nc, ins.end());
+  std::vector<Tensor> cond_caps(ins.begin() + nv, ins.begin() + nv + nc),
+      body_caps(ins.begin() + nv + nc, ins.end());
   const Plan& cond = *p.sub_plans[step][0];
   const Plan& body = *p.sub_plans[step][1];
   for (int64_t it = 0; max_iter < 0 || it < max_iter; ++it) {
     std::vector<Tensor> cin = vars;
     cin.insert(cin.end(), cond_caps.begin(), cond_caps.end());
     Tensor c = run_plan(cond, std::move(cin))[0];
-    if (c.num_elements() != 1) throw_invalid(n->name, ": the loop condition must be a scalar, got ", c.desc());
+    if (c.num_elements() != 1)
+      throw_invalid(n->name, ": the loop condition must be a scalar, got ", c.desc());
     if (c.get_double(0) == 0) break;
     std::vector<Tensor> bin = std::move(vars);
     bin.insert(bin.end(), body_caps.begin(), body_caps.end());
@@ -138,7 +143,8 @@ std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
       }
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kInternal || n->source.empty()) throw;
-      throw Error(e.kind(), str_cat(e.what(), "\n  in node '", n->name, "' (", n->type(), ") created at ", n->source));
+      throw Error(e.kind(),
+                  str_cat(e.what(), "\n  in node '", n->name, "' (", n->type(), ") created at ", n->source));
     }
     int base = p.first_slot[n->id];
     for (size_t i = 0; i < outs.size(); ++i) slots[base + i] = std::move(outs[i]);

@@ -13,13 +13,13 @@ struct Plan {
   std::shared_ptr<Graph> graph;
   std::vector<Node*> order;
   int num_slots = 0;
-  std::vector<int> first_slot;                 // per node id
-  std::vector<std::vector<int>> in_slots;      // per step
-  std::vector<std::vector<int>> release;       // per step: slots dead after it
-  std::vector<std::vector<char>> move_in;      // per step input: last use, so move, not copy
+  std::vector<int> first_slot;             // per node id
+  std::vector<std::vector<int>> in_slots;  // per step
+  std::vector<std::vector<int>> release;   // per step: slots dead after it
+  std::vector<std::vector<char>> move_in;  // per step input: last use, so move, not copy
   std::vector<int> input_slots, output_slots;
-  std::vector<std::pair<int, Tensor>> consts;  // slots holding Const values
-  bool static_shapes = true;                   // all specs known: skip inference at run time
+  std::vector<std::pair<int, Tensor>> consts;                 // slots holding Const values
+  bool static_shapes = true;                                  // all specs known: skip inference at run time
   std::vector<std::vector<std::shared_ptr<Plan>>> sub_plans;  // per step (If/While)
 };
 

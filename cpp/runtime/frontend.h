@@ -7,7 +7,8 @@
 
 namespace jf {
 
-Tensor run1(OpId op, const std::vector<Tensor>& in, const Attrs& attrs = Attrs(), const std::string* name = nullptr);
+Tensor run1(OpId op, const std::vector<Tensor>& in, const Attrs& attrs = Attrs(),
+            const std::string* name = nullptr);
 Tensor cast(const Tensor& x, DType to, const std::string* name = nullptr);
 // TF's truediv: integer operands are cast to float64 first (int32 / int32 -> float64).
 Tensor truediv(const Tensor& a, const Tensor& b, const std::string* name = nullptr);

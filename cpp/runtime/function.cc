@@ -31,7 +31,8 @@ bool ConcreteFunction::accepts(const std::vector<Tensor>& inputs) const {
 std::vector<Tensor> ConcreteFunction::call(std::vector<Tensor> inputs) const {
   if (!accepts(inputs)) {
     std::string want, got;
-    for (const TensorSpec& s : input_specs_) want += str_cat(want.empty() ? "" : ", ", dtype_name(s.dtype), s.shape.str());
+    for (const TensorSpec& s : input_specs_)
+      want += str_cat(want.empty() ? "" : ", ", dtype_name(s.dtype), s.shape.str());
     for (const Tensor& t : inputs) got += str_cat(got.empty() ? "" : ", ", t.desc());
     throw_invalid(name_, ": inputs (", got, ") do not match the traced signature (", want, ")");
   }

@@ -44,7 +44,8 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
   const Graph& a = *optimized;
   if (!wants_jit(a, opts)) {
     for (const auto& n : a.nodes())
-      if (n->op != OpId::Placeholder) report->op_reason[n->name] = "not in a jit_scope (auto-clustering is off)";
+      if (n->op != OpId::Placeholder)
+        report->op_reason[n->name] = "not in a jit_scope (auto-clustering is off)";
     return optimized;
   }
   ClusterOptions co;
@@ -62,18 +63,21 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
     if (program) {
       try {
         cc->kernels = compile_cpu(*program, clabel);
-        if (cc->kernels.from_cache) stats().cache_hits.fetch_add(1);
-        else stats().compilations.fetch_add(1);
+        if (cc->kernels.from_cache)
+          stats().cache_hits.fetch_add(1);
+        else
+          stats().compilations.fetch_add(1);
       } catch (const Error& e) {
         why = e.what();
         program.reset();
       }
     }
     if (!program) {
-      if (opts.whole_function)
-        throw_invalid("jit_compile=True: ", label, " cannot be compiled: ", why);
-      report->warnings.push_back(str_cat("jitflow: ", c.name, " of ", label, " could not be compiled and runs on "
-                                         "eager kernels: ", why));
+      if (opts.whole_function) throw_invalid("jit_compile=True: ", label, " cannot be compiled: ", why);
+      report->warnings.push_back(str_cat("jitflow: ", c.name, " of ", label,
+                                         " could not be compiled and runs on "
+                                         "eager kernels: ",
+                                         why));
       for (Node* n : c.nodes) report->op_reason[n->name] = "its cluster could not be compiled: " + why;
       continue;
     }
@@ -81,7 +85,8 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
     cc->scope = c.scope;
     for (Node* n : c.nodes) cc->op_names.push_back(n->name);
     cc->program = std::move(program);
-    ClusterSummary s{c.name, c.scope, "cpu", cc->op_names, cc->kernels.from_cache, cc->kernels.compile_seconds};
+    ClusterSummary s{
+        c.name, c.scope, "cpu", cc->op_names, cc->kernels.from_cache, cc->kernels.compile_seconds};
     report->clusters.push_back(s);
     for (Node* n : c.nodes) report->op_cluster[n->name] = c.name;
     compiled.push_back(cc);

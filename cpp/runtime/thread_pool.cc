@@ -44,8 +44,7 @@ void set_num_threads(int n) {
   s.n = n;
 }
 
-void parallel_for_pool(int64_t n, double cost_per_item,
-                       const std::function<void(int64_t, int64_t)>& fn) {
+void parallel_for_pool(int64_t n, double cost_per_item, const std::function<void(int64_t, int64_t)>& fn) {
   cpu_device().parallelFor(n, Eigen::TensorOpCost(0, 0, cost_per_item), fn);
 }
 

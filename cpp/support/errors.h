@@ -55,10 +55,10 @@ template <class... A>
 }  // namespace jf
 
 // Internal invariant: a failure is a jitflow bug, reported as an exception, never a crash.
-#define JF_CHECK(cond, ...)                                                              \
-  do {                                                                                   \
-    if (!(cond))                                                                         \
-      throw ::jf::Error(::jf::ErrorKind::kInternal,                                      \
-                        ::jf::str_cat("internal check failed: " #cond " at ", __FILE__, \
-                                      ":", __LINE__, " ", ##__VA_ARGS__));               \
+#define JF_CHECK(cond, ...)                                                                                 \
+  do {                                                                                                      \
+    if (!(cond))                                                                                            \
+      throw ::jf::Error(::jf::ErrorKind::kInternal,                                                         \
+                        ::jf::str_cat("internal check failed: " #cond " at ", __FILE__, ":", __LINE__, " ", \
+                                      ##__VA_ARGS__));                                                      \
   } while (0)

@@ -83,7 +83,8 @@ std::vector<Tensor> make_if(const Tensor& pred, FuncBuilder& then_b, std::shared
     const TensorSpec& a = then_g->outputs[i].node->outputs[then_g->outputs[i].index];
     const TensorSpec& b = else_g->outputs[i].node->outputs[else_g->outputs[i].index];
     if (a.dtype != b.dtype || a.shape.rank() != b.shape.rank())
-      throw_invalid("jf.cond: output ", i, " of true_fn is ", spec_str(a), " but false_fn's is ", spec_str(b));
+      throw_invalid("jf.cond: output ", i, " of true_fn is ", spec_str(a), " but false_fn's is ",
+                    spec_str(b));
     TensorSpec m = a;
     for (int d = 0; d < a.shape.rank(); ++d)
       if (a.shape[d] != b.shape[d]) m.shape[d] = -1;

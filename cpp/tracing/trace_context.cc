@@ -67,7 +67,8 @@ Output TraceState::capture(const Tensor& t) {
   bool outer = false;
   for (TraceState* p = parent; p && !outer; p = p->parent) outer = p->graph == g;
   if (!g || !outer)
-    throw_invalid("A tensor from another jf.function's graph (", sv.node->name, ") was used here; return it "
+    throw_invalid("A tensor from another jf.function's graph (", sv.node->name,
+                  ") was used here; return it "
                   "from that function, or pass it in as an argument");
   auto key = std::make_pair(static_cast<const Node*>(sv.node), sv.index);
   auto it = capture_cache_.find(key);
@@ -78,8 +79,8 @@ Output TraceState::capture(const Tensor& t) {
   return {ph, 0};
 }
 
-Node* TraceState::add_op(OpId op, const std::vector<Tensor>& inputs, const Attrs& attrs, const std::string* name,
-                         std::vector<TensorSpec>* specs_override) {
+Node* TraceState::add_op(OpId op, const std::vector<Tensor>& inputs, const Attrs& attrs,
+                         const std::string* name, std::vector<TensorSpec>* specs_override) {
   const OpDef& def = op_def(op);
   std::vector<Output> ins;
   std::vector<Tensor> views;
@@ -112,8 +113,10 @@ Node* TraceState::add_op(OpId op, const std::vector<Tensor>& inputs, const Attrs
   // Attr scopes (jit_scope): set only attrs the op does not already have.
   for (auto& kv : attr_scope) {
     if (n->attrs.has(kv.first)) continue;
-    if (kv.second.fn) n->attrs.set(kv.first, static_cast<bool>(kv.second.fn(*n)));
-    else n->attrs.set(kv.first, kv.second.value);
+    if (kv.second.fn)
+      n->attrs.set(kv.first, static_cast<bool>(kv.second.fn(*n)));
+    else
+      n->attrs.set(kv.first, kv.second.value);
   }
   return n;
 }
@@ -134,8 +137,9 @@ void set_source_location_fn(std::string (*fn)()) { g_source_fn = fn; }
 JitScopeFrame jit_scope_enter(bool compile, std::function<bool(const Node&)> compile_fn, bool separate) {
   TraceState* ts = current_trace();
   if (!ts)
-    throw_runtime("xla.experimental.jit_scope is not supported when eager execution is enabled. "
-                  "Try use it inside jf.function.");
+    throw_runtime(
+        "xla.experimental.jit_scope is not supported when eager execution is enabled. "
+        "Try use it inside jf.function.");
   JitScopeFrame f{ts->attr_scope, ts};
   ScopedAttr c;
   c.value = compile;
@@ -144,7 +148,8 @@ JitScopeFrame jit_scope_enter(bool compile, std::function<bool(const Node&)> com
   ts->attr_scope["_XlaSeparateCompiledGradients"] = ScopedAttr{separate, nullptr};
   Graph& g = *ts->graph;
   if (g.jit_scope_depth == 0) {
-    ts->attr_scope["_XlaScope"] = ScopedAttr{std::string("jit_scope_") + std::to_string(g.jit_scope_count), nullptr};
+    ts->attr_scope["_XlaScope"] =
+        ScopedAttr{std::string("jit_scope_") + std::to_string(g.jit_scope_count), nullptr};
     g.jit_scope_count++;
   }
   g.jit_scope_depth++;

@@ -167,10 +167,8 @@ TEST_F(ClusterTest, UncompilableOpInDiamondExplainsTheCycleUnderAutoJit) {
   op(OpId::AddV2, "c", {a, b});
   run({/*auto_jit=*/true});
   EXPECT_TRUE(clusters().empty());
-  EXPECT_EQ(reason("a"),
-            "auto-clustering: cluster too small (joining 'c' would create a cycle through 'b')");
-  EXPECT_EQ(reason("c"),
-            "auto-clustering: cluster too small (joining 'a' would create a cycle through 'b')");
+  EXPECT_EQ(reason("a"), "auto-clustering: cluster too small (joining 'c' would create a cycle through 'b')");
+  EXPECT_EQ(reason("c"), "auto-clustering: cluster too small (joining 'a' would create a cycle through 'b')");
 }
 
 TEST_F(ClusterTest, ControlEdgeThroughUncompilableOpPreventsCycle) {

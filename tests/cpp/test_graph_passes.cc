@@ -21,7 +21,8 @@ Node* placeholder(Graph& g, const std::string& name) {
   return n;
 }
 Node* binary(Graph& g, OpId op, Node* a, Node* b) {
-  return g.add_node(op, g.unique_name(op_def(op).name), {{a, 0}, {b, 0}}, Attrs(), {{DType::kFloat32, Shape{}}});
+  return g.add_node(op, g.unique_name(op_def(op).name), {{a, 0}, {b, 0}}, Attrs(),
+                    {{DType::kFloat32, Shape{}}});
 }
 
 TEST(Graph, TensorFlowNaming) {
@@ -64,7 +65,7 @@ TEST(Executor, ReleasesDeadValuesAndKeepsOutputs) {
   g.outputs.push_back({a, 0});
   auto plan = build_plan(g.clone());
   ASSERT_EQ(plan->order.size(), 3u);
-  EXPECT_TRUE(plan->release[1].empty());  // a is an output: pinned
+  EXPECT_TRUE(plan->release[1].empty());   // a is an output: pinned
   EXPECT_EQ(plan->release[2].size(), 1u);  // b dies at c
   auto r = run_plan(*plan, {scalar(3)});
   EXPECT_FLOAT_EQ(*r[0].data<float>(), 30.f);

@@ -51,7 +51,8 @@ Jit& jit() {
     llvm::StringMap<bool> feats;
     std::string fs;
     if (llvm::sys::getHostCPUFeatures(feats))
-      for (auto& kv : feats) fs += (fs.empty() ? "" : ",") + std::string(kv.second ? "+" : "-") + kv.first().str();
+      for (auto& kv : feats)
+        fs += (fs.empty() ? "" : ",") + std::string(kv.second ? "+" : "-") + kv.first().str();
     jj->features = fs;
     std::string err;
     const llvm::Target* target = llvm::TargetRegistry::lookupTarget(jj->triple, err);
@@ -84,7 +85,8 @@ void dump_module(const llvm::Module& m, const std::string& label, const char* st
 void emit_loop_step(llvm::Module& m, const ClusterProgram& p, const Step& s, const std::string& name) {
   llvm::LLVMContext& ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty()}, false);
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(),
+                                      {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty()}, false);
   auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   auto args = fn->arg_begin();
@@ -125,7 +127,9 @@ void emit_loop_step(llvm::Module& m, const ClusterProgram& p, const Step& s, con
   j->addIncoming(j0, pre);
   b.CreateCondBr(b.CreateICmpSLT(j, jend), j_body, j_exit);
   b.SetInsertPoint(j_body);
-  if (r) idx[r - 1] = root->dims[r - 1] < 0 ? static_cast<llvm::Value*>(b.getInt64(0)) : static_cast<llvm::Value*>(j);
+  if (r)
+    idx[r - 1] =
+        root->dims[r - 1] < 0 ? static_cast<llvm::Value*>(b.getInt64(0)) : static_cast<llvm::Value*>(j);
   llvm::Value* v = em.emit(root, idx, root);
   em.store(root, b.CreateAdd(row_base, j), v);
   llvm::Value* jn = b.CreateAdd(j, b.getInt64(1));
@@ -163,7 +167,8 @@ void add_vector_variants(llvm::Module& m, const std::string& features) {
       auto vf = m.getOrInsertFunction(vname, llvm::FunctionType::get(vty, {vty}, false));
       // Keep the declaration alive until the vectorizer looks for it (GlobalDCE runs first).
       llvm::appendToCompilerUsed(m, {llvm::cast<llvm::GlobalValue>(vf.getCallee())});
-      names.push_back(std::string("_ZGV_LLVM_N") + std::to_string(lanes) + "v_" + v.scalar + "(" + vname + ")");
+      names.push_back(std::string("_ZGV_LLVM_N") + std::to_string(lanes) + "v_" + v.scalar + "(" + vname +
+                      ")");
     }
     for (llvm::User* u : f->users())
       if (auto* call = llvm::dyn_cast<llvm::CallInst>(u)) llvm::VFABI::setVectorVariantNames(call, names);
@@ -172,13 +177,15 @@ void add_vector_variants(llvm::Module& m, const std::string& features) {
 
 void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
   llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
-  tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, llvm::Triple(m.getTargetTriple()));
+  tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
+                                          llvm::Triple(m.getTargetTriple()));
   run_pipeline(m, tm, &tlii);
 }
 
 std::vector<StepFn> load(Jit& j, const ClusterProgram& p, const std::string& obj, const std::string& prefix) {
   auto mb = llvm::MemoryBuffer::getMemBufferCopy(obj, prefix);
-  if (auto err = j.lljit->addObjectFile(std::move(mb))) throw_runtime("LLVM: ", llvm::toString(std::move(err)));
+  if (auto err = j.lljit->addObjectFile(std::move(mb)))
+    throw_runtime("LLVM: ", llvm::toString(std::move(err)));
   std::vector<StepFn> fns(p.steps.size(), nullptr);
   for (size_t k = 0; k < p.steps.size(); ++k) {
     if (p.steps[k].kind != Step::kLoop) continue;
@@ -208,7 +215,8 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
     return out;
   }
   const char* fail = std::getenv("JITFLOW_FAIL_COMPILE");
-  if (fail && *fail && std::string(fail) != "0") throw_runtime("compilation failure injected by JITFLOW_FAIL_COMPILE");
+  if (fail && *fail && std::string(fail) != "0")
+    throw_runtime("compilation failure injected by JITFLOW_FAIL_COMPILE");
   std::string prefix = "jf_" + key.substr(0, 16);
   std::string obj;
   if (disk_cache_load(key, &obj)) {
@@ -223,10 +231,12 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   m.setTargetTriple(j.triple);
   m.setDataLayout(j.tm->createDataLayout());
   for (size_t k = 0; k < p.steps.size(); ++k)
-    if (p.steps[k].kind == Step::kLoop) emit_loop_step(m, p, p.steps[k], prefix + "_step" + std::to_string(k));
+    if (p.steps[k].kind == Step::kLoop)
+      emit_loop_step(m, p, p.steps[k], prefix + "_step" + std::to_string(k));
   std::string verr;
   llvm::raw_string_ostream vs(verr);
-  if (llvm::verifyModule(m, &vs)) throw Error(ErrorKind::kInternal, "LLVM IR verification failed: " + vs.str());
+  if (llvm::verifyModule(m, &vs))
+    throw Error(ErrorKind::kInternal, "LLVM IR verification failed: " + vs.str());
   add_vector_variants(m, j.features);
   dump_module(m, label, "before_opt");
   optimize(m, j.tm.get());

@@ -99,8 +99,10 @@ void use_libdevice_names(llvm::Module& m) {
     llvm::Intrinsic::ID id;
     const char *f32, *f64;
   };
-  const Map maps[] = {{llvm::Intrinsic::exp, "__nv_expf", "__nv_exp"}, {llvm::Intrinsic::log, "__nv_logf", "__nv_log"},
-                      {llvm::Intrinsic::sin, "__nv_sinf", "__nv_sin"}, {llvm::Intrinsic::cos, "__nv_cosf", "__nv_cos"},
+  const Map maps[] = {{llvm::Intrinsic::exp, "__nv_expf", "__nv_exp"},
+                      {llvm::Intrinsic::log, "__nv_logf", "__nv_log"},
+                      {llvm::Intrinsic::sin, "__nv_sinf", "__nv_sin"},
+                      {llvm::Intrinsic::cos, "__nv_cosf", "__nv_cos"},
                       {llvm::Intrinsic::pow, "__nv_powf", "__nv_pow"}};
   std::vector<llvm::CallInst*> calls;
   for (llvm::Function& f : m)
@@ -169,7 +171,8 @@ std::string libdevice_path() {
 PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std::string& arch) {
   init_nvptx();
   // PTX is cached on disk like CPU object code (key: kernel IR, target arch, versions).
-  std::string key = compile_cache_key(p.fingerprint + "|label=" + label, std::string("nvptx|") + kTriple + "|" + arch);
+  std::string key =
+      compile_cache_key(p.fingerprint + "|label=" + label, std::string("nvptx|") + kTriple + "|" + arch);
   std::string cached;
   if (disk_cache_load(key, &cached)) {
     PtxModule out;
@@ -189,8 +192,9 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, err);
   if (!target) throw_runtime("LLVM has no NVPTX target: ", err);
   if (arch.rfind("sm_", 0) != 0) throw_invalid("emit_ptx: arch must look like 'sm_80', got '", arch, "'");
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      kTriple, arch, "+ptx78", llvm::TargetOptions(), std::nullopt, std::nullopt, llvm::CodeGenOpt::Aggressive));
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(kTriple, arch, "+ptx78", llvm::TargetOptions(), std::nullopt, std::nullopt,
+                                  llvm::CodeGenOpt::Aggressive));
   if (!tm) throw_invalid("emit_ptx: LLVM cannot target ", arch);
   llvm::LLVMContext ctx;
   llvm::Module m(label, ctx);
@@ -209,7 +213,8 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   use_libdevice_names(m);
   std::string verr;
   llvm::raw_string_ostream vs(verr);
-  if (llvm::verifyModule(m, &vs)) throw Error(ErrorKind::kInternal, "NVPTX IR verification failed: " + vs.str());
+  if (llvm::verifyModule(m, &vs))
+    throw Error(ErrorKind::kInternal, "NVPTX IR verification failed: " + vs.str());
   link_libdevice(m);
   run_pipeline(m, tm.get());
   out.ptx = emit_module(m, tm.get(), true);
