@@ -102,12 +102,21 @@ std::string worth_compiling(int real_ops, bool has_compile_true, const ClusterOp
   return "";
 }
 
+// Variable reads and writes run around the compiled unit (as XLA passes resource variables
+// in and out of a computation); the ordering check below rejects a read or write that would
+// have to run in the middle of it.
+bool is_variable_access(OpId op) {
+  return op == OpId::ReadVariableOp || op == OpId::AssignVariableOp || op == OpId::AssignAddVariableOp ||
+         op == OpId::AssignSubVariableOp;
+}
+
 // jit_compile=True: no partial answer is acceptable, so every problem is an error.
 ClusteringResult cluster_whole_function(const Graph& g, const Adjacency& adj,
                                         const std::vector<std::string>& rejected) {
   std::vector<const Node*> bad;
   for (const auto& up : g.nodes())
-    if (up->op != OpId::Placeholder && up->op != OpId::Const && !rejected[up->id].empty())
+    if (up->op != OpId::Placeholder && up->op != OpId::Const && !is_variable_access(up->op) &&
+        !rejected[up->id].empty())
       bad.push_back(up.get());
   if (!bad.empty()) {
     std::string msg = str_cat("jf.function(jit_compile=True) must compile the whole function, but ",

@@ -446,3 +446,32 @@ def test_variable_write_then_read_keeps_program_order_across_clusters():
     reads = [op for op in f.get_concrete_function(jf.constant(5.0)).graph.get_operations()
              if op.type == "ReadVariableOp"]
     assert reads and any(c.type == "AssignVariableOp" for c in reads[0].control_inputs)
+
+
+def test_jit_compile_with_variable_reads_and_writes():
+    w = jf.Variable(np.ones((3, 2), np.float32))
+    steps = jf.Variable(0)
+
+    @jf.function(jit_compile=True)
+    def train_step(x, y):
+        pred = jf.matmul(x, w)
+        err = pred - y
+        grad = jf.matmul(x, err, transpose_a=True) * (2.0 / 4.0)
+        w.assign_sub(grad * 0.1)
+        steps.assign_add(1)
+        return jf.reduce_mean(err * err)
+
+    x = rng.random((4, 3), dtype=np.float32)
+    y = rng.random((4, 2), dtype=np.float32)
+    w0 = w.numpy().astype(np.float64)
+    loss = float(train_step(x, y))
+    err = x @ w0 - y
+    np.testing.assert_allclose(loss, np.mean(err * err), rtol=1e-5)
+    np.testing.assert_allclose(w.numpy(), w0 - 0.1 * (x.T @ err) * 0.5, rtol=1e-5)
+    assert int(steps.numpy()) == 1
+    cs = clusters(train_step, x, y)
+    assert len(cs) == 1
+    types = {op.type for op in train_step.get_concrete_function(x, y).graph.get_operations()}
+    assert "AssignSubVariableOp" in types
+    train_step(x, y)
+    assert int(steps.numpy()) == 2
