@@ -373,32 +373,82 @@ Value* ElementalEmitter::cast(DType from, DType to, Value* x) {
   return b_.CreateSExtOrTrunc(x, t);
 }
 
+Value* ElementalEmitter::reduce_identity(const KExpr* e) {
+  DType dt = e->dtype;
+  bool f = is_float(dt);
+  double init = 0;
+  if (e->op == OpId::Prod) init = 1;
+  if (e->op == OpId::Max)
+    init = f ? -std::numeric_limits<double>::infinity()
+             : (dt == DType::kInt32 ? INT32_MIN : static_cast<double>(INT64_MIN));
+  if (e->op == OpId::Min)
+    init = f ? std::numeric_limits<double>::infinity()
+             : (dt == DType::kInt32 ? INT32_MAX : static_cast<double>(INT64_MAX));
+  return fconst(dt, init);
+}
+
+Value* ElementalEmitter::reduce_combine(const KExpr* e, Value* acc, Value* v) {
+  bool f = is_float(e->dtype);
+  switch (e->op) {
+    case OpId::Prod:
+      return f ? b_.CreateFMul(acc, v) : b_.CreateMul(acc, v);
+    case OpId::Max:
+      return f ? fmax_nan(v, acc, true) : b_.CreateSelect(b_.CreateICmpSGT(v, acc), v, acc);
+    case OpId::Min:
+      return f ? fmax_nan(v, acc, false) : b_.CreateSelect(b_.CreateICmpSLT(v, acc), v, acc);
+    default:
+      return f ? b_.CreateFAdd(acc, v) : b_.CreateAdd(acc, v);
+  }
+}
+
+std::vector<Value*> ElementalEmitter::reduce_operand_index(const KExpr* e, const std::vector<Value*>& out_idx,
+                                                           Value* red_linear) {
+  const KExpr* x = e->operands[0];
+  std::vector<Value*> xi(x->rank(), nullptr);
+  int out_d = 0;
+  for (int d = 0; d < x->rank(); ++d) {
+    bool red = std::find(e->axes.begin(), e->axes.end(), d) != e->axes.end();
+    if (!red) xi[d] = x->dims[d] < 0 ? b_.getInt64(0) : out_idx[out_d];
+    if (!red || e->keep_dims) ++out_d;
+  }
+  for (int k = static_cast<int>(e->axes.size()) - 1; k >= 0; --k) {
+    int a = e->axes[k];
+    if (x->dims[a] < 0) {
+      xi[a] = b_.getInt64(0);
+      continue;
+    }
+    Value* n = dim(x->dims[a]);
+    xi[a] = k == 0 ? red_linear : b_.CreateURem(red_linear, n);
+    if (k > 0) red_linear = b_.CreateUDiv(red_linear, n);
+  }
+  return xi;
+}
+
+Value* ElementalEmitter::reduce_extent(const KExpr* e) {
+  Value* count = b_.getInt64(1);
+  for (int a : e->axes) count = b_.CreateMul(count, dim(e->operands[0]->dims[a]));
+  return count;
+}
+
+Value* ElementalEmitter::reduce_finish(const KExpr* e, Value* acc) {
+  if (e->op != OpId::Mean) return acc;
+  Value* count = reduce_extent(e);
+  llvm::Type* t = reg_type(e->dtype);
+  if (is_float(e->dtype)) return b_.CreateFDiv(acc, b_.CreateSIToFP(count, t));
+  Value* c = b_.CreateSelect(b_.CreateICmpEQ(count, b_.getInt64(0)), b_.getInt64(1), count);
+  return b_.CreateSDiv(acc, b_.CreateSExtOrTrunc(c, t));
+}
+
 // One output element of a reduction: nested loops over the reduced operand dims.
 Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
   const KExpr* x = e->operands[0];
   DType dt = e->dtype;
   bool f = is_float(dt);
   llvm::Type* t = reg_type(dt);
-  double init = 0;
-  switch (e->op) {
-    case OpId::Prod:
-      init = 1;
-      break;
-    case OpId::Max:
-      init = f ? -std::numeric_limits<double>::infinity()
-               : (dt == DType::kInt32 ? INT32_MIN : static_cast<double>(INT64_MIN));
-      break;
-    case OpId::Min:
-      init = f ? std::numeric_limits<double>::infinity()
-               : (dt == DType::kInt32 ? INT32_MAX : static_cast<double>(INT64_MAX));
-      break;
-    default:
-      break;
-  }
   llvm::Function* fn = b_.GetInsertBlock()->getParent();
   llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
   llvm::AllocaInst* acc = eb.CreateAlloca(t);
-  b_.CreateStore(fconst(dt, init), acc);
+  b_.CreateStore(reduce_identity(e), acc);
   // Float max/min: maxnum/minnum (a reduction LLVM vectorizes) plus a separate "saw a NaN"
   // flag, so NaN still propagates like the eager kernels.
   bool fminmax = f && (e->op == OpId::Max || e->op == OpId::Min);

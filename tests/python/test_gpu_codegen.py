@@ -121,3 +121,24 @@ def test_ptx_is_cached_on_disk(tmp_path, monkeypatch):
     assert second[name]["ptx"] == a["ptx"] and list(second[name]["kernels"]) == list(a["kernels"])
     other = g.get_concrete_function(x)._cf.emit_ptx("sm_90")
     assert not other[name]["from_cache"] and ".target sm_90" in other[name]["ptx"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_reductions_are_block_reductions_with_warp_shuffles(dtype, tmp_path):
+    @jf.function
+    def f(x):
+        with jf.jit_scope():
+            return [jf.reduce_sum(x * 2, 1), jf.reduce_max(x, [0, 1]), jf.reduce_mean(x, 0)]
+
+    x = (rng.standard_normal((6, 40)) * 10).astype(dtype)
+    f(x)
+    ptx = jf.experimental.emit_ptx(f, x, arch="sm_80")
+    assert ptx
+    for text in ptx.values():
+        assert "shfl.sync.down.b32" in text and "bar.sync" in text and ".shared" in text
+        if PTXAS:
+            path = tmp_path / "r.ptx"
+            path.write_text(text)
+            out = subprocess.run([PTXAS, "-arch=sm_80", str(path), "-o", str(tmp_path / "r.cubin")],
+                                 capture_output=True, text=True, check=False)
+            assert out.returncode == 0, out.stderr

@@ -93,6 +93,119 @@ void emit_kernel(llvm::Module& m, const Step& s, const std::string& name) {
                                           llvm::ValueAsMetadata::get(b.getInt32(1))}));
 }
 
+// Warp shuffle down by `off` lanes for 32- and 64-bit values (64-bit as two halves).
+llvm::Value* shfl_down(llvm::IRBuilder<>& b, llvm::Value* v, int off) {
+  llvm::Module* m = b.GetInsertBlock()->getModule();
+  llvm::Type* t = v->getType();
+  auto shfl32 = [&](llvm::Value* x) {
+    return b.CreateCall(llvm::Intrinsic::getDeclaration(m, llvm::Intrinsic::nvvm_shfl_sync_down_i32),
+                        {b.getInt32(0xffffffffu), x, b.getInt32(off), b.getInt32(0x1f)});
+  };
+  if (t->isFloatTy()) return b.CreateBitCast(shfl32(b.CreateBitCast(v, b.getInt32Ty())), t);
+  if (t->isIntegerTy(32)) return shfl32(v);
+  llvm::Value* w = t->isDoubleTy() ? b.CreateBitCast(v, b.getInt64Ty()) : v;
+  llvm::Value* lo = shfl32(b.CreateTrunc(w, b.getInt32Ty()));
+  llvm::Value* hi = shfl32(b.CreateTrunc(b.CreateLShr(w, 32), b.getInt32Ty()));
+  llvm::Value* r =
+      b.CreateOr(b.CreateZExt(lo, b.getInt64Ty()), b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32));
+  return t->isDoubleTy() ? b.CreateBitCast(r, t) : r;
+}
+
+llvm::Value* warp_reduce(llvm::IRBuilder<>& b, ElementalEmitter& em, const KExpr* root, llvm::Value* acc) {
+  for (int off = 16; off >= 1; off /= 2) acc = em.reduce_combine(root, acc, shfl_down(b, acc, off));
+  return acc;
+}
+
+// A reduction root as a block reduction: block c reduces outputs c, c + nctaid, ...; its
+// threads stride over the reduced extent, then combine with warp shuffles and a 32-slot
+// shared scratch (one per warp). Launch with a multiple of 32 threads, at most 1024.
+void emit_reduce_kernel(llvm::Module& m, const Step& s, const std::string& name) {
+  llvm::LLVMContext& ctx = m.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty()}, false);
+  auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
+  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  auto args = fn->arg_begin();
+  llvm::Value *bufs = args++, *params = args++, *total = args++;
+  auto block = [&](const char* n) { return llvm::BasicBlock::Create(ctx, n, fn); };
+  llvm::BasicBlock* entry = block("entry");
+  b.SetInsertPoint(entry);
+  ElementalEmitter em(b, bufs, params, entry);
+  const KExpr* root = s.root;
+  const KExpr* x = root->operands[0];
+  llvm::Type* t = em.reg_type(root->dtype);
+  auto* scratch_ty = llvm::ArrayType::get(t, 32);
+  auto* scratch = new llvm::GlobalVariable(m, scratch_ty, false, llvm::GlobalValue::InternalLinkage,
+                                           llvm::UndefValue::get(scratch_ty), name + "_scratch", nullptr,
+                                           llvm::GlobalValue::NotThreadLocal, 3);
+  llvm::Value* tid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  llvm::Value* ntid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+  llvm::Value* ctaid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  llvm::Value* nctaid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+  llvm::Value* lane = b.CreateAnd(tid, 31);
+  llvm::Value* warp = b.CreateLShr(tid, 5);
+  llvm::Value* nwarps = b.CreateLShr(b.CreateAdd(ntid, b.getInt64(31)), 5);
+  llvm::Value* extent = em.reduce_extent(root);
+  llvm::Function* barrier = llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::nvvm_barrier0);
+  auto slot = [&](llvm::Value* i) { return b.CreateInBoundsGEP(scratch_ty, scratch, {b.getInt64(0), i}); };
+
+  llvm::BasicBlock *o_head = block("out.head"), *o_body = block("out.body"), *exit = block("exit");
+  b.CreateBr(o_head);
+  b.SetInsertPoint(o_head);
+  llvm::PHINode* o = b.CreatePHI(b.getInt64Ty(), 2, "o");
+  o->addIncoming(ctaid, entry);
+  b.CreateCondBr(b.CreateICmpSLT(o, total), o_body, exit);
+
+  b.SetInsertPoint(o_body);
+  std::vector<llvm::Value*> idx = em.delinearize(root, o, root->rank());
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock *j_head = block("red.head"), *j_body = block("red.body"), *j_exit = block("red.exit");
+  b.CreateBr(j_head);
+  b.SetInsertPoint(j_head);
+  llvm::PHINode* j = b.CreatePHI(b.getInt64Ty(), 2, "j");
+  llvm::PHINode* acc = b.CreatePHI(t, 2, "acc");
+  j->addIncoming(tid, pre);
+  acc->addIncoming(em.reduce_identity(root), pre);
+  b.CreateCondBr(b.CreateICmpSLT(j, extent), j_body, j_exit);
+  b.SetInsertPoint(j_body);
+  llvm::Value* v = em.emit(x, em.reduce_operand_index(root, idx, j), root);
+  llvm::Value* next = em.reduce_combine(root, acc, v);
+  j->addIncoming(b.CreateAdd(j, ntid), b.GetInsertBlock());
+  acc->addIncoming(next, b.GetInsertBlock());
+  b.CreateBr(j_head);
+
+  b.SetInsertPoint(j_exit);
+  llvm::Value* partial = warp_reduce(b, em, root, acc);
+  llvm::BasicBlock *write = block("warp.write"), *after_write = block("warp.done");
+  b.CreateCondBr(b.CreateICmpEQ(lane, b.getInt64(0)), write, after_write);
+  b.SetInsertPoint(write);
+  b.CreateStore(partial, slot(warp));
+  b.CreateBr(after_write);
+  b.SetInsertPoint(after_write);
+  b.CreateCall(barrier);
+  llvm::BasicBlock *first = block("warp0"), *done = block("out.next");
+  b.CreateCondBr(b.CreateICmpEQ(warp, b.getInt64(0)), first, done);
+  b.SetInsertPoint(first);
+  llvm::Value* mine =
+      b.CreateSelect(b.CreateICmpSLT(lane, nwarps), b.CreateLoad(t, slot(lane)), em.reduce_identity(root));
+  llvm::Value* total_v = warp_reduce(b, em, root, mine);
+  llvm::BasicBlock* store = block("out.store");
+  b.CreateCondBr(b.CreateICmpEQ(lane, b.getInt64(0)), store, done);
+  b.SetInsertPoint(store);
+  em.store(root, o, em.reduce_finish(root, total_v));
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  b.CreateCall(barrier);  // the scratch is reused by the next output
+  o->addIncoming(b.CreateAdd(o, nctaid), done);
+  b.CreateBr(o_head);
+
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+  llvm::NamedMDNode* ann = m.getOrInsertNamedMetadata("nvvm.annotations");
+  ann->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
+                                          llvm::ValueAsMetadata::get(b.getInt32(1))}));
+}
+
 // LLVM math intrinsics and libm calls have no NVPTX lowering: route them to libdevice.
 void use_libdevice_names(llvm::Module& m) {
   struct Map {
@@ -207,7 +320,10 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
     std::string name = label + "_step" + std::to_string(k);
     for (char& c : name)
       if (!isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-    emit_kernel(m, p.steps[k], name);
+    if (p.steps[k].root->kind == KKind::kReduce)
+      emit_reduce_kernel(m, p.steps[k], name);
+    else
+      emit_kernel(m, p.steps[k], name);
     out.kernels.push_back(name);
   }
   use_libdevice_names(m);
