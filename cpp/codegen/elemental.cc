@@ -60,18 +60,22 @@ Value* ElementalEmitter::linearize(const KExpr* e, const std::vector<Value*>& id
   return off;
 }
 
-std::vector<Value*> ElementalEmitter::delinearize(const KExpr* e, Value* linear, int ndims) {
-  std::vector<Value*> idx(ndims);
-  for (int d = ndims - 1; d >= 0; --d) {
-    if (e->dims[d] < 0) {
+std::vector<Value*> ElementalEmitter::delinearize_slots(const std::vector<int>& slots, Value* linear) {
+  std::vector<Value*> idx(slots.size());
+  for (int d = static_cast<int>(slots.size()) - 1; d >= 0; --d) {
+    if (slots[d] < 0) {
       idx[d] = b_.getInt64(0);
       continue;
     }
-    Value* n = dim(e->dims[d]);
+    Value* n = dim(slots[d]);
     idx[d] = d == 0 ? linear : b_.CreateURem(linear, n);
     if (d > 0) linear = b_.CreateUDiv(linear, n);
   }
   return idx;
+}
+
+std::vector<Value*> ElementalEmitter::delinearize(const KExpr* e, Value* linear, int ndims) {
+  return delinearize_slots(std::vector<int>(e->dims.begin(), e->dims.begin() + ndims), linear);
 }
 
 void ElementalEmitter::store(const KExpr* e, Value* linear, Value* v) {
@@ -401,8 +405,7 @@ Value* ElementalEmitter::reduce_combine(const KExpr* e, Value* acc, Value* v) {
   }
 }
 
-std::vector<Value*> ElementalEmitter::reduce_operand_index(const KExpr* e, const std::vector<Value*>& out_idx,
-                                                           Value* red_linear) {
+std::vector<Value*> ElementalEmitter::reduce_kept_index(const KExpr* e, const std::vector<Value*>& out_idx) {
   const KExpr* x = e->operands[0];
   std::vector<Value*> xi(x->rank(), nullptr);
   int out_d = 0;
@@ -411,16 +414,17 @@ std::vector<Value*> ElementalEmitter::reduce_operand_index(const KExpr* e, const
     if (!red) xi[d] = x->dims[d] < 0 ? b_.getInt64(0) : out_idx[out_d];
     if (!red || e->keep_dims) ++out_d;
   }
-  for (int k = static_cast<int>(e->axes.size()) - 1; k >= 0; --k) {
-    int a = e->axes[k];
-    if (x->dims[a] < 0) {
-      xi[a] = b_.getInt64(0);
-      continue;
-    }
-    Value* n = dim(x->dims[a]);
-    xi[a] = k == 0 ? red_linear : b_.CreateURem(red_linear, n);
-    if (k > 0) red_linear = b_.CreateUDiv(red_linear, n);
-  }
+  return xi;
+}
+
+std::vector<Value*> ElementalEmitter::reduce_operand_index(const KExpr* e, const std::vector<Value*>& out_idx,
+                                                           Value* red_linear) {
+  const KExpr* x = e->operands[0];
+  std::vector<Value*> xi = reduce_kept_index(e, out_idx);
+  std::vector<int> red_slots;
+  for (int a : e->axes) red_slots.push_back(x->dims[a]);
+  std::vector<Value*> ri = delinearize_slots(red_slots, red_linear);
+  for (size_t k = 0; k < e->axes.size(); ++k) xi[e->axes[k]] = ri[k];
   return xi;
 }
 
@@ -458,15 +462,7 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
     b_.CreateStore(b_.getInt1(false), nan_seen);
   }
   // Operand index: kept dims from idx, reduced dims from loop counters.
-  std::vector<Value*> xi(x->rank(), nullptr);
-  int out_d = 0;
-  for (int d = 0; d < x->rank(); ++d) {
-    bool red = std::find(e->axes.begin(), e->axes.end(), d) != e->axes.end();
-    if (!red) xi[d] = x->dims[d] < 0 ? b_.getInt64(0) : idx[out_d];
-    if (!red || e->keep_dims) ++out_d;
-  }
-  Value* count = b_.getInt64(1);  // computed before the loops, so it dominates the result
-  for (int a : e->axes) count = b_.CreateMul(count, dim(x->dims[a]));
+  std::vector<Value*> xi = reduce_kept_index(e, idx);
   std::vector<llvm::BasicBlock*> latches;
   std::vector<llvm::PHINode*> ivs;
   std::vector<llvm::BasicBlock*> exits;
@@ -525,12 +521,7 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
   }
   Value* r = b_.CreateLoad(t, acc);
   if (fminmax) r = b_.CreateSelect(b_.CreateLoad(b_.getInt1Ty(), nan_seen), llvm::ConstantFP::getNaN(t), r);
-  if (e->op == OpId::Mean) {
-    if (f) return b_.CreateFDiv(r, b_.CreateSIToFP(count, t));
-    Value* c = b_.CreateSelect(b_.CreateICmpEQ(count, b_.getInt64(0)), b_.getInt64(1), count);
-    return b_.CreateSDiv(r, b_.CreateSExtOrTrunc(c, t));
-  }
-  return r;
+  return reduce_finish(e, r);
 }
 
 // Concat: branch on the axis index to the operand that owns it.

@@ -24,6 +24,8 @@ class ElementalEmitter {
   // The multi-index of the first `ndims` dims of `e` for a row-major linear index over them
   // (static-1 dims get index 0; the outermost takes the remaining quotient).
   std::vector<llvm::Value*> delinearize(const KExpr* e, llvm::Value* linear, int ndims);
+  // The same over an explicit list of dim slots (-1: a static 1).
+  std::vector<llvm::Value*> delinearize_slots(const std::vector<int>& slots, llvm::Value* linear);
   // Pieces of a reduction for drivers that parallelize it themselves (the GPU's block
   // reductions): the identity, a NaN-propagating combine, the operand index for an output
   // index and a linear position in the reduced space, the reduced extent, and the finish
@@ -33,6 +35,8 @@ class ElementalEmitter {
   std::vector<llvm::Value*> reduce_operand_index(const KExpr* e, const std::vector<llvm::Value*>& out_idx,
                                                  llvm::Value* red_linear);
   llvm::Value* reduce_extent(const KExpr* e);
+  // The operand index of a reduction with only the kept dims filled (reduced dims null).
+  std::vector<llvm::Value*> reduce_kept_index(const KExpr* e, const std::vector<llvm::Value*>& out_idx);
   llvm::Value* reduce_finish(const KExpr* e, llvm::Value* acc);
   llvm::Type* mem_type(DType d);  // in-memory type (bool is i8)
   llvm::Type* reg_type(DType d);  // in-register type (bool is i1)

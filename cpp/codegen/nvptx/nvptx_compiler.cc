@@ -53,12 +53,26 @@ llvm::Value* sreg(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) {
   return b.CreateZExt(b.CreateCall(llvm::Intrinsic::getDeclaration(m, id)), b.getInt64Ty());
 }
 
+// `void name(ptr bufs, ptr params, i64 total)` as a PTX entry, marked for the NVPTX backend
+// through nvvm.annotations.
+llvm::Function* create_kernel(llvm::Module& m, const std::string& name) {
+  llvm::LLVMContext& ctx = m.getContext();
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, i64}, false);
+  auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
+  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  llvm::NamedMDNode* ann = m.getOrInsertNamedMetadata("nvvm.annotations");
+  ann->addOperand(llvm::MDNode::get(
+      ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
+            llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))}));
+  return fn;
+}
+
 void emit_kernel(llvm::Module& m, const Step& s, const std::string& name) {
   llvm::LLVMContext& ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty()}, false);
-  auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
-  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  llvm::Function* fn = create_kernel(m, name);
   auto args = fn->arg_begin();
   llvm::Value *bufs = args++, *params = args++, *total = args++;
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
@@ -87,10 +101,6 @@ void emit_kernel(llvm::Module& m, const Step& s, const std::string& name) {
   b.CreateBr(head);
   b.SetInsertPoint(exit);
   b.CreateRetVoid();
-  // Kernels are marked for the NVPTX backend through nvvm.annotations.
-  llvm::NamedMDNode* ann = m.getOrInsertNamedMetadata("nvvm.annotations");
-  ann->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
-                                          llvm::ValueAsMetadata::get(b.getInt32(1))}));
 }
 
 // Warp shuffle down by `off` lanes for 32- and 64-bit values (64-bit as two halves).
@@ -122,9 +132,7 @@ llvm::Value* warp_reduce(llvm::IRBuilder<>& b, ElementalEmitter& em, const KExpr
 void emit_reduce_kernel(llvm::Module& m, const Step& s, const std::string& name) {
   llvm::LLVMContext& ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty()}, false);
-  auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
-  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  llvm::Function* fn = create_kernel(m, name);
   auto args = fn->arg_begin();
   llvm::Value *bufs = args++, *params = args++, *total = args++;
   auto block = [&](const char* n) { return llvm::BasicBlock::Create(ctx, n, fn); };
@@ -201,9 +209,6 @@ void emit_reduce_kernel(llvm::Module& m, const Step& s, const std::string& name)
 
   b.SetInsertPoint(exit);
   b.CreateRetVoid();
-  llvm::NamedMDNode* ann = m.getOrInsertNamedMetadata("nvvm.annotations");
-  ann->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
-                                          llvm::ValueAsMetadata::get(b.getInt32(1))}));
 }
 
 // LLVM math intrinsics and libm calls have no NVPTX lowering: route them to libdevice.
