@@ -36,6 +36,11 @@ class Tensor {
   const std::shared_ptr<SymbolicValue>& sym() const { return sym_; }
   void set_sym(std::shared_ptr<SymbolicValue> s) { sym_ = std::move(s); }
   void set_shape(const Shape& s) { shape_ = s; }
+  // Drops the value (an empty slot), keeping no reference to the buffer.
+  void reset() {
+    buf_.reset();
+    sym_.reset();
+  }
   void set_dtype(DType d) { dtype_ = d; }
 
   void* raw() const { return static_cast<char*>(buf_->data) + offset_; }

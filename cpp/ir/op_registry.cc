@@ -45,7 +45,20 @@ std::string OpCall::input_desc() const {
 
 Tensor& OpCall::alloc(size_t i) {
   if (results.size() < num_outputs()) results.resize(num_outputs());
-  results[i] = Tensor::empty(spec(i).dtype, spec(i).shape);
+  const TensorSpec& s = spec(i);
+  if (recycle) {
+    // use_count 1: only the executor's arena holds it, so no live tensor can alias it.
+    BufferPtr& r = recycle[i];
+    size_t bytes = s.shape.num_elements() * dtype_size(s.dtype);
+    if (r && r.use_count() == 1 && r->bytes == bytes && !r->release) {
+      results[i] = Tensor(s.dtype, s.shape, r);
+      return results[i];
+    }
+    results[i] = Tensor::empty(s.dtype, s.shape);
+    if (bytes <= kRecycleMaxBytes) r = results[i].buffer();
+    return results[i];
+  }
+  results[i] = Tensor::empty(s.dtype, s.shape);
   return results[i];
 }
 

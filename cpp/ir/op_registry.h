@@ -10,6 +10,10 @@
 
 namespace jf {
 
+// Outputs up to this size are kept per node between runs of a plan (small tensors, where
+// allocation costs more than the kernel); larger ones go back to the caching allocator.
+constexpr size_t kRecycleMaxBytes = 64 * 1024;
+
 enum class OpId : int {
 #define JF_OP(NAME, NIN, INFER, KERNEL, FLAGS) NAME,
 #include "ir/ops.def"
@@ -38,6 +42,9 @@ struct OpCall {
   const Attrs& attrs;
   std::vector<TensorSpec> out;                         // filled by shape inference
   const std::vector<TensorSpec>* fixed_out = nullptr;  // precomputed specs (static plans)
+  // Per output, a buffer the executor kept from an earlier run of this node: alloc() reuses
+  // it when nothing else holds it, and records what it allocated for the next run.
+  BufferPtr* recycle = nullptr;
   std::vector<Tensor> results;                         // filled by the kernel
 
   OpCall(const OpDef* d, const std::vector<Tensor>& i, const Attrs& a) : def(d), in(i), attrs(a) {}

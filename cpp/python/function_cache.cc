@@ -26,15 +26,22 @@ void put_shape(std::string& k, DType dt, int rank, const int64_t* dims) {
   put(k, dims, sizeof(int64_t) * rank);
 }
 
+// The bound Tensor type, looked up once (pybind11's isinstance/cast search a type map).
+PyTypeObject* tensor_type() {
+  static PyTypeObject* t = reinterpret_cast<PyTypeObject*>(py::type::of<Tensor>().ptr());
+  return t;
+}
+
+void add_leaf(Flat& f, Tensor t) {
+  f.key += 'T';
+  put_shape(f.key, t.dtype(), t.rank(), t.shape().begin());
+  f.leaves.push_back(std::move(t));
+}
+
 void flatten(py::handle h, Flat& f) {
   PyObject* o = h.ptr();
-  if (py::isinstance<Tensor>(h)) {
-    const Tensor& t = h.cast<const Tensor&>();
-    f.key += 'T';
-    put_shape(f.key, t.dtype(), t.rank(), t.shape().begin());
-    f.leaves.push_back(t);
-    return;
-  }
+  if (Py_TYPE(o) == tensor_type())
+    return add_leaf(f, *reinterpret_cast<py::detail::instance*>(o)->get_value_and_holder().value_ptr<Tensor>());
   if (PyBool_Check(o)) {
     f.key += o == Py_True ? "B1" : "B0";
   } else if (PyLong_Check(o)) {
@@ -71,10 +78,9 @@ void flatten(py::handle h, Flat& f) {
     }
     f.key += '}';
   } else if (py::isinstance<py::array>(h)) {
-    Tensor t = to_tensor(h);
-    f.key += 'T';
-    put_shape(f.key, t.dtype(), t.rank(), t.shape().begin());
-    f.leaves.push_back(std::move(t));
+    add_leaf(f, to_tensor(h));
+  } else if (py::isinstance<Tensor>(h)) {  // a subclass of Tensor: the slow path
+    add_leaf(f, h.cast<const Tensor&>());
   } else {
     // Anything else (variables, layers, modules) is keyed by identity, like TF's weakrefs.
     f.key += 'o';
@@ -167,9 +173,29 @@ void FunctionCache::clear() {
   general_.clear();
 }
 
-py::object FunctionCache::call(py::args args, py::kwargs kwargs) {
+void FunctionCache::setup_type(PyHeapTypeObject* type) {
+  type->ht_type.tp_call = [](PyObject* self, PyObject* args, PyObject* kwargs) -> PyObject* {
+    try {
+      auto* inst = reinterpret_cast<py::detail::instance*>(self);
+      auto* fc = inst->get_value_and_holder().value_ptr<FunctionCache>();
+      if (!fc) throw py::type_error("FunctionCache.__init__ was not called");
+      return fc->call(args, kwargs ? py::handle(kwargs) : py::handle()).release().ptr();
+    } catch (py::error_already_set& e) {
+      e.restore();
+    } catch (...) {
+      py::detail::try_translate_exceptions();
+    }
+    return nullptr;
+  };
+}
+
+py::object FunctionCache::call(py::handle args, py::handle kwargs) {
   // Nested calls while tracing are inlined; run_functions_eagerly runs the Python body.
-  if (g_run_eagerly || is_tracing()) return python_fn_(*args, **kwargs);
+  if (g_run_eagerly || is_tracing()) {
+    PyObject* r = PyObject_Call(python_fn_.ptr(), args.ptr(), kwargs.ptr());
+    if (!r) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(r);
+  }
   Flat f = flatten_inputs(args, kwargs);
   std::shared_ptr<CacheEntry> e;
   auto it = exact_.find(f.key);
@@ -186,7 +212,8 @@ py::object FunctionCache::call(py::args args, py::kwargs kwargs) {
       e->keepalive.insert(e->keepalive.end(), f.keepalive.begin(), f.keepalive.end());
     } else {
       // Miss: Python traces (and registers the entry through add()).
-      trace_(args, kwargs, py::bytes(f.key));
+      trace_(args, kwargs ? py::reinterpret_borrow<py::object>(kwargs) : py::object(py::dict()),
+             py::bytes(f.key));
       it = exact_.find(f.key);
       if (it == exact_.end()) throw_runtime("jf.function: tracing did not register a concrete function");
       e = it->second;

@@ -43,7 +43,9 @@ class FunctionCache {
   // trace(args, kwargs) -> (ConcreteFunction, output template, general: bool); called on a
   // miss. A general entry (input_signature or relaxed shapes) serves any matching input.
   FunctionCache(py::object python_fn, py::object trace);
-  py::object call(py::args args, py::kwargs kwargs);
+  py::object call(py::handle args, py::handle kwargs);
+  // Installs call() as tp_call of the bound type (a CPython slot, no pybind11 dispatch).
+  static void setup_type(PyHeapTypeObject* type);
   void add(const std::string& key, std::shared_ptr<ConcreteFunction> fn, py::handle templ, bool general,
            std::vector<py::object> keepalive);
   size_t size() const { return exact_.size(); }

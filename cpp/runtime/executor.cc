@@ -44,6 +44,11 @@ std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> g) {
     for (const auto& sg : n->subgraphs) subs.push_back(build_plan(sg));
     p->sub_plans.push_back(subs);
   }
+  for (size_t i = 0; i < p->output_slots.size(); ++i) {
+    bool later = false;
+    for (size_t j = i + 1; j < p->output_slots.size(); ++j) later |= p->output_slots[j] == p->output_slots[i];
+    p->output_move.push_back(!later);
+  }
   p->release.resize(p->order.size());
   for (int s = 0; s < p->num_slots; ++s)
     if (last_use[s] >= 0 && !pinned[s]) p->release[last_use[s]].push_back(s);
@@ -106,13 +111,36 @@ std::vector<Tensor> run_while(const Plan& p, size_t step, std::vector<Tensor>& i
 
 }  // namespace
 
+namespace {
+// Takes the plan's parked arena (lock-free); parks it again when the run ends.
+struct ArenaLease {
+  const Plan& p;
+  Arena* a;
+  explicit ArenaLease(const Plan& plan) : p(plan), a(plan.idle_arena.exchange(nullptr)) {
+    if (!a) a = new Arena(plan.num_slots);
+  }
+  ~ArenaLease() { delete p.idle_arena.exchange(a); }
+};
+}  // namespace
+
 std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
-  std::vector<Tensor> slots(p.num_slots);
+  ArenaLease arena(p);
+  Arena& a = *arena.a;
+  std::vector<Tensor>& slots = a.slots;
   for (const auto& c : p.consts) slots[c.first] = c.second;
   JF_CHECK(inputs.size() == p.input_slots.size(), "plan expects ", p.input_slots.size(), " inputs");
   for (size_t i = 0; i < inputs.size(); ++i) slots[p.input_slots[i]] = std::move(inputs[i]);
-  std::vector<Tensor> ins, outs, spare;
-  ins.reserve(8);
+  std::vector<Tensor>&ins = a.ins, &outs = a.outs, &spare = a.spare;
+  // An exception leaves values in the slots: drop them, so the parked arena holds only
+  // buffers (and the next run's slots start empty).
+  struct ClearOnExit {
+    Arena& a;
+    ~ClearOnExit() {
+      for (Tensor& t : a.slots) t.reset();
+      a.ins.clear();
+      a.outs.clear();
+    }
+  } clear_on_exit{a};
   for (size_t step = 0; step < p.order.size(); ++step) {
     Node* n = p.order[step];
     ins.clear();
@@ -132,6 +160,7 @@ std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
         // Reuse one results vector across steps: no allocation per op on the hot path.
         OpCall call(&n->def(), ins, n->attrs);
         call.fixed_out = &n->outputs;
+        call.recycle = a.recycle.data() + p.first_slot[n->id];
         spare.resize(n->outputs.size());
         call.results.swap(spare);
         n->def().kernel(call);
@@ -149,11 +178,14 @@ std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
     int base = p.first_slot[n->id];
     for (size_t i = 0; i < outs.size(); ++i) slots[base + i] = std::move(outs[i]);
     if (spare.capacity() < outs.capacity()) spare.swap(outs);
-    for (int s : p.release[step]) slots[s] = Tensor();
+    for (int s : p.release[step]) slots[s].reset();
   }
   std::vector<Tensor> result;
   result.reserve(p.output_slots.size());
-  for (int s : p.output_slots) result.push_back(slots[s]);
+  for (size_t i = 0; i < p.output_slots.size(); ++i) {
+    Tensor& t = slots[p.output_slots[i]];
+    result.push_back(p.output_move[i] ? std::move(t) : t);
+  }
   stats().graph_runs.fetch_add(1, std::memory_order_relaxed);
   return result;
 }

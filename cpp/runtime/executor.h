@@ -2,6 +2,7 @@
 // liveness, precomputed output specs when shapes are static) and the loop that runs it on
 // eager kernels, from C++, with no Python involved.
 #pragma once
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -9,7 +10,18 @@
 
 namespace jf {
 
+// What one run of a plan needs besides its inputs, kept between runs so that a run of
+// small tensors allocates nothing: value slots, scratch vectors, and per output slot the
+// buffer it held last time (see OpCall::recycle).
+struct Arena {
+  explicit Arena(int num_slots) : slots(num_slots), recycle(num_slots) {}
+  std::vector<Tensor> slots;
+  std::vector<BufferPtr> recycle;
+  std::vector<Tensor> ins, outs, spare;
+};
+
 struct Plan {
+  ~Plan() { delete idle_arena.load(); }
   std::shared_ptr<Graph> graph;
   std::vector<Node*> order;
   int num_slots = 0;
@@ -18,9 +30,12 @@ struct Plan {
   std::vector<std::vector<int>> release;   // per step: slots dead after it
   std::vector<std::vector<char>> move_in;  // per step input: last use, so move, not copy
   std::vector<int> input_slots, output_slots;
+  std::vector<char> output_move;  // the output's last read of its slot: move it out
   std::vector<std::pair<int, Tensor>> consts;                 // slots holding Const values
   bool static_shapes = true;                                  // all specs known: skip inference at run time
   std::vector<std::vector<std::shared_ptr<Plan>>> sub_plans;  // per step (If/While)
+  // One arena parked between runs; a run takes it (or makes one when another thread has it).
+  mutable std::atomic<Arena*> idle_arena{nullptr};
 };
 
 std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> optimized);
