@@ -1,8 +1,9 @@
-// The variable store: a mutex-guarded table of id -> current value.
+// The variable store: a table of id -> current value, indexed by id (ids only grow), behind
+// one mutex held for a lookup and a refcount (graph runs read variables on every call).
 #include "core/variables.h"
 
 #include <mutex>
-#include <unordered_map>
+#include <vector>
 
 namespace jf {
 namespace {
@@ -13,15 +14,16 @@ struct Var {
 };
 std::mutex g_mu;
 int64_t g_next = 1;
-std::unordered_map<int64_t, Var>& table() {
-  static auto* t = new std::unordered_map<int64_t, Var>();
+std::vector<std::unique_ptr<Var>>& table() {
+  static auto* t = new std::vector<std::unique_ptr<Var>>();
   return *t;
 }
 
 Var& lookup(int64_t id) {
-  auto it = table().find(id);
-  if (it == table().end()) throw_invalid("variable #", id, " does not exist (it was deleted)");
-  return it->second;
+  auto& t = table();
+  if (id < 0 || id >= static_cast<int64_t>(t.size()) || !t[id])
+    throw_invalid("variable #", id, " does not exist (it was deleted)");
+  return *t[id];
 }
 
 }  // namespace
@@ -30,13 +32,14 @@ int64_t create_variable(const Tensor& init, const std::string& name) {
   if (init.is_symbolic()) throw_invalid("a variable's initial value must be an eager tensor");
   std::lock_guard<std::mutex> lock(g_mu);
   int64_t id = g_next++;
-  table()[id] = Var{init, name};
+  if (static_cast<int64_t>(table().size()) <= id) table().resize(id + 1);
+  table()[id] = std::make_unique<Var>(Var{init, name});
   return id;
 }
 
 void destroy_variable(int64_t id) {
   std::lock_guard<std::mutex> lock(g_mu);
-  table().erase(id);
+  if (id >= 0 && id < static_cast<int64_t>(table().size())) table()[id].reset();
 }
 
 Tensor read_variable(int64_t id) {

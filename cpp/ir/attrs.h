@@ -1,6 +1,7 @@
 // Typed node attributes (TF's AttrValue): bool, int, float, string, dtype, shape and lists.
 #pragma once
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -17,8 +18,9 @@ using AttrValue = std::variant<bool, int64_t, double, std::string, DType, Shape,
 // A small ordered map: ops carry a handful of attrs, so a vector beats a hash map.
 class Attrs {
  public:
-  bool has(const std::string& k) const { return find(k) != nullptr; }
-  const AttrValue* find(const std::string& k) const {
+  // Keys as string_view: kernels look attrs up by literal on every run, with no temporary.
+  bool has(std::string_view k) const { return find(k) != nullptr; }
+  const AttrValue* find(std::string_view k) const {
     for (auto& kv : items_)
       if (kv.first == k) return &kv.second;
     return nullptr;
@@ -36,7 +38,7 @@ class Attrs {
     if (!has(k)) items_.emplace_back(k, std::move(v));
   }
   template <class T>
-  T get(const std::string& k, T dflt) const {
+  T get(std::string_view k, T dflt) const {
     const AttrValue* v = find(k);
     if (!v) return dflt;
     if (auto* p = std::get_if<T>(v)) return *p;

@@ -44,7 +44,7 @@ py::tuple shape_tuple(const Tensor& t) {
 }  // namespace
 
 void bind_tensor(py::module_& m) {
-  py::class_<Tensor> cls(m, "Tensor", py::buffer_protocol(), py::dynamic_attr());
+  py::class_<Tensor> cls(m, "Tensor", py::buffer_protocol());
   cls.def_property_readonly("shape", &shape_tuple)
       .def_property_readonly("dtype", &Tensor::dtype)
       .def_property_readonly("ndim", &Tensor::rank)

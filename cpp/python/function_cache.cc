@@ -198,6 +198,7 @@ py::object FunctionCache::call(py::handle args, py::handle kwargs) {
   }
   Flat f = flatten_inputs(args, kwargs);
   std::shared_ptr<CacheEntry> e;
+  bool matched = true;  // the exact key or accepts() vouches for the inputs
   auto it = exact_.find(f.key);
   if (it != exact_.end()) {
     e = it->second;
@@ -217,12 +218,13 @@ py::object FunctionCache::call(py::handle args, py::handle kwargs) {
       it = exact_.find(f.key);
       if (it == exact_.end()) throw_runtime("jf.function: tracing did not register a concrete function");
       e = it->second;
+      matched = false;
     }
   }
   std::vector<Tensor> out;
   {
     py::gil_scoped_release release;
-    out = e->fn->call(std::move(f.leaves));
+    out = matched ? e->fn->call_matched(std::move(f.leaves)) : e->fn->call(std::move(f.leaves));
   }
   return e->out.build(out);
 }

@@ -40,6 +40,13 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
     }
     specs[m] = n->op == OpId::Const ? n->outputs : infer_specs(n->def(), v, n->attrs);
   }
+  pr->step_specs.assign(p.steps.size(), {});
+  pr->library_out.assign(p.num_buffers, 0);
+  for (size_t k = 0; k < p.steps.size(); ++k)
+    if (p.steps[k].kind == Step::kLibrary) {
+      pr->step_specs[k] = specs[index.at(p.steps[k].node)];
+      pr->library_out[p.steps[k].root->buffer] = 1;
+    }
   pr->params.assign(p.num_params, 0);
   for (int s = 0; s < p.num_params; ++s) {
     const ParamFill& f = p.fills[s];
@@ -101,42 +108,76 @@ std::vector<Tensor> CompiledCluster::run_eagerly(const std::vector<Tensor>& inpu
   return res;
 }
 
+CompiledCluster::~CompiledCluster() { delete idle_.load(); }
+
 std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) const {
   const ClusterProgram& p = *program;
-  std::shared_ptr<Prepared> pr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    pr = last_;
+  struct Lease {
+    std::atomic<RunState*>& slot;
+    RunState* st;
+    ~Lease() { delete slot.exchange(st); }
+  } lease{idle_, idle_.exchange(nullptr)};
+  if (!lease.st) {
+    lease.st = new RunState();
+    lease.st->recycle.resize(p.num_buffers);
   }
+  RunState& st = *lease.st;
+  Prepared* pr = st.prepared.get();
   bool same = pr && pr->input_shapes.size() == inputs.size();
   for (size_t i = 0; same && i < inputs.size(); ++i) same = pr->input_shapes[i] == inputs[i].shape();
   if (!same) {
-    auto fresh = std::make_shared<Prepared>();
+    auto fresh = std::make_unique<Prepared>();
     if (!prepare(inputs, fresh.get())) return run_eagerly(inputs);  // broadcast pattern changed
-    std::lock_guard<std::mutex> lock(mu_);
-    last_ = fresh;
-    pr = fresh;
+    st.prepared = std::move(fresh);
+    pr = st.prepared.get();
   }
   stats().cluster_runs.fetch_add(1, std::memory_order_relaxed);
   int nin = static_cast<int>(inputs.size());
-  std::vector<Tensor> bufs(p.num_buffers);
-  std::vector<char*> ptrs(p.num_buffers, nullptr);
+  std::vector<Tensor>& bufs = st.bufs;
+  std::vector<char*>& ptrs = st.ptrs;
+  // The buffers go back to `recycle` only; the parked state holds no values between runs.
+  struct Clear {
+    RunState& st;
+    ~Clear() {
+      for (Tensor& t : st.bufs) t.reset();
+      st.lib_in.clear();
+    }
+  } clear{st};
+  bufs.resize(p.num_buffers);
+  ptrs.assign(p.num_buffers, nullptr);
   for (int i = 0; i < nin; ++i) bufs[i] = inputs[i];
   for (size_t c = 0; c < p.constants.size(); ++c) bufs[nin + c] = p.constants[c];
   for (int b = 0; b < p.num_buffers; ++b) {
-    if (!bufs[b].defined() && p.buffer_expr[b])
-      bufs[b] = Tensor::empty(p.buffer_expr[b]->dtype, pr->buffer_shapes[b]);
+    if (!bufs[b].defined() && p.buffer_expr[b] && !pr->library_out[b]) {
+      DType dt = p.buffer_expr[b]->dtype;
+      const Shape& shape = pr->buffer_shapes[b];
+      BufferPtr& r = st.recycle[b];
+      size_t bytes = shape.num_elements() * dtype_size(dt);
+      if (r && r.use_count() == 1 && r->bytes == bytes) {
+        bufs[b] = Tensor(dt, shape, r);
+      } else {
+        bufs[b] = Tensor::empty(dt, shape);
+        if (bytes <= kRecycleMaxBytes) r = bufs[b].buffer();
+      }
+    }
     if (bufs[b].defined() && bufs[b].buffer()) ptrs[b] = static_cast<char*>(bufs[b].raw());
   }
   const int64_t* params = pr->params.data();
   for (size_t k = 0; k < p.steps.size(); ++k) {
     const Step& s = p.steps[k];
     if (s.kind == Step::kLibrary) {
-      std::vector<Tensor> ab;
-      for (KExpr* a : s.args) ab.push_back(bufs[a->buffer].reshaped(pr->buffer_shapes[a->buffer]));
-      Tensor r = run_kernel(s.node->def(), ab, s.node->attrs)[0];
-      bufs[s.root->buffer] = r;
-      ptrs[s.root->buffer] = static_cast<char*>(r.raw());
+      // Specs were inferred once per input shapes: run the Eigen kernel directly.
+      st.lib_in.clear();
+      for (KExpr* a : s.args) st.lib_in.push_back(bufs[a->buffer].reshaped(pr->buffer_shapes[a->buffer]));
+      OpCall call(&s.node->def(), st.lib_in, s.node->attrs);
+      call.fixed_out = &pr->step_specs[k];
+      call.recycle = &st.recycle[s.root->buffer];
+      call.results.swap(st.lib_out);
+      s.node->def().kernel(call);
+      call.results.swap(st.lib_out);
+      bufs[s.root->buffer] = std::move(st.lib_out[0]);
+      st.lib_out.clear();
+      ptrs[s.root->buffer] = static_cast<char*>(bufs[s.root->buffer].raw());
       continue;
     }
     const Shape& os = pr->buffer_shapes[s.root->buffer];

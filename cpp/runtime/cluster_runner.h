@@ -2,8 +2,8 @@
 // concrete input shapes, allocates the materialized buffers, then runs the steps: JIT'd
 // loops across the thread pool, matmuls on Eigen.
 #pragma once
+#include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,6 +19,7 @@ struct CompiledCluster {
   std::unique_ptr<ClusterProgram> program;
   CpuKernels kernels;
 
+  ~CompiledCluster();
   // inputs follow program->inputs; returns values for program->outputs.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 
@@ -27,12 +28,22 @@ struct CompiledCluster {
     std::vector<Shape> input_shapes;
     std::vector<int64_t> params;
     std::vector<Shape> buffer_shapes;
+    std::vector<std::vector<TensorSpec>> step_specs;  // library steps: their node's output specs
+    std::vector<char> library_out;                    // per buffer: a library step allocates it
     bool ok = false;
+  };
+  // What a run needs besides its inputs, parked between runs (taken lock-free, like the
+  // executor's arena): the parameters for the last input shapes, buffer vectors, and each
+  // small materialized buffer from the last run, reused when nothing else holds it.
+  struct RunState {
+    std::unique_ptr<Prepared> prepared;
+    std::vector<Tensor> bufs, lib_in, lib_out;
+    std::vector<char*> ptrs;
+    std::vector<BufferPtr> recycle;
   };
   bool prepare(const std::vector<Tensor>& inputs, Prepared* p) const;
   std::vector<Tensor> run_eagerly(const std::vector<Tensor>& inputs) const;
-  mutable std::mutex mu_;
-  mutable std::shared_ptr<Prepared> last_;  // params for the last input shapes
+  mutable std::atomic<RunState*> idle_{nullptr};
 };
 
 }  // namespace jf
