@@ -45,7 +45,7 @@ struct OpCall {
   // Per output, a buffer the executor kept from an earlier run of this node: alloc() reuses
   // it when nothing else holds it, and records what it allocated for the next run.
   BufferPtr* recycle = nullptr;
-  std::vector<Tensor> results;                         // filled by the kernel
+  std::vector<Tensor> results;  // filled by the kernel
 
   OpCall(const OpDef* d, const std::vector<Tensor>& i, const Attrs& a) : def(d), in(i), attrs(a) {}
   // The value of input i if it is known at this point (always in eager mode).

@@ -41,7 +41,8 @@ void add_leaf(Flat& f, Tensor t) {
 void flatten(py::handle h, Flat& f) {
   PyObject* o = h.ptr();
   if (Py_TYPE(o) == tensor_type())
-    return add_leaf(f, *reinterpret_cast<py::detail::instance*>(o)->get_value_and_holder().value_ptr<Tensor>());
+    return add_leaf(f,
+                    *reinterpret_cast<py::detail::instance*>(o)->get_value_and_holder().value_ptr<Tensor>());
   if (PyBool_Check(o)) {
     f.key += o == Py_True ? "B1" : "B0";
   } else if (PyLong_Check(o)) {

@@ -30,9 +30,9 @@ struct Plan {
   std::vector<std::vector<int>> release;   // per step: slots dead after it
   std::vector<std::vector<char>> move_in;  // per step input: last use, so move, not copy
   std::vector<int> input_slots, output_slots;
-  std::vector<char> output_move;  // the output's last read of its slot: move it out
-  std::vector<std::pair<int, Tensor>> consts;                 // slots holding Const values
-  bool static_shapes = true;                                  // all specs known: skip inference at run time
+  std::vector<char> output_move;               // the output's last read of its slot: move it out
+  std::vector<std::pair<int, Tensor>> consts;  // slots holding Const values
+  bool static_shapes = true;                   // all specs known: skip inference at run time
   std::vector<std::vector<std::shared_ptr<Plan>>> sub_plans;  // per step (If/While)
   // One arena parked between runs; a run takes it (or makes one when another thread has it).
   mutable std::atomic<Arena*> idle_arena{nullptr};

@@ -23,7 +23,9 @@ class ConcreteFunction {
   bool accepts(const std::vector<Tensor>& inputs) const;
   std::vector<Tensor> call(std::vector<Tensor> inputs) const;
   // For inputs already known to fit (the signature cache matched them): no check.
-  std::vector<Tensor> call_matched(std::vector<Tensor> inputs) const { return run_plan(*plan_, std::move(inputs)); }
+  std::vector<Tensor> call_matched(std::vector<Tensor> inputs) const {
+    return run_plan(*plan_, std::move(inputs));
+  }
   // Mean seconds per run of the plan over `iters` runs in a C++ loop (benchmarks: the time
   // of the graph without any Python call overhead).
   double time_runs(const std::vector<Tensor>& inputs, int iters) const;
