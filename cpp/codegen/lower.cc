@@ -248,6 +248,9 @@ class Lowering {
         break;
       case OpId::ZerosLike:
       case OpId::OnesLike: {
+        // Only the operand's shape is used, but run-time shape inference needs its value
+        // too: an outside operand must become a cluster input.
+        in(0);
         KExpr* s = make(KKind::kScalar, n->outputs[0].dtype, {});
         s->scalar = op == OpId::OnesLike ? 1 : 0;
         outs.push_back(elementwise(KKind::kUnary, n, {s}, OpId::Identity));

@@ -475,3 +475,23 @@ def test_jit_compile_with_variable_reads_and_writes():
     assert "AssignSubVariableOp" in types
     train_step(x, y)
     assert int(steps.numpy()) == 2
+
+
+def test_zeros_like_and_ones_like_of_an_outside_input_compile():
+    # Their operand's shape is all they read: it must still reach the cluster at run time.
+    @jf.function
+    def f(x, y):
+        with jf.jit_scope():
+            return jf.zeros_like(x) + y * 2.0, jf.ones_like(x) * 3.0
+
+    x = np.random.rand(3, 4).astype(np.float32)
+    y = np.random.rand(3, 4).astype(np.float32)
+    a, b = f(x, y)
+    np.testing.assert_allclose(a.numpy(), y.astype(np.float64) * 2.0, rtol=1e-6)
+    np.testing.assert_allclose(b.numpy(), np.full((3, 4), 3.0))
+    cf = f.get_concrete_function(x, y)
+    assert len(cf.clusters) >= 1
+    assert any(op.endswith("ZerosLike") for c in cf.clusters for op in c.ops)
+    x2 = np.random.rand(5, 4).astype(np.float32)  # a new batch size: same kernel, new dims
+    a2, _ = f(x2, np.ones((5, 4), np.float32))
+    np.testing.assert_allclose(a2.numpy(), np.full((5, 4), 2.0))
