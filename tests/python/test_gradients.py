@@ -278,14 +278,16 @@ def test_nested_cond_gradient():
     assert float(f(x, fl, t)) == pytest.approx(np.exp(1.5), rel=1e-6)
 
 
-def test_while_loop_gradient_is_a_clear_error():
+def test_while_loop_gradient():
+    # The While gradient (a forward replay that saves each iteration, then a backward loop)
+    # is tested in test_while_grad.py; here: jf.gradients through one, v -> 2v until v >= 10.
     @jf.function
     def f(x):
         y = jf.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, [x])[0]
-        return jf.gradients(y, x)[0]
+        return y, jf.gradients(y, x)[0]
 
-    with pytest.raises(NotImplementedError, match="no gradient for While op 'While'"):
-        f(jf.constant(1.0))
+    y, dy = f(jf.constant(1.0))
+    assert float(y) == 16.0 and float(dy) == 16.0
 
     # A Python loop unrolls when traced and differentiates.
     @jf.function
@@ -392,8 +394,8 @@ CASES = {
     "LogSoftmax": (lambda a: jf.nn.log_softmax(a) * W4, _any, lambda r: [(3, 4)]),
     "Fill": (lambda a: jf.fill([2, 3], jf.reduce_sum(a)) ** 2, _any, lambda r: [(2,)]),
 }
-# Tested on their own: cond replay and the While error above, Cast below (a float64 finite
-# difference cannot go through float32).
+# Tested on their own: cond replay above, While in test_while_grad.py, Cast below (a float64
+# finite difference cannot go through float32).
 TESTED_ELSEWHERE = {"If", "While", "Cast"}
 
 

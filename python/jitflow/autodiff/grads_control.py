@@ -1,15 +1,42 @@
-"""Gradients through jf.cond (If nodes). Each branch's gradient is computed by replaying
-the branch's graph inside a new jf.cond on the forward predicate and differentiating the
-replay, so the gradient is itself an If node (TF's cond_v2 does the same with a backward
-function per branch). While nodes (traced jf.while_loop) have no gradient: differentiate a
-Python loop (unrolled when traced) or run the loop eagerly under a GradientTape."""
-from .. import _C, ops
+"""Gradients through jf.cond (If nodes) and traced jf.while_loop (While nodes).
+
+If: each branch's gradient is computed by replaying the branch's graph inside a new jf.cond
+on the forward predicate and differentiating the replay, so the gradient is itself an If
+node (TF's cond_v2 does the same with a backward function per branch).
+
+While: the forward While node cannot be changed to keep its per-iteration values (TF's
+while_v2 rewrites it to push them onto accumulators), so the gradient builds two loops
+from jf ops, both marked with the attr `_WhileGradientLoop`:
+  1. a forward replay of the loop (same cond, body and maximum_iterations) that also counts
+     the iterations n and appends, before every iteration, the value of each loop var that
+     the differentiated outputs read to an accumulator of shape [n, *shape] (ConcatV2 onto
+     a loop var whose shape invariant has a None leading dim);
+  2. a backward loop for k = n-1 .. 0 that pops iteration k's values off the accumulators
+     (StridedSlice acc[-1] and acc[:-1]: constant bounds), replays the body on identity
+     copies of them and of the body captures, and calls jf.gradients on the replay with the
+     current loop-var cotangents as grad_ys: the results are the next cotangents and this
+     iteration's contribution to the captures' gradients, summed over iterations.
+Which loop vars carry a cotangent, which are saved and which captures get a gradient comes
+from the body graph's dependencies (to a fixed point over iterations), so a loop var or
+capture that cannot reach the differentiated outputs gets None and costs nothing.
+Costs: one extra forward pass (the replay) plus one body replay per backward iteration, and
+the accumulators are copied on every append and pop (O(n^2) element copies over n
+iterations: StridedSlice and SplitV need trace-time bounds, so there is no O(1) indexed read
+or write). Float loop vars and float body captures get gradients; int/bool ones and cond
+captures get None. Not supported, with a NotImplementedError naming the op: saved loop vars
+whose shape may change across iterations (a shape invariant relaxing a dim the initial
+value knows), second-order gradients (the gradient loops' accumulators change shape), and
+random ops in the body. jf.Variable reads inside the body are not inputs of the While node,
+so they get no gradient (as in jf.cond branches): read the variable before the loop."""
+from .. import _C, dtypes, ops
 from ..control_flow import cond, while_loop
-from .registry import register_gradient
-from .shapes import is_float
+from .registry import register_gradient, unmarked_scope
+from .shapes import is_float, static_shape
 
 _SKIPPED = {"PrintV2", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
 _RANDOM = {"RandomUniform", "RandomStandardNormal"}
+# Marks the While nodes built by a While gradient (the attr scope stops at their bodies).
+_GRAD_LOOP = "_WhileGradientLoop"
 
 
 def replay(graph, args, what):
@@ -27,8 +54,9 @@ def replay(graph, args, what):
             continue
         if t in _RANDOM:
             raise NotImplementedError(
-                f"Gradient of {what}: the branch samples random numbers ({t} '{node.name}'), "
-                "which a replay would draw again; sample outside the jf.cond instead")
+                f"Gradient of {what}: the branch or loop body samples random numbers ({t} "
+                f"'{node.name}'), which a replay would draw again; sample outside the jf.cond or "
+                "jf.while_loop instead")
         inputs = [env[(r, i)] for r, i in node.input_refs()]
         if t == "If":
             outs = _replay_if(node, inputs, what)
@@ -90,9 +118,137 @@ def _if_grad(op, *grads):
     return [None] + list(res)
 
 
+def _inputs_reaching(graph, positions):
+    """Indices of `graph`'s inputs that its outputs at `positions` depend on."""
+    index = {ph: i for i, ph in enumerate(graph.inputs())}
+    outs = graph.outputs()
+    stack, seen = [outs[p][0] for p in positions], set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.extend(ref for ref, _ in node.input_refs())
+    return sorted(index[n] for n in seen if n in index)
+
+
+def _shape_may_change(invariant, initial):
+    """True when a loop var's shape invariant relaxes a dim its initial value knows."""
+    invariant, initial = tuple(invariant), tuple(initial)
+    return len(invariant) != len(initial) or any(
+        d is None and i is not None for d, i in zip(invariant, initial))
+
+
 @register_gradient("While")
 def _while_grad(op, *grads):
-    raise NotImplementedError(
-        f"jf.gradients: no gradient for While op '{op.name}' (a traced jf.while_loop). "
-        "Differentiate a Python for-loop instead (it unrolls when traced), or run the loop "
-        "eagerly under a jf.GradientTape")
+    """Replays the loop forward, saving each iteration's values, then runs it backward."""
+    from .gradients import gradients
+    node = op.node
+    nv, nc = op.get_attr("num_loop_vars"), op.get_attr("num_cond_captures")
+    max_iter = op.get_attr("maximum_iterations")
+    loop_vars = list(op.inputs[:nv])
+    cond_caps, body_caps = list(op.inputs[nv:nv + nc]), list(op.inputs[nv + nc:])
+    what = f"jf.while_loop '{op.name}'"
+    if op.get_attr(_GRAD_LOOP, False):
+        raise NotImplementedError(
+            f"Gradient of While op '{op.name}': it is a loop built by the gradient of a traced "
+            "jf.while_loop, and second-order gradients through a traced jf.while_loop are not "
+            "supported (its saved values change shape across iterations). Differentiate a "
+            "Python loop (it unrolls when traced) for higher derivatives")
+    cg, bg = node.subgraphs()
+    # Which body inputs (loop vars, then captures) each body output depends on.
+    deps = [set(_inputs_reaching(bg, [j])) for j in range(nv)]
+    # fvars: the float loop vars that carry a cotangent: those whose output has a gradient,
+    # and, to a fixed point, the float loop vars those outputs depend on. Any other loop var
+    # does not reach the differentiated outputs in any number of iterations (gradient None).
+    fvars = {j for j in range(nv) if grads[j] is not None and is_float(loop_vars[j])}
+    while True:
+        more = {k for j in fvars for k in deps[j] if k < nv and is_float(loop_vars[k])} - fvars
+        if not more:
+            break
+        fvars |= more
+    fvars = sorted(fvars)
+    reached = set().union(*(deps[j] for j in fvars)) if fvars else set()
+    # Loop vars whose pre-iteration values those outputs read (any dtype): saved, one
+    # accumulator each ([iterations, *shape]); the others are never read by the replay.
+    saved = sorted(j for j in reached if j < nv)
+    fcaps = [c for c in range(len(body_caps)) if nv + c in reached and is_float(body_caps[c])
+             and nv + nc + c not in op.skip_input_indices]
+    no_grad = [None] * len(op.inputs)
+    if not fvars:
+        return no_grad
+    invariants = [list(ph.output(0).shape) for ph in bg.inputs()[:nv]]
+    for j in saved:
+        if _shape_may_change(invariants[j], loop_vars[j].shape):
+            raise NotImplementedError(
+                f"Gradient of While op '{op.name}' (a traced jf.while_loop): loop var {j} has "
+                f"shape invariant {_fmt(invariants[j])} but starts with shape "
+                f"{_fmt(loop_vars[j].shape)}; the gradient saves every iteration's value of the "
+                "loop vars it needs and does not support ones whose shape changes across "
+                "iterations")
+    acc_invariants = [[None] + invariants[j] for j in saved]
+
+    # (1) Forward replay: the same loop, counting its iterations and appending the value
+    # each saved loop var has before every iteration to its accumulator.
+    def fwd_cond(i, *rest):
+        return replay(cg, list(rest[:nv]) + cond_caps, what)[0]
+
+    def fwd_body(i, *rest):
+        vals, accs = list(rest[:nv]), rest[nv:]
+        new_vals = replay(bg, vals + body_caps, what)
+        new_accs = [ops.concat([a, ops.expand_dims(vals[j], 0)], 0) for a, j in zip(accs, saved)]
+        return [i + 1] + list(new_vals) + new_accs
+
+    empty = [ops.expand_dims(loop_vars[j], 0)[:0] for j in saved]  # [0, *shape]
+    with _C.attr_scope({_GRAD_LOOP: True}):
+        fwd = while_loop(fwd_cond, fwd_body, [ops.constant(0, dtypes.int32)] + loop_vars + empty,
+                         shape_invariants=[[]] + invariants + acc_invariants,
+                         maximum_iterations=None if max_iter < 0 else max_iter)
+    n, accs = fwd[0], list(fwd[1 + nv:])
+
+    # (2) Backward: iterations n-1 .. 0, each popping its saved values from the accumulators,
+    # replaying the body on them and differentiating the replay with the current cotangents.
+    nf, ncap = len(fvars), len(fcaps)
+    cots0 = [_zeros(op.outputs[j]) if grads[j] is None else grads[j] for j in fvars]
+    sums0 = [_zeros(body_caps[c]) for c in fcaps]
+
+    def bwd_body(k, *rest):
+        cots, sums, stacks = list(rest[:nf]), list(rest[nf:nf + ncap]), rest[nf + ncap:]
+        vals = {j: ops.identity(a[-1]) for j, a in zip(saved, stacks)}
+        own = [vals.get(j, loop_vars[j]) for j in range(nv)]  # unsaved ones are never read
+        caps = list(body_caps)
+        for c in fcaps:
+            caps[c] = ops.identity(caps[c])
+        outs = replay(bg, own + caps, what)
+        targets = [j for j in fvars if j in vals]
+        xs = [vals[j] for j in targets] + [caps[c] for c in fcaps]
+        res = gradients([outs[j] for j in fvars], xs, grad_ys=cots) if xs else []
+        dv = dict(zip(targets, res))
+        new_cots = [ops.zeros_like(cot) if dv.get(j) is None else dv[j]
+                    for j, cot in zip(fvars, cots)]
+        new_sums = [s if g is None else s + g for s, g in zip(sums, res[len(targets):])]
+        return [k - 1] + new_cots + new_sums + [a[:-1] for a in stacks]
+
+    with _C.attr_scope({_GRAD_LOOP: True}):
+        bwd = while_loop(lambda k, *rest: k > 0, bwd_body, [n] + cots0 + sums0 + accs,
+                         shape_invariants=[[]] + [invariants[j] for j in fvars]
+                         + [list(body_caps[c].shape) for c in fcaps] + acc_invariants)
+    result = no_grad
+    for i, j in enumerate(fvars):
+        result[j] = bwd[1 + i]
+    for i, c in enumerate(fcaps):
+        result[nv + nc + c] = bwd[1 + nf + i]
+    return result
+
+
+def _zeros(t):
+    """Zeros of t's shape and dtype, unmarked: they only feed the gradient loops. (A compiled
+    cluster whose input is only read for its shape, by ZerosLike/OnesLike, fails at run
+    time: the lowering never registers that input. A Fill of constants folds away.)"""
+    shape = static_shape(t)
+    with unmarked_scope():
+        return ops.zeros(list(shape), t.dtype) if shape is not None else ops.zeros_like(t)
+
+
+def _fmt(shape):
+    return "[" + ", ".join("None" if d is None else str(d) for d in shape) + "]"
