@@ -15,3 +15,19 @@ def rng(request):
     """A numpy Generator seeded from the test's id: every test (and every parametrization of
     it) draws its own inputs, and a failure reproduces exactly when the test is rerun alone."""
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+
+
+def numeric_grad(fn, xs, eps=1e-6):
+    """Central differences of the scalar fn(*xs) (numpy float64) w.r.t. each array in xs."""
+    xs = [np.array(x, np.float64) for x in xs]
+    out = []
+    for i, x in enumerate(xs):
+        g = np.zeros_like(x)
+        for idx in np.ndindex(x.shape):
+            hi = [a.copy() for a in xs]
+            lo = [a.copy() for a in xs]
+            hi[i][idx] += eps
+            lo[i][idx] -= eps
+            g[idx] = (fn(*hi) - fn(*lo)) / (2 * eps)
+        out.append(g)
+    return out

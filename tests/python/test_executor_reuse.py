@@ -30,12 +30,16 @@ def _functions():
     return {"traced": traced, "compiled": compiled}
 
 
+def _data(seed, n):
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((8, 8)).astype(np.float32)
+    return w, [rng.standard_normal((4, 8)).astype(np.float32) for _ in range(n)]
+
+
 @pytest.mark.parametrize("mode", ["traced", "compiled"])
 def test_held_results_are_not_overwritten_by_later_calls(mode):
     f = _functions()[mode]
-    rng = np.random.default_rng(0)
-    w = rng.standard_normal((8, 8)).astype(np.float32)
-    xs = [rng.standard_normal((4, 8)).astype(np.float32) for _ in range(6)]
+    w, xs = _data(0, 6)
     held = [f(x, w) for x in xs]               # tensors kept alive
     views = [r[0].numpy() for r in held[:3]]   # zero-copy views of some of them
     for _ in range(5):                         # more runs that could reuse buffers
@@ -53,9 +57,7 @@ def test_held_results_are_not_overwritten_by_later_calls(mode):
 @pytest.mark.parametrize("mode", ["traced", "compiled"])
 def test_threads_with_different_inputs_get_their_own_values(mode):
     f = _functions()[mode]
-    rng = np.random.default_rng(1)
-    w = rng.standard_normal((8, 8)).astype(np.float32)
-    xs = [rng.standard_normal((4, 8)).astype(np.float32) for _ in range(4)]
+    w, xs = _data(1, 4)
     refs = [_reference(x, w) for x in xs]
     f(xs[0], w)
     errors = []

@@ -4,6 +4,7 @@ finite-difference checks in float64 for every registered gradient, compiled == e
 GradientTape == jf.gradients, naming and edge cases."""
 import numpy as np
 import pytest
+from conftest import numeric_grad
 
 import jitflow as jf
 
@@ -405,18 +406,7 @@ def _inputs(name, rng):
 
 
 def _numeric(fn, xs, eps=1e-6):
-    out = []
-    for i, x in enumerate(xs):
-        g = np.zeros_like(x)
-        for idx in np.ndindex(x.shape):
-            hi = [a.copy() for a in xs]
-            lo = [a.copy() for a in xs]
-            hi[i][idx] += eps
-            lo[i][idx] -= eps
-            g[idx] = (np.sum(fn(*map(jf.constant, hi)).numpy()) -
-                      np.sum(fn(*map(jf.constant, lo)).numpy())) / (2 * eps)
-        out.append(g)
-    return out
+    return numeric_grad(lambda *a: np.sum(fn(*map(jf.constant, a)).numpy()), xs, eps)
 
 
 def _tape(fn, xs):

@@ -5,6 +5,7 @@ maximum_iterations, zero iterations, nested loops, jit_scope, and the unsupporte
 (shape-changing loop vars, second order, random numbers in the body) as clear errors."""
 import numpy as np
 import pytest
+from conftest import numeric_grad
 
 import jitflow as jf
 
@@ -13,22 +14,6 @@ F64 = jf.float64
 
 def c64(v):
     return jf.constant(np.asarray(v, np.float64))
-
-
-def numeric_grad(fn, xs, eps=1e-6):
-    """Central differences of the scalar fn(*xs) (numpy float64) w.r.t. each array in xs."""
-    xs = [np.array(x, np.float64) for x in xs]
-    out = []
-    for i, x in enumerate(xs):
-        g = np.zeros_like(x)
-        for idx in np.ndindex(x.shape):
-            hi = [a.copy() for a in xs]
-            lo = [a.copy() for a in xs]
-            hi[i][idx] += eps
-            lo[i][idx] -= eps
-            g[idx] = (fn(*hi) - fn(*lo)) / (2 * eps)
-        out.append(g)
-    return out
 
 
 def while_ops(f, *args):
