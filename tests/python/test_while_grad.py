@@ -440,3 +440,40 @@ def test_random_numbers_in_the_body_are_a_clear_error():
     with pytest.raises(NotImplementedError, match="jf.while_loop 'While': the branch or loop body "
                        "samples random numbers"):
         f(c64(1.1))
+
+
+@pytest.mark.parametrize("control", ["while", "cond"])
+@pytest.mark.parametrize("how", ["gradients", "tape"])
+def test_variable_read_inside_a_body_is_a_clear_error_not_none(control, how):
+    # The read is not an input of the If/While node: no gradient could reach it, so asking
+    # for one must say so (and how to restructure), not return None.
+    v = jf.Variable(np.float64(2.0), name="w")
+
+    def body_op(x):
+        if control == "while":
+            return jf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * v), [0, x])[1]
+        return jf.cond(x > 0, lambda: x * v, lambda: x)
+
+    @jf.function
+    def f(x):
+        if how == "gradients":
+            return jf.gradients(body_op(x), [v])
+        with jf.GradientTape() as tape:
+            y = body_op(x)
+        return tape.gradient(y, v)
+
+    op = "jf.while_loop 'While'" if control == "while" else "jf.cond 'If'"
+    with pytest.raises(NotImplementedError, match=f"variable 'w:0'.*{op}.*Read the variable before"):
+        f(c64(1.5))
+
+
+def test_variable_read_before_the_loop_still_differentiates():
+    v = jf.Variable(np.float64(2.0), name="w")
+
+    @jf.function
+    def f(x):
+        w = v.read_value()
+        y = jf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * w), [0, x])[1]
+        return jf.gradients(y, [v])[0]
+
+    assert float(f(c64(1.5))) == pytest.approx(3 * 1.5 * 2.0 ** 2)

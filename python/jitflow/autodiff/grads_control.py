@@ -27,7 +27,8 @@ captures get None. Not supported, with a NotImplementedError naming the op: save
 whose shape may change across iterations (a shape invariant relaxing a dim the initial
 value knows), second-order gradients (the gradient loops' accumulators change shape), and
 random ops in the body. jf.Variable reads inside the body are not inputs of the While node,
-so they get no gradient (as in jf.cond branches): read the variable before the loop."""
+so no gradient can reach them: asking for one raises (gradients.check_variable_reads), as for
+jf.cond branches; read the variable before the loop."""
 from .. import _C, dtypes, ops
 from ..control_flow import cond, while_loop
 from .registry import register_gradient, unmarked_scope

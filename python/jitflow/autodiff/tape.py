@@ -26,6 +26,7 @@ from .. import _C, ops
 from .. import control_flow as _control_flow
 from .. import variables as _variables
 from .backprop import aggregate, apply_gradient, flatten, pack_like
+from .gradients import check_variable_reads
 from .registry import OpView
 from .shapes import is_float
 
@@ -127,6 +128,7 @@ class GradientTape:
         self._versions = {}      # key -> [id, ...] (oldest first)
         self._next_id = 0
         self._records = []
+        self._control_nodes = []  # If/While nodes built while recording (their bodies' reads)
         self._var_reads = {}     # variable id -> [tensor id, ...]
         self._watched_vars = {}  # variable id -> Variable
         self._accessed = {}      # variable id -> Variable (watched_variables())
@@ -174,6 +176,8 @@ class GradientTape:
                 return
         elif not first._is_symbolic or first._node_ref[0].graph is not self._graph:
             return  # an eager op, or a nested graph's op (cond branch): the If node is recorded
+        if op_type in ("If", "While"):  # kept even when unrecorded: it may read a variable
+            self._control_nodes.append(first._node_ref[0])
         if op_type == "ReadVariableOp":
             vid = attrs.get("var_id")
             var = self._watched_vars.get(vid)
@@ -230,6 +234,7 @@ class GradientTape:
         self._used = True
         if not self._persistent:
             self._records, self._versions, self._var_reads, self._keep = [], {}, {}, []
+            self._control_nodes = []
         return pack_like(sources, flat)
 
     def _source_ids(self, s):
@@ -258,6 +263,9 @@ class GradientTape:
             g = ops.ones_like(t) if g is None else _C.convert_to_tensor(g, t.dtype)
             grads.setdefault(tid, []).append(g)
         source_ids = [self._source_ids(s) for s in sources]
+        for s in sources:
+            if isinstance(s, _variables.Variable):
+                check_variable_reads(self._control_nodes, s)
         reach = {i for ids in source_ids for i in ids}
         live = []
         for rec in self._records:
