@@ -9,6 +9,15 @@ Tensor Tensor::empty(DType dtype, const Shape& shape) {
   return Tensor(dtype, shape, allocate_buffer(shape.num_elements() * dtype_size(dtype)));
 }
 
+Tensor Tensor::empty_reusing(DType dtype, const Shape& shape, BufferPtr* keep) {
+  BufferPtr& r = *keep;
+  size_t bytes = shape.num_elements() * dtype_size(dtype);
+  if (r && r.use_count() == 1 && r->bytes == bytes) return Tensor(dtype, shape, r);
+  Tensor t = empty(dtype, shape);
+  if (bytes <= kRecycleMaxBytes) r = t.buffer();
+  return t;
+}
+
 Tensor Tensor::scalar(DType dtype, double v) {
   Tensor t = empty(dtype, Shape{});
   JF_SWITCH_DTYPE(dtype, T, *t.data<T>() = static_cast<T>(v));

@@ -10,6 +10,10 @@
 
 namespace jf {
 
+// Buffers up to this size are kept per value between runs of a plan (small tensors, where
+// allocation costs more than the kernel); larger ones go back to the caching allocator.
+constexpr size_t kRecycleMaxBytes = 64 * 1024;
+
 struct SymbolicValue;  // defined by the tracer: a node output in a graph under construction
 
 class Tensor {
@@ -20,6 +24,11 @@ class Tensor {
 
   // A fresh uninitialised tensor.
   static Tensor empty(DType dtype, const Shape& shape);
+  // Like empty(), but reuses *keep when nothing else holds it (use_count 1, so no live
+  // tensor can alias it) and it has the right size; otherwise allocates and, when small
+  // (kRecycleMaxBytes), stores the new buffer in *keep for the next call. The executor and
+  // the cluster runner keep one such buffer per value between runs.
+  static Tensor empty_reusing(DType dtype, const Shape& shape, BufferPtr* keep);
   // A rank-0 tensor holding v converted to dtype.
   static Tensor scalar(DType dtype, double v);
   static Tensor from_int64s(const std::vector<int64_t>& v, DType dtype = DType::kInt32);

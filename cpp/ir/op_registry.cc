@@ -46,19 +46,8 @@ std::string OpCall::input_desc() const {
 Tensor& OpCall::alloc(size_t i) {
   if (results.size() < num_outputs()) results.resize(num_outputs());
   const TensorSpec& s = spec(i);
-  if (recycle) {
-    // use_count 1: only the executor's arena holds it, so no live tensor can alias it.
-    BufferPtr& r = recycle[i];
-    size_t bytes = s.shape.num_elements() * dtype_size(s.dtype);
-    if (r && r.use_count() == 1 && r->bytes == bytes && !r->release) {
-      results[i] = Tensor(s.dtype, s.shape, r);
-      return results[i];
-    }
-    results[i] = Tensor::empty(s.dtype, s.shape);
-    if (bytes <= kRecycleMaxBytes) r = results[i].buffer();
-    return results[i];
-  }
-  results[i] = Tensor::empty(s.dtype, s.shape);
+  results[i] =
+      recycle ? Tensor::empty_reusing(s.dtype, s.shape, &recycle[i]) : Tensor::empty(s.dtype, s.shape);
   return results[i];
 }
 

@@ -10,10 +10,6 @@
 
 namespace jf {
 
-// Outputs up to this size are kept per node between runs of a plan (small tensors, where
-// allocation costs more than the kernel); larger ones go back to the caching allocator.
-constexpr size_t kRecycleMaxBytes = 64 * 1024;
-
 enum class OpId : int {
 #define JF_OP(NAME, NIN, INFER, KERNEL, FLAGS) NAME,
 #include "ir/ops.def"
@@ -42,8 +38,7 @@ struct OpCall {
   const Attrs& attrs;
   std::vector<TensorSpec> out;                         // filled by shape inference
   const std::vector<TensorSpec>* fixed_out = nullptr;  // precomputed specs (static plans)
-  // Per output, a buffer the executor kept from an earlier run of this node: alloc() reuses
-  // it when nothing else holds it, and records what it allocated for the next run.
+  // Per output, a buffer kept from an earlier run of this node (Tensor::empty_reusing).
   BufferPtr* recycle = nullptr;
   std::vector<Tensor> results;  // filled by the kernel
 

@@ -108,20 +108,14 @@ std::vector<Tensor> CompiledCluster::run_eagerly(const std::vector<Tensor>& inpu
   return res;
 }
 
-CompiledCluster::~CompiledCluster() { delete idle_.load(); }
-
 std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) const {
   const ClusterProgram& p = *program;
-  struct Lease {
-    std::atomic<RunState*>& slot;
-    RunState* st;
-    ~Lease() { delete slot.exchange(st); }
-  } lease{idle_, idle_.exchange(nullptr)};
-  if (!lease.st) {
-    lease.st = new RunState();
-    lease.st->recycle.resize(p.num_buffers);
-  }
-  RunState& st = *lease.st;
+  auto lease = state_.take([&] {
+    auto* st = new RunState();
+    st->recycle.resize(p.num_buffers);
+    return st;
+  });
+  RunState& st = *lease;
   Prepared* pr = st.prepared.get();
   bool same = pr && pr->input_shapes.size() == inputs.size();
   for (size_t i = 0; same && i < inputs.size(); ++i) same = pr->input_shapes[i] == inputs[i].shape();
@@ -135,31 +129,13 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
   int nin = static_cast<int>(inputs.size());
   std::vector<Tensor>& bufs = st.bufs;
   std::vector<char*>& ptrs = st.ptrs;
-  // The buffers go back to `recycle` only; the parked state holds no values between runs.
-  struct Clear {
-    RunState& st;
-    ~Clear() {
-      for (Tensor& t : st.bufs) t.reset();
-      st.lib_in.clear();
-    }
-  } clear{st};
   bufs.resize(p.num_buffers);
   ptrs.assign(p.num_buffers, nullptr);
   for (int i = 0; i < nin; ++i) bufs[i] = inputs[i];
   for (size_t c = 0; c < p.constants.size(); ++c) bufs[nin + c] = p.constants[c];
   for (int b = 0; b < p.num_buffers; ++b) {
-    if (!bufs[b].defined() && p.buffer_expr[b] && !pr->library_out[b]) {
-      DType dt = p.buffer_expr[b]->dtype;
-      const Shape& shape = pr->buffer_shapes[b];
-      BufferPtr& r = st.recycle[b];
-      size_t bytes = shape.num_elements() * dtype_size(dt);
-      if (r && r.use_count() == 1 && r->bytes == bytes) {
-        bufs[b] = Tensor(dt, shape, r);
-      } else {
-        bufs[b] = Tensor::empty(dt, shape);
-        if (bytes <= kRecycleMaxBytes) r = bufs[b].buffer();
-      }
-    }
+    if (!bufs[b].defined() && p.buffer_expr[b] && !pr->library_out[b])
+      bufs[b] = Tensor::empty_reusing(p.buffer_expr[b]->dtype, pr->buffer_shapes[b], &st.recycle[b]);
     if (bufs[b].defined() && bufs[b].buffer()) ptrs[b] = static_cast<char*>(bufs[b].raw());
   }
   const int64_t* params = pr->params.data();

@@ -2,13 +2,13 @@
 // concrete input shapes, allocates the materialized buffers, then runs the steps: JIT'd
 // loops across the thread pool, matmuls on Eigen.
 #pragma once
-#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/kernel_ir.h"
+#include "runtime/parked.h"
 
 namespace jf {
 
@@ -19,7 +19,6 @@ struct CompiledCluster {
   std::unique_ptr<ClusterProgram> program;
   CpuKernels kernels;
 
-  ~CompiledCluster();
   // inputs follow program->inputs; returns values for program->outputs.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 
@@ -32,18 +31,23 @@ struct CompiledCluster {
     std::vector<char> library_out;                    // per buffer: a library step allocates it
     bool ok = false;
   };
-  // What a run needs besides its inputs, parked between runs (taken lock-free, like the
-  // executor's arena): the parameters for the last input shapes, buffer vectors, and each
-  // small materialized buffer from the last run, reused when nothing else holds it.
+  // What a run needs besides its inputs, parked between runs like the executor's arena:
+  // the parameters for the last input shapes, buffer vectors, and each small materialized
+  // buffer from the last run, reused when nothing else holds it.
   struct RunState {
     std::unique_ptr<Prepared> prepared;
     std::vector<Tensor> bufs, lib_in, lib_out;
     std::vector<char*> ptrs;
     std::vector<BufferPtr> recycle;
+    void clear() {
+      for (Tensor& t : bufs) t.reset();
+      lib_in.clear();
+      lib_out.clear();
+    }
   };
   bool prepare(const std::vector<Tensor>& inputs, Prepared* p) const;
   std::vector<Tensor> run_eagerly(const std::vector<Tensor>& inputs) const;
-  mutable std::atomic<RunState*> idle_{nullptr};
+  Parked<RunState> state_;
 };
 
 }  // namespace jf

@@ -6,6 +6,15 @@
 
 namespace jf {
 
+namespace {
+// True when v[k]'s slot is read again later in v (only the last read may move the value).
+bool read_again_later(const std::vector<int>& v, size_t k) {
+  for (size_t q = k + 1; q < v.size(); ++q)
+    if (v[q] == v[k]) return true;
+  return false;
+}
+}  // namespace
+
 std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> g) {
   auto p = std::make_shared<Plan>();
   p->graph = g;
@@ -44,11 +53,8 @@ std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> g) {
     for (const auto& sg : n->subgraphs) subs.push_back(build_plan(sg));
     p->sub_plans.push_back(subs);
   }
-  for (size_t i = 0; i < p->output_slots.size(); ++i) {
-    bool later = false;
-    for (size_t j = i + 1; j < p->output_slots.size(); ++j) later |= p->output_slots[j] == p->output_slots[i];
-    p->output_move.push_back(!later);
-  }
+  for (size_t i = 0; i < p->output_slots.size(); ++i)
+    p->output_move.push_back(!read_again_later(p->output_slots, i));
   p->release.resize(p->order.size());
   for (int s = 0; s < p->num_slots; ++s)
     if (last_use[s] >= 0 && !pinned[s]) p->release[last_use[s]].push_back(s);
@@ -61,9 +67,7 @@ std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> g) {
     mv.assign(ins.size(), 0);
     for (size_t k = 0; k < ins.size(); ++k) {
       int s = ins[k];
-      bool later_dup = false;
-      for (size_t q = k + 1; q < ins.size(); ++q) later_dup |= ins[q] == s;
-      mv[k] = last_use[s] == static_cast<int>(step) && !pinned[s] && !later_dup;
+      mv[k] = last_use[s] == static_cast<int>(step) && !pinned[s] && !read_again_later(ins, k);
     }
   }
   return p;
@@ -111,36 +115,14 @@ std::vector<Tensor> run_while(const Plan& p, size_t step, std::vector<Tensor>& i
 
 }  // namespace
 
-namespace {
-// Takes the plan's parked arena (lock-free); parks it again when the run ends.
-struct ArenaLease {
-  const Plan& p;
-  Arena* a;
-  explicit ArenaLease(const Plan& plan) : p(plan), a(plan.idle_arena.exchange(nullptr)) {
-    if (!a) a = new Arena(plan.num_slots);
-  }
-  ~ArenaLease() { delete p.idle_arena.exchange(a); }
-};
-}  // namespace
-
 std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
-  ArenaLease arena(p);
-  Arena& a = *arena.a;
+  auto arena = p.arena.take([&] { return new Arena(p.num_slots); });
+  Arena& a = *arena;
   std::vector<Tensor>& slots = a.slots;
   for (const auto& c : p.consts) slots[c.first] = c.second;
   JF_CHECK(inputs.size() == p.input_slots.size(), "plan expects ", p.input_slots.size(), " inputs");
   for (size_t i = 0; i < inputs.size(); ++i) slots[p.input_slots[i]] = std::move(inputs[i]);
   std::vector<Tensor>&ins = a.ins, &outs = a.outs, &spare = a.spare;
-  // An exception leaves values in the slots: drop them, so the parked arena holds only
-  // buffers (and the next run's slots start empty).
-  struct ClearOnExit {
-    Arena& a;
-    ~ClearOnExit() {
-      for (Tensor& t : a.slots) t.reset();
-      a.ins.clear();
-      a.outs.clear();
-    }
-  } clear_on_exit{a};
   for (size_t step = 0; step < p.order.size(); ++step) {
     Node* n = p.order[step];
     ins.clear();

@@ -2,11 +2,11 @@
 // liveness, precomputed output specs when shapes are static) and the loop that runs it on
 // eager kernels, from C++, with no Python involved.
 #pragma once
-#include <atomic>
 #include <memory>
 #include <vector>
 
 #include "ir/graph.h"
+#include "runtime/parked.h"
 
 namespace jf {
 
@@ -18,10 +18,15 @@ struct Arena {
   std::vector<Tensor> slots;
   std::vector<BufferPtr> recycle;
   std::vector<Tensor> ins, outs, spare;
+  // After a run (or an exception): drops the values, keeping `recycle`.
+  void clear() {
+    for (Tensor& t : slots) t.reset();
+    ins.clear();
+    outs.clear();
+  }
 };
 
 struct Plan {
-  ~Plan() { delete idle_arena.load(); }
   std::shared_ptr<Graph> graph;
   std::vector<Node*> order;
   int num_slots = 0;
@@ -34,8 +39,7 @@ struct Plan {
   std::vector<std::pair<int, Tensor>> consts;  // slots holding Const values
   bool static_shapes = true;                   // all specs known: skip inference at run time
   std::vector<std::vector<std::shared_ptr<Plan>>> sub_plans;  // per step (If/While)
-  // One arena parked between runs; a run takes it (or makes one when another thread has it).
-  mutable std::atomic<Arena*> idle_arena{nullptr};
+  Parked<Arena> arena;
 };
 
 std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> optimized);
