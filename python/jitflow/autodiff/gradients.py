@@ -8,7 +8,7 @@ from .. import _C, ops
 from ..variables import Variable
 from .backprop import aggregate, apply_gradient, flatten
 from .registry import OpView, unmarked_scope
-from .shapes import is_float, static_shape
+from .shapes import fill_like, is_float
 
 _EAGER_MESSAGE = ("jf.gradients is not supported when eager execution is enabled. "
                   "Use jf.GradientTape instead.")
@@ -58,15 +58,6 @@ def _key(t):
     return None if ref is None else (ref[0], ref[1])
 
 
-def _ones(y, name):
-    """TF's default grad_ys: a Fill of y's static shape (no edge from y, so it clusters with
-    the gradient ops it feeds, not with y's producer); OnesLike(y) when a dim is unknown."""
-    shape = static_shape(y)
-    if shape is None:
-        return ops.ones_like(y, name=name)
-    return ops.fill(list(shape), ops.constant(1, y.dtype), name=name)
-
-
 def _read_inside_control_flow(order, var):
     """The If/While node among `order` whose branch or body reads `var`, else None."""
     def reads(graph):
@@ -96,7 +87,7 @@ def _gradients(ys, xs, grad_ys, grad_scope, unconnected):
             if k is None or not is_float(y):
                 continue
             if grad_ys is None or grad_ys[i] is None:
-                g = _ones(y, f"grad_ys_{i}")
+                g = fill_like(y, 1, f"grad_ys_{i}")  # TF's default grad_ys
             else:
                 g = _C.convert_to_tensor(grad_ys[i], y.dtype)
             grads.setdefault(k, []).append(g)

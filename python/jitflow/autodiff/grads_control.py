@@ -32,7 +32,7 @@ jf.cond branches; read the variable before the loop."""
 from .. import _C, dtypes, ops
 from ..control_flow import cond, while_loop
 from .registry import register_gradient, unmarked_scope
-from .shapes import is_float, static_shape
+from .shapes import fill_like, is_float
 
 _SKIPPED = {"PrintV2", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
 _RANDOM = {"RandomUniform", "RandomStandardNormal"}
@@ -243,12 +243,9 @@ def _while_grad(op, *grads):
 
 
 def _zeros(t):
-    """Zeros of t's shape and dtype, unmarked: they only feed the gradient loops. (A compiled
-    cluster whose input is only read for its shape, by ZerosLike/OnesLike, fails at run
-    time: the lowering never registers that input. A Fill of constants folds away.)"""
-    shape = static_shape(t)
+    """Zeros of t's shape and dtype, unmarked: they only start the gradient loops."""
     with unmarked_scope():
-        return ops.zeros(list(shape), t.dtype) if shape is not None else ops.zeros_like(t)
+        return fill_like(t, 0)
 
 
 def _fmt(shape):

@@ -15,6 +15,16 @@ def static_shape(t):
     return None if any(d is None for d in s) else s
 
 
+def fill_like(t, value, name=None):
+    """`value` in t's shape and dtype, with no edge from t when its shape is static: a Fill
+    of constants (it folds to a constant, and clusters with the ops it feeds rather than with
+    t's producer); OnesLike/ZerosLike(t) when a dim is unknown."""
+    shape = static_shape(t)
+    if shape is None:
+        return (ops.ones_like if value else ops.zeros_like)(t, name=name)
+    return ops.fill(list(shape), ops.constant(value, t.dtype), name=name)
+
+
 def shape_of(t):
     """A static shape (list of ints) when known, else the int32 tensor jf.shape(t)."""
     s = static_shape(t)
