@@ -84,6 +84,24 @@ void ElementalEmitter::store(const KExpr* e, Value* linear, Value* v) {
   b_.CreateStore(v, b_.CreateInBoundsGEP(t, buffer_ptr(e->buffer), linear));
 }
 
+void ElementalEmitter::emit_roots(const Step& s, const std::vector<Value*>& idx, Value* linear) {
+  Value* v = emit(s.root, idx, s.root);
+  store(s.root, linear, v);
+  computed_[s.root] = v;
+  for (const KExpr* sib : s.siblings) {
+    Value* w = emit(sib, idx, sib);
+    store(sib, linear, w);
+    computed_[sib] = w;
+  }
+  computed_.clear();
+}
+
+Value* ElementalEmitter::load(const KExpr* e, Value* linear) {
+  llvm::Type* t = mem_type(e->dtype);
+  Value* v = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, buffer_ptr(e->buffer), linear));
+  return e->dtype == DType::kBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
+}
+
 Value* ElementalEmitter::fconst(DType d, double v) {
   llvm::Type* t = reg_type(d);
   if (is_float(d)) return llvm::ConstantFP::get(t, v);
@@ -187,9 +205,8 @@ std::vector<Value*> ElementalEmitter::broadcast_index(const KExpr* out, const KE
 
 Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
   if ((e->kind == KKind::kBuffer) || (e->materialized && e != root)) {
-    llvm::Type* t = mem_type(e->dtype);
-    Value* v = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, buffer_ptr(e->buffer), linearize(e, idx)));
-    return e->dtype == DType::kBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
+    auto it = computed_.find(e);
+    return it != computed_.end() ? it->second : load(e, linearize(e, idx));
   }
   switch (e->kind) {
     case KKind::kScalar:

@@ -19,7 +19,11 @@ class ElementalEmitter {
   // are loaded from their buffers; `root` itself is computed.
   llvm::Value* emit(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   void store(const KExpr* e, llvm::Value* linear_index, llvm::Value* v);
-  llvm::Value* dim(int slot);  // i64 (1 for slot -1)
+  // One element of a loop step: its root, then its siblings (which take the roots already
+  // computed from registers), each stored at `linear_index`.
+  void emit_roots(const Step& s, const std::vector<llvm::Value*>& idx, llvm::Value* linear_index);
+  llvm::Value* load(const KExpr* e, llvm::Value* linear_index);  // e's buffer, in register type
+  llvm::Value* dim(int slot);                                    // i64 (1 for slot -1)
   llvm::Value* linearize(const KExpr* e, const std::vector<llvm::Value*>& idx);
   // The multi-index of the first `ndims` dims of `e` for a row-major linear index over them
   // (static-1 dims get index 0; the outermost takes the remaining quotient).
@@ -49,6 +53,7 @@ class ElementalEmitter {
   llvm::BasicBlock* entry_;
   std::map<int, llvm::Value*> dims_;
   std::map<int, llvm::Value*> buf_ptrs_;
+  std::map<const KExpr*, llvm::Value*> computed_;  // roots of the current element (emit_roots)
 
   llvm::Value* buffer_ptr(int buffer);
   llvm::Value* unary(const KExpr* e, llvm::Value* x);

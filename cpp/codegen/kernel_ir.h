@@ -56,6 +56,9 @@ struct Step {
   KExpr* root;               // kLoop: the value computed (written to root->buffer)
   Node* node = nullptr;      // kLibrary: the graph node, run on its Eigen kernel (matmul, softmax)
   std::vector<KExpr*> args;  // kLibrary operands (materialized)
+  // kLoop: more roots of the same shape computed in the same loop after `root` (sibling
+  // fusion); each reads earlier roots of the step only at its own index.
+  std::vector<KExpr*> siblings;
 };
 
 struct ClusterProgram {
@@ -74,6 +77,11 @@ struct ClusterProgram {
   std::vector<Node*> members;        // in creation order
   std::string fingerprint;           // canonical text: the compile-cache key's IR part
 };
+
+// Sibling fusion: merges elementwise loop steps of the same shape into one loop when the
+// later one needs nothing computed in between and reads the earlier ones only elementwise
+// (an optimizer update reading the gradient once for m, v and the parameter).
+void fuse_sibling_loops(ClusterProgram* p);
 
 // Whether codegen has an emitter for this node (its op type and dtypes).
 bool can_emit(const Node& n, std::string* why);

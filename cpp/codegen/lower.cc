@@ -71,6 +71,7 @@ class Lowering {
       for (Node* n : p_->members) lower(n);
       collect_outputs();
       plan_materialization();
+      fuse_sibling_loops(p_.get());
       fingerprint();
     } catch (const Error& e) {
       *why = e.what();
@@ -429,6 +430,15 @@ class Lowering {
   }
 
   // Decides which expressions get their own buffer, and orders the steps.
+  // Whether some element of `o` feeds several elements of `e` (numpy broadcasting).
+  static bool is_broadcast(const KExpr* o, const KExpr* e) {
+    int off = e->rank() - o->rank();
+    if (off > 0) return true;
+    for (int d = 0; d < o->rank(); ++d)
+      if (o->dims[d] < 0 && e->dims[d + off] >= 0) return true;
+    return false;
+  }
+
   void plan_materialization() {
     // Constant buffers follow the inputs.
     int nin = static_cast<int>(p_->inputs.size());
@@ -454,6 +464,15 @@ class Lowering {
     }
     for (auto& e : p_->exprs)
       if (uses[e->id] > 1 && expensive[e->id] && e->kind != KKind::kBuffer) e->materialized = true;
+    // An expensive value broadcast into a larger one (Adam's bias correction, a scalar of
+    // two pows, scaling every parameter) is computed once per own element, not per use.
+    for (auto& e : p_->exprs) {
+      bool broadcasting = e->kind == KKind::kUnary || e->kind == KKind::kBinary ||
+                          e->kind == KKind::kSelect || e->kind == KKind::kCast;
+      for (KExpr* o : e->operands)
+        if (broadcasting && expensive[o->id] && o->kind != KKind::kBuffer && is_broadcast(o, e.get()))
+          o->materialized = true;
+    }
     for (const Step& s : pending_matmuls_)
       for (KExpr* a : s.args)
         if (a->kind != KKind::kBuffer) a->materialized = true;
@@ -499,7 +518,10 @@ class Lowering {
         os << "S" << e->start_slot[i] << "," << e->stride_slot[i] << "," << e->out_of_in[i];
       os << ";";
     }
-    for (const Step& s : p_->steps) os << "|" << s.kind << ":" << s.root->id;
+    for (const Step& s : p_->steps) {
+      os << "|" << s.kind << ":" << s.root->id;
+      for (const KExpr* e : s.siblings) os << "+" << e->id;
+    }
     os << "|P" << p_->num_params << "B" << p_->num_buffers;
     p_->fingerprint = os.str();
   }

@@ -1,4 +1,4 @@
-// The process-wide Eigen thread pool that eager kernels split large work across.
+// The process-wide thread pool that kernels and compiled loops split large work across.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -8,13 +8,13 @@
 
 namespace jf {
 
-// Shared Eigen device: its parallelFor uses a cost model so tiny tensors stay on one thread.
-const Eigen::ThreadPoolDevice& cpu_device();
-int num_threads();
+int num_threads();  // threads in a parallel region, the caller included
 void set_num_threads(int n);
 
-// Splits [0, n) across the pool (Eigen's cost model picks the block size).
+// Splits [0, n) into one part per thread when the total cost is worth it.
 void parallel_for_pool(int64_t n, double cost_per_item, const std::function<void(int64_t, int64_t)>& fn);
+// Splits [0, n) into one part per thread, each part a multiple of `align` (but the last).
+void parallel_split(int64_t n, int64_t align, const std::function<void(int64_t, int64_t)>& fn);
 
 // Runs fn(begin, end) over [0, n); `cost_per_item` is in cycles. Small work runs inline
 // without building a std::function (the eager fast path for tiny tensors).

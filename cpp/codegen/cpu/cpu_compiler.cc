@@ -25,6 +25,7 @@
 #include <unordered_map>
 
 #include "codegen/compile_cache.h"
+#include "codegen/cpu/cpu_loops.h"
 #include "codegen/elemental.h"
 #include "codegen/llvm_pipeline.h"
 
@@ -78,71 +79,6 @@ void dump_module(const llvm::Module& m, const std::string& label, const char* st
   std::error_code ec;
   llvm::raw_fd_ostream os(std::string(dir) + "/" + label + "." + stage + ".ll", ec);
   if (!ec) m.print(os, nullptr);
-}
-
-// void step(ptr bufs, ptr params, i64 begin, i64 end): output elements [begin, end), walked
-// as rows of the innermost dim so the inner loop is contiguous and vectorizable.
-void emit_loop_step(llvm::Module& m, const ClusterProgram& p, const Step& s, const std::string& name) {
-  llvm::LLVMContext& ctx = m.getContext();
-  llvm::IRBuilder<> b(ctx);
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(),
-                                      {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty()}, false);
-  auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  auto args = fn->arg_begin();
-  llvm::Value *bufs = args++, *params = args++, *begin = args++, *end = args++;
-  fn->addParamAttr(0, llvm::Attribute::NoAlias);
-  fn->addParamAttr(1, llvm::Attribute::NoAlias);
-  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
-  llvm::BasicBlock* row_head = llvm::BasicBlock::Create(ctx, "row.head", fn);
-  llvm::BasicBlock* row_body = llvm::BasicBlock::Create(ctx, "row.body", fn);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "exit", fn);
-  b.SetInsertPoint(entry);
-  ElementalEmitter em(b, bufs, params, entry);
-  const KExpr* root = s.root;
-  int r = root->rank();
-  llvm::Value* inner = r ? em.dim(root->dims[r - 1]) : b.getInt64(1);
-  b.CreateBr(row_head);
-
-  b.SetInsertPoint(row_head);
-  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
-  i->addIncoming(begin, entry);
-  b.CreateCondBr(b.CreateICmpSLT(i, end), row_body, exit);
-
-  b.SetInsertPoint(row_body);
-  llvm::Value* row = b.CreateUDiv(i, inner);
-  llvm::Value* j0 = b.CreateSub(i, b.CreateMul(row, inner));
-  llvm::Value* want = b.CreateAdd(j0, b.CreateSub(end, i));
-  llvm::Value* jend = b.CreateSelect(b.CreateICmpULT(want, inner), want, inner);
-  std::vector<llvm::Value*> idx = em.delinearize(root, row, r > 0 ? r - 1 : 0);
-  idx.resize(r);
-  llvm::Value* row_base = b.CreateMul(row, inner);
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  llvm::BasicBlock* j_head = llvm::BasicBlock::Create(ctx, "j.head", fn);
-  llvm::BasicBlock* j_body = llvm::BasicBlock::Create(ctx, "j.body", fn);
-  llvm::BasicBlock* j_exit = llvm::BasicBlock::Create(ctx, "j.exit", fn);
-  b.CreateBr(j_head);
-  b.SetInsertPoint(j_head);
-  llvm::PHINode* j = b.CreatePHI(b.getInt64Ty(), 2, "j");
-  j->addIncoming(j0, pre);
-  b.CreateCondBr(b.CreateICmpSLT(j, jend), j_body, j_exit);
-  b.SetInsertPoint(j_body);
-  if (r)
-    idx[r - 1] =
-        root->dims[r - 1] < 0 ? static_cast<llvm::Value*>(b.getInt64(0)) : static_cast<llvm::Value*>(j);
-  llvm::Value* v = em.emit(root, idx, root);
-  em.store(root, b.CreateAdd(row_base, j), v);
-  llvm::Value* jn = b.CreateAdd(j, b.getInt64(1));
-  j->addIncoming(jn, b.GetInsertBlock());
-  b.CreateBr(j_head);
-
-  b.SetInsertPoint(j_exit);
-  llvm::Value* next = b.CreateAdd(i, b.CreateSub(jend, j0));
-  i->addIncoming(next, j_exit);
-  b.CreateBr(row_head);
-
-  b.SetInsertPoint(exit);
-  b.CreateRetVoid();
 }
 
 // Calls to scalar tanh/erf get their glibc libmvec vector variants, so the loop vectorizer
@@ -231,8 +167,7 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   m.setTargetTriple(j.triple);
   m.setDataLayout(j.tm->createDataLayout());
   for (size_t k = 0; k < p.steps.size(); ++k)
-    if (p.steps[k].kind == Step::kLoop)
-      emit_loop_step(m, p, p.steps[k], prefix + "_step" + std::to_string(k));
+    if (p.steps[k].kind == Step::kLoop) emit_loop_step(m, p.steps[k], prefix + "_step" + std::to_string(k));
   std::string verr;
   llvm::raw_string_ostream vs(verr);
   if (llvm::verifyModule(m, &vs))

@@ -96,7 +96,7 @@ void emit_kernel(llvm::Module& m, const Step& s, const std::string& name) {
   const KExpr* root = s.root;
   int r = root->rank();
   std::vector<llvm::Value*> idx = em.delinearize(root, i, r);
-  em.store(root, i, em.emit(root, idx, root));
+  em.emit_roots(s, idx, i);
   i->addIncoming(b.CreateAdd(i, stride), b.GetInsertBlock());
   b.CreateBr(head);
   b.SetInsertPoint(exit);

@@ -1,0 +1,16 @@
+// CPU loop nests around the elemental emitter: one function per loop step that computes a
+// range of the step's output elements, so the runtime can split a step across threads.
+#pragma once
+#include <llvm/IR/Module.h>
+
+#include <string>
+
+#include "codegen/kernel_ir.h"
+
+namespace jf {
+
+// Emits `void name(ptr bufs, ptr params, i64 begin, i64 end)` computing output elements
+// [begin, end) of the step (its root and any sibling roots).
+void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name);
+
+}  // namespace jf

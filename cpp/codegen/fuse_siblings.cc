@@ -1,0 +1,98 @@
+// Sibling fusion over kernel IR. Lowering gives every materialized value its own loop;
+// values of one shape that read the same inputs (Adam's m, v and parameter updates all
+// read the gradient, and the parameter update reads the new m and v) then stream those
+// inputs from memory once per loop. Merging them into one loop reads each input once and
+// passes earlier results in registers. A step joins an earlier loop only when it needs
+// nothing computed between the two and reads that loop's values at its own index.
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "codegen/kernel_ir.h"
+
+namespace jf {
+namespace {
+
+constexpr size_t kMaxRootsPerLoop = 8;  // bounds register pressure in the fused body
+
+// Parameter slots known equal at run time (lowering's equal_slots, checked before a run).
+class SlotClasses {
+ public:
+  explicit SlotClasses(const ClusterProgram& p) : parent_(p.num_params) {
+    std::iota(parent_.begin(), parent_.end(), 0);
+    for (auto [a, b] : p.equal_slots) parent_[find(a)] = find(b);
+  }
+  int find(int s) { return parent_[s] == s ? s : parent_[s] = find(parent_[s]); }
+  // Same rank and, per dim, both a static 1 or slots of one class.
+  bool same_dims(const KExpr* a, const KExpr* b) {
+    if (a->rank() != b->rank()) return false;
+    for (int d = 0; d < a->rank(); ++d) {
+      int x = a->dims[d], y = b->dims[d];
+      if ((x < 0) != (y < 0) || (x >= 0 && find(x) != find(y))) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::vector<int> parent_;
+};
+
+bool is_elementwise(KKind k) {
+  return k == KKind::kUnary || k == KKind::kBinary || k == KKind::kSelect || k == KKind::kCast;
+}
+
+// The stored values `e` reads (cluster inputs, constants, materialized values), each with
+// whether every read is at e's own index (only same-shape elementwise ops on the way).
+void collect_reads(const KExpr* e, const KExpr* top, bool at_own_index, SlotClasses& sc,
+                   std::map<const KExpr*, bool>* reads, std::set<std::pair<const KExpr*, bool>>* seen) {
+  if (e != top && (e->kind == KKind::kBuffer || e->materialized)) {
+    auto [it, fresh] = reads->emplace(e, at_own_index);
+    if (!fresh) it->second = it->second && at_own_index;
+    return;
+  }
+  if (!seen->insert({e, at_own_index}).second) return;
+  bool same = at_own_index && is_elementwise(e->kind);
+  for (const KExpr* o : e->operands) collect_reads(o, top, same && sc.same_dims(o, e), sc, reads, seen);
+}
+
+bool fusible_loop(const Step& s) { return s.kind == Step::kLoop && s.root->kind != KKind::kReduce; }
+
+}  // namespace
+
+void fuse_sibling_loops(ClusterProgram* p) {
+  SlotClasses sc(*p);
+  std::map<const KExpr*, size_t> step_of;  // materialized value -> index of the step computing it
+  std::vector<Step> out;
+  for (const Step& s : p->steps) {
+    bool joined = false;
+    if (fusible_loop(s)) {
+      std::map<const KExpr*, bool> reads;
+      std::set<std::pair<const KExpr*, bool>> seen;
+      collect_reads(s.root, s.root, true, sc, &reads, &seen);
+      for (size_t g = 0; g < out.size() && !joined; ++g) {
+        Step& loop = out[g];
+        if (!fusible_loop(loop) || loop.siblings.size() + 1 >= kMaxRootsPerLoop ||
+            !sc.same_dims(loop.root, s.root))
+          continue;
+        bool ok = true;
+        for (auto [value, at_own_index] : reads) {
+          auto it = step_of.find(value);
+          if (it == step_of.end() || it->second < g) continue;  // ready before this loop
+          if (it->second == g && at_own_index) continue;        // computed by it, same element
+          ok = false;
+          break;
+        }
+        if (!ok) continue;
+        loop.siblings.push_back(s.root);
+        step_of[s.root] = g;
+        joined = true;
+      }
+    }
+    if (joined) continue;
+    step_of[s.root] = out.size();
+    out.push_back(s);
+  }
+  p->steps = std::move(out);
+}
+
+}  // namespace jf
