@@ -109,13 +109,18 @@ class Pool {
   }
 };
 
+// The pool is swapped, not resized: a region running on the old one keeps it alive (and
+// its workers running) until it ends.
 struct PoolState {
-  std::unique_ptr<Pool> pool;
-  int n = 1;
+  std::shared_ptr<Pool> pool;  // null when n == 1
+  std::atomic<int> n{1};
+  std::mutex mu;  // serializes resizes
   void resize(int threads) {
-    n = std::max(1, threads);
-    pool.reset();
-    if (n > 1) pool = std::make_unique<Pool>(n);
+    std::lock_guard<std::mutex> lock(mu);
+    threads = std::max(1, threads);
+    std::shared_ptr<Pool> fresh = threads > 1 ? std::make_shared<Pool>(threads) : nullptr;
+    std::atomic_store(&pool, fresh);
+    n = threads;
   }
 };
 
@@ -131,14 +136,15 @@ PoolState& state() {
 }
 
 void fork_join(int64_t n, int64_t parts, int64_t align, const Fn& fn) {
-  PoolState& s = state();
   // Nested regions run inline: a worker waiting on the pool could wait on itself.
-  if (parts <= 1 || !s.pool || t_in_region) return fn(0, n);
+  if (parts <= 1 || t_in_region) return fn(0, n);
+  std::shared_ptr<Pool> pool = std::atomic_load(&state().pool);
+  if (!pool) return fn(0, n);
   int64_t step = (n + parts - 1) / parts;
   step = (step + align - 1) / align * align;
   parts = (n + step - 1) / step;
   if (parts <= 1) return fn(0, n);
-  s.pool->run(n, parts, step, fn);
+  pool->run(n, parts, step, fn);
 }
 
 }  // namespace
