@@ -1,6 +1,7 @@
 """Shared fixtures for the Python tests."""
 import os
 import tempfile
+import threading
 import zlib
 
 import numpy as np
@@ -31,3 +32,12 @@ def numeric_grad(fn, xs, eps=1e-6):
             g[idx] = (fn(*hi) - fn(*lo)) / (2 * eps)
         out.append(g)
     return out
+
+
+def run_in_threads(worker, n):
+    """Runs worker(0), ..., worker(n - 1) on n Python threads at once and waits for them."""
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()

@@ -2,10 +2,10 @@
 its materialized buffers): a buffer is reused only when nothing else holds it. These tests
 hold results (as tensors and as zero-copy numpy views) across calls and race threads with
 different inputs, traced and compiled, and check every value against numpy."""
-import threading
 
 import numpy as np
 import pytest
+from conftest import run_in_threads
 
 import jitflow as jf
 
@@ -68,11 +68,7 @@ def test_threads_with_different_inputs_get_their_own_values(mode):
             if not (np.allclose(a.numpy(), refs[k][0], rtol=1e-5, atol=1e-6)
                     and np.allclose(b.numpy(), refs[k][1], rtol=1e-5, atol=1e-5)):
                 errors.append(k)
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(worker, 4)
     assert errors == []
     assert f.experimental_get_tracing_count() == 1
 

@@ -2,11 +2,11 @@
 variables, control flow, structure, introspection and the counters."""
 import collections
 import os
-import threading
 import warnings
 
 import numpy as np
 import pytest
+from conftest import run_in_threads
 
 import jitflow as jf
 
@@ -300,16 +300,12 @@ def test_concurrent_calls_from_threads():
     f(x)
     errors = []
 
-    def worker():
+    def worker(_k):
         for _ in range(50):
             r = float(f(x))
             if abs(r - expected) > 1e-3 * abs(expected):
                 errors.append(r)
-    threads = [threading.Thread(target=worker) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(worker, 4)
     assert not errors and f.experimental_get_tracing_count() == 1
 
 

@@ -5,6 +5,7 @@ import threading
 import time
 
 import numpy as np
+from conftest import run_in_threads
 
 import jitflow as jf
 
@@ -47,11 +48,7 @@ def test_four_python_threads_share_the_pool():
             if bad:
                 errors.append((k, it, bad))
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(worker, 4)
     assert errors == []
     assert cluster.experimental_get_tracing_count() == 1
     assert jf.explain(cluster, *cases[0][0][:2]).by_op()["Sum"].status == "compiled"
