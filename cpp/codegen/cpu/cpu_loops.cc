@@ -8,35 +8,14 @@
 #include <llvm/IR/IRBuilder.h>
 
 #include <algorithm>
-#include <functional>
 
 #include "codegen/elemental.h"
+#include "codegen/loops.h"
 
 namespace jf {
 namespace {
 
 using llvm::Value;
-
-// A counted loop [lo, hi) at the builder's position; body(i) emits one iteration.
-void for_range(llvm::IRBuilder<>& b, Value* lo, Value* hi, const char* name,
-               const std::function<void(Value*)>& body) {
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx, std::string(name) + ".head", fn);
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, std::string(name) + ".body", fn);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, std::string(name) + ".exit", fn);
-  b.CreateBr(head);
-  b.SetInsertPoint(head);
-  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, name);
-  i->addIncoming(lo, pre);
-  b.CreateCondBr(b.CreateICmpSLT(i, hi), loop, exit);
-  b.SetInsertPoint(loop);
-  body(i);
-  i->addIncoming(b.CreateAdd(i, b.getInt64(1)), b.GetInsertBlock());
-  b.CreateBr(head);
-  b.SetInsertPoint(exit);
-}
 
 // Whether the reduction keeps its operand's innermost (non-unit) dim.
 bool is_column_reduce(const KExpr* e) {
@@ -99,37 +78,26 @@ void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name) {
   fn->addParamAttr(0, llvm::Attribute::NoAlias);
   fn->addParamAttr(1, llvm::Attribute::NoAlias);
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
-  llvm::BasicBlock* row_head = llvm::BasicBlock::Create(ctx, "row.head", fn);
-  llvm::BasicBlock* row_body = llvm::BasicBlock::Create(ctx, "row.body", fn);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "exit", fn);
   b.SetInsertPoint(entry);
   ElementalEmitter em(b, bufs, params, entry);
   const KExpr* root = s.root;
   int r = root->rank();
   Value* inner = r ? em.dim(root->dims[r - 1]) : b.getInt64(1);
-  b.CreateBr(row_head);
-
   // Rows: i is the first element of the current (possibly partial) row.
-  b.SetInsertPoint(row_head);
-  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
-  i->addIncoming(begin, entry);
-  b.CreateCondBr(b.CreateICmpSLT(i, end), row_body, exit);
-  b.SetInsertPoint(row_body);
-  Value* row = b.CreateUDiv(i, inner);
-  Value* row_base = b.CreateMul(row, inner);
-  Value* j0 = b.CreateSub(i, row_base);
-  Value* want = b.CreateAdd(j0, b.CreateSub(end, i));
-  Value* jend = b.CreateSelect(b.CreateICmpULT(want, inner), want, inner);
-  std::vector<Value*> idx = em.delinearize(root, row, r > 0 ? r - 1 : 0);
-  idx.resize(r);
-  if (is_column_reduce(root))
-    emit_row_column_reduce(b, em, root, idx, row_base, j0, jend);
-  else
-    emit_row_elements(b, em, s, idx, row_base, j0, jend);
-  i->addIncoming(b.CreateAdd(i, b.CreateSub(jend, j0)), b.GetInsertBlock());
-  b.CreateBr(row_head);
-
-  b.SetInsertPoint(exit);
+  emit_loop(b, begin, end, "row", [&](Value* i) {
+    Value* row = b.CreateUDiv(i, inner);
+    Value* row_base = b.CreateMul(row, inner);
+    Value* j0 = b.CreateSub(i, row_base);
+    Value* want = b.CreateAdd(j0, b.CreateSub(end, i));
+    Value* jend = b.CreateSelect(b.CreateICmpULT(want, inner), want, inner);
+    std::vector<Value*> idx = em.delinearize(root, row, r > 0 ? r - 1 : 0);
+    idx.resize(r);
+    if (is_column_reduce(root))
+      emit_row_column_reduce(b, em, root, idx, row_base, j0, jend);
+    else
+      emit_row_elements(b, em, s, idx, row_base, j0, jend);
+    return b.CreateAdd(i, b.CreateSub(jend, j0));
+  });
   b.CreateRetVoid();
 }
 

@@ -24,6 +24,7 @@
 #include "codegen/compile_cache.h"
 #include "codegen/elemental.h"
 #include "codegen/llvm_pipeline.h"
+#include "codegen/loops.h"
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -76,9 +77,6 @@ void emit_kernel(llvm::Module& m, const Step& s, const std::string& name) {
   auto args = fn->arg_begin();
   llvm::Value *bufs = args++, *params = args++, *total = args++;
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
-  llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx, "loop.head", fn);
-  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "loop.body", fn);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "exit", fn);
   b.SetInsertPoint(entry);
   ElementalEmitter em(b, bufs, params, entry);
   llvm::Value* tid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
@@ -87,19 +85,10 @@ void emit_kernel(llvm::Module& m, const Step& s, const std::string& name) {
   llvm::Value* nctaid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
   llvm::Value* start = b.CreateAdd(b.CreateMul(ctaid, ntid), tid);
   llvm::Value* stride = b.CreateMul(nctaid, ntid);
-  b.CreateBr(head);
-  b.SetInsertPoint(head);
-  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
-  i->addIncoming(start, entry);
-  b.CreateCondBr(b.CreateICmpSLT(i, total), body, exit);
-  b.SetInsertPoint(body);
-  const KExpr* root = s.root;
-  int r = root->rank();
-  std::vector<llvm::Value*> idx = em.delinearize(root, i, r);
-  em.emit_roots(s, idx, i);
-  i->addIncoming(b.CreateAdd(i, stride), b.GetInsertBlock());
-  b.CreateBr(head);
-  b.SetInsertPoint(exit);
+  emit_loop(b, start, total, "i", [&](llvm::Value* i) {
+    em.emit_roots(s, em.delinearize(s.root, i, s.root->rank()), i);
+    return b.CreateAdd(i, stride);
+  });
   b.CreateRetVoid();
 }
 
