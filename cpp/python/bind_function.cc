@@ -33,6 +33,8 @@ void bind_function(py::module_& m) {
   m.def("set_auto_jit", &set_auto_jit);
   m.def("auto_jit", &auto_jit);
   m.def("set_run_functions_eagerly", &set_run_functions_eagerly);
+  m.def("set_taped_call", &set_taped_call);
+  m.def("call_recorded", &call_recorded);
   m.def("functions_run_eagerly", &run_functions_eagerly);
 }
 

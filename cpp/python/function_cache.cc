@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "python/convert.h"
+#include "runtime/dispatch.h"
 #include "runtime/stats.h"
 #include "tracing/trace_context.h"
 
@@ -90,6 +91,33 @@ void flatten(py::handle h, Flat& f) {
   }
 }
 }  // namespace
+
+py::object& taped_call() {
+  static auto* f = new py::object();  // leaked: must not be destroyed after the interpreter
+  return *f;
+}
+thread_local bool t_recording_call = false;
+
+FunctionCache& cache_of(py::handle self) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(self.ptr());
+  auto* fc = inst->get_value_and_holder().value_ptr<FunctionCache>();
+  if (!fc) throw py::type_error("FunctionCache.__init__ was not called");
+  return *fc;
+}
+
+void set_taped_call(py::object fn) { taped_call() = std::move(fn); }
+
+py::object call_recorded(py::handle function, py::handle args, py::handle kwargs) {
+  t_recording_call = true;
+  try {
+    py::object r = cache_of(function).call(args, kwargs);
+    t_recording_call = false;
+    return r;
+  } catch (...) {
+    t_recording_call = false;
+    throw;
+  }
+}
 
 void set_run_functions_eagerly(bool on) { g_run_eagerly = on; }
 bool run_functions_eagerly() { return g_run_eagerly; }
@@ -177,10 +205,15 @@ void FunctionCache::clear() {
 void FunctionCache::setup_type(PyHeapTypeObject* type) {
   type->ht_type.tp_call = [](PyObject* self, PyObject* args, PyObject* kwargs) -> PyObject* {
     try {
-      auto* inst = reinterpret_cast<py::detail::instance*>(self);
-      auto* fc = inst->get_value_and_holder().value_ptr<FunctionCache>();
-      if (!fc) throw py::type_error("FunctionCache.__init__ was not called");
-      return fc->call(args, kwargs ? py::handle(kwargs) : py::handle()).release().ptr();
+      FunctionCache& fc = cache_of(self);
+      py::handle kw = kwargs ? py::handle(kwargs) : py::handle();
+      // Under an eager GradientTape the call is recorded as one op (not while tracing:
+      // the traced body is inlined and the tape sees its ops).
+      if (tapes_active() && !t_recording_call && !is_tracing() && !g_run_eagerly && taped_call())
+        return taped_call()(py::handle(self), py::handle(args), kw ? kw : py::handle(py::dict()))
+            .release()
+            .ptr();
+      return fc.call(args, kw).release().ptr();
     } catch (py::error_already_set& e) {
       e.restore();
     } catch (...) {

@@ -60,4 +60,10 @@ class FunctionCache {
 void set_run_functions_eagerly(bool on);
 bool run_functions_eagerly();
 
+// While a GradientTape records, a call goes to this Python function, (function, args,
+// kwargs) -> outputs, which runs it through call_recorded() and records it as one op.
+void set_taped_call(py::object fn);
+// The call itself, bypassing the taped route (for that Python function).
+py::object call_recorded(py::handle function, py::handle args, py::handle kwargs);
+
 }  // namespace jf::py_bridge

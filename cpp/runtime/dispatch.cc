@@ -13,6 +13,7 @@ thread_local int t_active_tapes = 0;
 void set_trace_hook(TraceHook hook) { g_hook = hook; }
 void set_tape_hook(TapeHook hook) { g_tape_hook = hook; }
 void tape_activate(int delta) { t_active_tapes += delta; }
+bool tapes_active() { return t_active_tapes > 0; }
 
 static std::vector<Tensor> execute_untaped(OpId op, const std::vector<Tensor>& inputs, const Attrs& attrs,
                                            const std::string* name) {

@@ -22,5 +22,6 @@ using TapeHook = void (*)(OpId, const std::vector<Tensor>& inputs, const Attrs&,
                           const std::vector<Tensor>& outputs);
 void set_tape_hook(TapeHook hook);
 void tape_activate(int delta);  // +1 when a tape starts recording, -1 when it stops
+bool tapes_active();            // whether a tape records on this thread
 
 }  // namespace jf

@@ -397,7 +397,7 @@ CASES = {
 }
 # Tested on their own: cond replay above, While in test_while_grad.py, Cast below (a float64
 # finite difference cannot go through float32).
-TESTED_ELSEWHERE = {"If", "While", "Cast"}
+TESTED_ELSEWHERE = {"If", "While", "Cast", "FunctionCall"}  # FunctionCall: test_tape_function_calls.py
 
 
 def _inputs(name, rng):

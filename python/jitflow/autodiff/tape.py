@@ -14,9 +14,10 @@ a same-shape Reshape, ...) share the input's buffer, and so its key: they are no
 new version: uses read the newest version, sources the oldest, so the gradient w.r.t. the
 original tensor still sums every path.
 
-Limitation: calls of an already traced jf.function run their graph without the dispatcher,
-so an eager tape outside a jf.function does not see inside it. Put the tape inside the
-function (recording then happens at trace time, symbolically), as in a training step.
+Calls of a jf.function run their graph without the dispatcher; while a tape records they
+are recorded as one op instead (function_calls.py), except calls of functions that write
+variables or draw random numbers: the tape does not see inside those. Put the tape inside
+such a function (recording then happens at trace time, symbolically), as in a training step.
 """
 import contextlib
 import threading
@@ -295,7 +296,8 @@ class GradientTape:
                 g = ops.zeros_like(s.read_value() if isinstance(s, _variables.Variable) else s)
             result.append(g)
         if self._saw_traced_ops and any(g is None for g in result):
-            warnings.warn("GradientTape: a jf.function ran while this eager tape was recording; the tape "
-                          "does not see inside jf.function calls, so some gradients are None. Put the "
-                          "tape inside the jf.function.", RuntimeWarning, stacklevel=3)
+            warnings.warn("GradientTape: a jf.function that writes variables or draws random numbers ran "
+                          "while this eager tape was recording; the tape does not see inside such calls, "
+                          "so some gradients are None. Put the tape inside the jf.function.",
+                          RuntimeWarning, stacklevel=3)
         return result
