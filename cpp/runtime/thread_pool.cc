@@ -16,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -35,6 +36,7 @@ struct alignas(64) Mailbox {
   std::atomic<uint64_t> posted{0}, finished{0};
   const Fn* fn = nullptr;
   int64_t begin = 0, end = 0;
+  std::exception_ptr error;  // what the part threw, rethrown by the caller
   std::atomic<bool> sleeping{false};
   std::mutex mu;
   std::condition_variable cv;
@@ -72,12 +74,22 @@ class Pool {
         b.cv.notify_one();
       }
     }
+    // The workers read fn from this frame: wait for them even when the caller's part throws.
+    std::exception_ptr error;
     t_in_region = true;
-    fn(posted * step, n);
+    try {
+      fn(posted * step, n);
+    } catch (...) {
+      error = std::current_exception();
+    }
     t_in_region = false;
-    for (int64_t p = 0; p < posted; ++p)
+    for (int64_t p = 0; p < posted; ++p) {
       for (int spin = 0; boxes_[p].finished.load(std::memory_order_acquire) != seq; ++spin)
         spin < 4096 ? _mm_pause() : std::this_thread::yield();
+      if (boxes_[p].error && !error) error = boxes_[p].error;
+      boxes_[p].error = nullptr;
+    }
+    if (error) std::rethrow_exception(error);
   }
 
  private:
@@ -103,7 +115,11 @@ class Pool {
       }
       if (stop_) return;
       seen = b.posted.load(std::memory_order_acquire);
-      (*b.fn)(b.begin, b.end);
+      try {
+        (*b.fn)(b.begin, b.end);
+      } catch (...) {
+        b.error = std::current_exception();
+      }
       b.finished.store(seen, std::memory_order_release);
     }
   }

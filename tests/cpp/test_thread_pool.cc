@@ -1,0 +1,59 @@
+// The fork-join pool: every element covered once, parts aligned, exceptions from any part
+// reach the caller (after every part ended), nested regions run inline.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <vector>
+
+#include "runtime/thread_pool.h"
+
+namespace jf {
+namespace {
+
+TEST(ThreadPool, SplitCoversEveryElementOnceWithAlignedParts) {
+  set_num_threads(3);
+  std::vector<std::atomic<int>> hits(1000);
+  std::atomic<int> parts{0};
+  parallel_split(1000, 16, [&](int64_t b, int64_t e) {
+    EXPECT_EQ(b % 16, 0);
+    ++parts;
+    for (int64_t i = b; i < e; ++i) ++hits[i];
+  });
+  EXPECT_EQ(parts.load(), 3);
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  set_num_threads(2);
+}
+
+TEST(ThreadPool, ExceptionsFromAnyPartReachTheCaller) {
+  set_num_threads(2);
+  for (int64_t bad : {int64_t(0), int64_t(999)}) {  // a worker's part, then the caller's
+    std::atomic<int64_t> done{0};
+    EXPECT_THROW(parallel_split(1000, 1,
+                                [&](int64_t b, int64_t e) {
+                                  if (b <= bad && bad < e) throw std::runtime_error("part failed");
+                                  done += e - b;
+                                }),
+                 std::runtime_error);
+    EXPECT_EQ(done.load(), 500);  // the other part ran to its end before the rethrow
+  }
+  std::atomic<int64_t> sum{0};  // the pool still works
+  parallel_split(100, 1, [&](int64_t b, int64_t e) { sum += e - b; });
+  EXPECT_EQ(sum.load(), 100);
+}
+
+TEST(ThreadPool, NestedRegionsRunInline) {
+  set_num_threads(2);
+  std::atomic<int> inner_parts{0};
+  parallel_split(64, 1, [&](int64_t, int64_t) {
+    parallel_split(64, 1, [&](int64_t b, int64_t e) {
+      EXPECT_EQ(b, 0);
+      EXPECT_EQ(e, 64);
+      ++inner_parts;
+    });
+  });
+  EXPECT_EQ(inner_parts.load(), 2);  // one inline inner region per outer part
+}
+
+}  // namespace
+}  // namespace jf
