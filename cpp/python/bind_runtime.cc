@@ -6,7 +6,7 @@
 #include "core/variables.h"
 #include "kernels/kernels.h"
 #include "python/bindings.h"
-#include "runtime/cuda_driver.h"
+#include "runtime/gpu/cuda_driver.h"
 #include "runtime/stats.h"
 #include "runtime/thread_pool.h"
 

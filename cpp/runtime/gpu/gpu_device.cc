@@ -1,0 +1,116 @@
+// GPU device state: context, stream and the caching allocator.
+#include "runtime/gpu/gpu_device.h"
+
+#include <memory>
+
+#include "support/errors.h"
+
+namespace jf {
+
+namespace {
+constexpr int kAttrMultiprocessorCount = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+}
+
+GpuDevice& GpuDevice::get(int index) {
+  const CudaStatus& s = cuda_status();
+  if (!s.available) throw_runtime("no GPU: ", s.error);
+  if (index < 0 || index >= s.device_count)
+    throw_invalid("/GPU:", index, " does not exist: the driver reports ", s.device_count, " GPU(s)");
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<GpuDevice>>* devices = new std::map<int, std::unique_ptr<GpuDevice>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto& d = (*devices)[index];
+  if (!d) d.reset(new GpuDevice(index));
+  return *d;
+}
+
+GpuDevice::GpuDevice(int index) : index_(index) {
+  const CudaApi& api = cuda_api();
+  int dev = 0;
+  cuda_check(api.cuDeviceGet(&dev, index), "cuDeviceGet");
+  cuda_check(api.cuDevicePrimaryCtxRetain(&context_, dev), "cuDevicePrimaryCtxRetain");
+  make_current();
+  cuda_check(api.cuStreamCreate(&stream_, 1 /* CU_STREAM_NON_BLOCKING */), "cuStreamCreate");
+  sm_count_ = cuda_device_attribute(index, kAttrMultiprocessorCount);
+}
+
+void GpuDevice::make_current() const { cuda_check(cuda_api().cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
+
+size_t GpuDevice::size_class(size_t bytes) {
+  size_t c = 256;
+  while (c < bytes) c <<= 1;
+  return c;
+}
+
+CUdeviceptr GpuDevice::allocate(size_t bytes) {
+  size_t c = size_class(bytes);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = free_.find(c);
+    if (it != free_.end() && !it->second.empty()) {
+      CUdeviceptr p = it->second.back();
+      it->second.pop_back();
+      stats_.cache_hits++;
+      stats_.bytes_cached -= c;
+      stats_.bytes_in_use += c;
+      return p;
+    }
+  }
+  make_current();
+  CUdeviceptr p = 0;
+  CUresult r = cuda_api().cuMemAlloc_v2(&p, c);
+  if (r != 0) {  // out of memory with blocks cached: give them back and try once more
+    empty_cache();
+    cuda_check(cuda_api().cuMemAlloc_v2(&p, c), "cuMemAlloc");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.driver_allocations++;
+  stats_.bytes_in_use += c;
+  return p;
+}
+
+void GpuDevice::release(CUdeviceptr p, size_t bytes) {
+  size_t c = size_class(bytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  free_[c].push_back(p);
+  stats_.bytes_in_use -= c;
+  stats_.bytes_cached += c;
+}
+
+void GpuDevice::empty_cache() {
+  std::map<size_t, std::vector<CUdeviceptr>> blocks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    blocks.swap(free_);
+    stats_.bytes_cached = 0;
+  }
+  make_current();
+  synchronize();  // a cached block may still be read by queued work
+  for (auto& kv : blocks)
+    for (CUdeviceptr p : kv.second) cuda_check(cuda_api().cuMemFree_v2(p), "cuMemFree");
+}
+
+void GpuDevice::copy_to_device(CUdeviceptr dst, const void* src, size_t bytes) {
+  make_current();
+  cuda_check(cuda_api().cuMemcpyHtoDAsync_v2(dst, src, bytes, stream_), "cuMemcpyHtoDAsync");
+}
+
+void GpuDevice::copy_to_host(void* dst, CUdeviceptr src, size_t bytes) {
+  make_current();
+  cuda_check(cuda_api().cuMemcpyDtoHAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoHAsync");
+  synchronize();
+}
+
+void GpuDevice::copy_on_device(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  make_current();
+  cuda_check(cuda_api().cuMemcpyDtoDAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoDAsync");
+}
+
+void GpuDevice::synchronize() { cuda_check(cuda_api().cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
+
+GpuDevice::Stats GpuDevice::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace jf

@@ -1,0 +1,48 @@
+// One GPU as the runtime sees it: its primary context, one stream, and a caching allocator
+// (device memory is slow to allocate and free; freed blocks are kept per size class).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "runtime/gpu/cuda_driver.h"
+
+namespace jf {
+
+class GpuDevice {
+ public:
+  // The device, initialized on first use; throws jf::Error without a usable GPU.
+  static GpuDevice& get(int index);
+
+  CUdeviceptr allocate(size_t bytes);  // a cached block of the size class, or cuMemAlloc
+  void release(CUdeviceptr p, size_t bytes);
+  void empty_cache();  // cuMemFree every cached block
+  // Copies are ordered on the device's stream; copy_to_host waits for it.
+  void copy_to_device(CUdeviceptr dst, const void* src, size_t bytes);
+  void copy_to_host(void* dst, CUdeviceptr src, size_t bytes);
+  void copy_on_device(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+  void synchronize();
+  void make_current() const;  // the context on the calling thread (driver calls need it)
+  void* stream() const { return stream_; }
+  int index() const { return index_; }
+  int multiprocessors() const { return sm_count_; }
+
+  struct Stats {
+    int64_t driver_allocations = 0, cache_hits = 0, bytes_cached = 0, bytes_in_use = 0;
+  };
+  Stats stats() const;
+  static size_t size_class(size_t bytes);  // 256 B up, powers of two
+
+ private:
+  explicit GpuDevice(int index);
+  int index_ = 0, sm_count_ = 0;
+  void* context_ = nullptr;
+  void* stream_ = nullptr;
+  mutable std::mutex mu_;
+  std::map<size_t, std::vector<CUdeviceptr>> free_;  // size class -> cached blocks
+  Stats stats_;
+};
+
+}  // namespace jf
