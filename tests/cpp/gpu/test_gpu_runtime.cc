@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,14 @@
 namespace jf {
 namespace {
 
-// Before anything loads the driver: the fake one, and a fresh compile cache.
+// Before anything loads the driver: the fake one, and a fresh compile cache (removed at exit).
+std::string g_cache_dir;
 const bool kEnv = [] {
   setenv("JITFLOW_CUDA_DRIVER", JF_FAKE_CUDA_PATH, 0);
   char dir[] = "/tmp/jf_gpu_cache_XXXXXX";
-  setenv("JITFLOW_CACHE_DIR", mkdtemp(dir), 1);
+  g_cache_dir = mkdtemp(dir);
+  setenv("JITFLOW_CACHE_DIR", g_cache_dir.c_str(), 1);
+  std::atexit([] { std::filesystem::remove_all(g_cache_dir); });
   return true;
 }();
 
