@@ -114,3 +114,31 @@ def test_calls_without_a_tape_stay_on_the_fast_path():
     f(x)
     f(x)
     assert "_jf_call_sites" not in f.__dict__
+
+
+def test_a_method_and_an_input_signature_function():
+    class Layer:
+        def __init__(self):
+            self.w = jf.Variable(np.ones((3, 2), np.float32))
+
+        @jf.function
+        def __call__(self, x):
+            return jf.matmul(x, self.w)
+
+    layer = Layer()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with jf.GradientTape() as tape:
+        y = jf.reduce_sum(layer(jf.constant(x)) ** 2)
+    np.testing.assert_allclose(tape.gradient(y, layer.w).numpy(), 2 * x.T @ (x @ np.ones((3, 2))))
+
+    @jf.function(input_signature=[jf.TensorSpec([None], jf.float32)])
+    def sum_sq(v):
+        return jf.reduce_sum(v * v)
+
+    for n in (3, 5):
+        v = jf.constant(np.arange(n, dtype=np.float32))
+        with jf.GradientTape() as tape:
+            tape.watch(v)
+            r = sum_sq(v)
+        np.testing.assert_allclose(tape.gradient(r, v).numpy(), 2 * np.arange(n))
+    assert sum_sq.experimental_get_tracing_count() == 1

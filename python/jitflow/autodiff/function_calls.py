@@ -37,7 +37,7 @@ class _CallSite:
         self.template = _map_leaves((tuple(args), dict(kwargs)),
                                     lambda t: TensorSpec(t.shape, t.dtype))
         self.python_function = function.python_function
-        self.name = function.__name__
+        self.name = function._name
         self._backward = None
 
     def gradients(self, leaves, outputs, output_grads):
