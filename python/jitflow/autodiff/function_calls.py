@@ -70,14 +70,10 @@ def _taped_call(function, args, kwargs):
     sites = function.__dict__.setdefault("_jf_call_sites", {})
     site = sites.get(key)
     if site is None:
-        tapes = list(_tape._recording())
-        saw = [t._saw_traced_ops for t in tapes]
         site = sites[key] = _CallSite(function, args, kwargs)
-        for t, s in zip(tapes, saw):  # its trace's symbolic ops are not the tape's concern
-            t._saw_traced_ops = s
     if not site.replayable:
         for t in _tape._recording():
-            t._saw_traced_ops = True
+            t._saw_unseen_call = True
         return _C.call_recorded(function, args, kwargs)
     reads = [v.read_value() for v in site.variables]  # recorded as reads when the tape watches them
     out = _C.call_recorded(function, args, kwargs)

@@ -135,7 +135,7 @@ class GradientTape:
         self._accessed = {}      # variable id -> Variable (watched_variables())
         self._keep = []          # watched tensors, kept alive
         self._used = False
-        self._saw_traced_ops = False
+        self._saw_unseen_call = False  # a jf.function call ran that the tape cannot see into
 
     def watch(self, tensor):
         """Records operations on `tensor` (a tensor, a Variable, or a nested list of them)."""
@@ -172,8 +172,7 @@ class GradientTape:
             return
         first = outputs[0]
         if self._graph is None:
-            if first._is_symbolic:  # a trace under an eager tape (see the module docstring)
-                self._saw_traced_ops = True
+            if first._is_symbolic:  # a trace under an eager tape: the trace's ops, not the tape's
                 return
         elif not first._is_symbolic or first._node_ref[0].graph is not self._graph:
             return  # an eager op, or a nested graph's op (cond branch): the If node is recorded
@@ -295,7 +294,7 @@ class GradientTape:
             if g is None and unconnected == "zero" and s is not None:
                 g = ops.zeros_like(s.read_value() if isinstance(s, _variables.Variable) else s)
             result.append(g)
-        if self._saw_traced_ops and any(g is None for g in result):
+        if self._saw_unseen_call and any(g is None for g in result):
             warnings.warn("GradientTape: a jf.function that writes variables or draws random numbers ran "
                           "while this eager tape was recording; the tape does not see inside such calls, "
                           "so some gradients are None. Put the tape inside the jf.function.",
