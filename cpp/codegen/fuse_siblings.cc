@@ -37,10 +37,6 @@ class SlotClasses {
   std::vector<int> parent_;
 };
 
-bool is_elementwise(KKind k) {
-  return k == KKind::kUnary || k == KKind::kBinary || k == KKind::kSelect || k == KKind::kCast;
-}
-
 // The stored values `e` reads (cluster inputs, constants, materialized values), each with
 // whether every read is at e's own index (only same-shape elementwise ops on the way).
 void collect_reads(const KExpr* e, const KExpr* top, bool at_own_index, SlotClasses& sc,

@@ -26,6 +26,11 @@ enum class KKind {
   kReduce,     // op: Sum, Max, Min, Prod over axes (a loop root)
 };
 
+// The kinds computed element by element from operands at the same (broadcast) index.
+inline bool is_elementwise(KKind k) {
+  return k == KKind::kUnary || k == KKind::kBinary || k == KKind::kSelect || k == KKind::kCast;
+}
+
 struct KExpr {
   int id = 0;
   KKind kind;

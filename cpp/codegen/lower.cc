@@ -429,7 +429,6 @@ class Lowering {
       if (is_member(o.node)) add_output(o);
   }
 
-  // Decides which expressions get their own buffer, and orders the steps.
   // Whether some element of `o` feeds several elements of `e` (numpy broadcasting).
   static bool is_broadcast(const KExpr* o, const KExpr* e) {
     int off = e->rank() - o->rank();
@@ -439,6 +438,7 @@ class Lowering {
     return false;
   }
 
+  // Decides which expressions get their own buffer, and orders the steps.
   void plan_materialization() {
     // Constant buffers follow the inputs.
     int nin = static_cast<int>(p_->inputs.size());
@@ -467,11 +467,9 @@ class Lowering {
     // An expensive value broadcast into a larger one (Adam's bias correction, a scalar of
     // two pows, scaling every parameter) is computed once per own element, not per use.
     for (auto& e : p_->exprs) {
-      bool broadcasting = e->kind == KKind::kUnary || e->kind == KKind::kBinary ||
-                          e->kind == KKind::kSelect || e->kind == KKind::kCast;
+      if (!is_elementwise(e->kind)) continue;
       for (KExpr* o : e->operands)
-        if (broadcasting && expensive[o->id] && o->kind != KKind::kBuffer && is_broadcast(o, e.get()))
-          o->materialized = true;
+        if (expensive[o->id] && o->kind != KKind::kBuffer && is_broadcast(o, e.get())) o->materialized = true;
     }
     for (const Step& s : pending_matmuls_)
       for (KExpr* a : s.args)

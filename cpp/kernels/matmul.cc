@@ -1,5 +1,5 @@
-// Eager matmul on Eigen's GEMM, large products split across the thread pool; batch dims
-// broadcast like numpy.
+// Eager matmul: oneDNN's sgemm for large float products, Eigen's GEMM for the rest; large
+// products split across the thread pool; batch dims broadcast like numpy.
 #include <dnnl.h>
 #include <omp.h>
 

@@ -55,7 +55,6 @@ class Pool {
     }
     for (auto& t : workers_) t.join();
   }
-  int threads() const { return static_cast<int>(boxes_.size()) + 1; }
 
   // Parts of `step` elements: workers take the first ones, the caller the last.
   void run(int64_t n, int64_t parts, int64_t step, const Fn& fn) {
