@@ -7,6 +7,7 @@
 #include "codegen/kernel_ir.h"
 #include "codegen/nvptx/nvptx_compiler.h"
 #include "runtime/cluster_runner.h"
+#include "static_params.h"
 
 namespace jf {
 namespace {
@@ -194,12 +195,7 @@ TEST(Codegen, ColumnReductionOverPartialRows) {
   std::vector<char*> bufs(p.num_buffers, nullptr);
   bufs[0] = static_cast<char*>(tx.raw());
   bufs[p.steps[0].root->buffer] = static_cast<char*>(out.raw());
-  std::vector<int64_t> params(p.num_params, 0);
-  for (int s = 0; s < p.num_params; ++s) {  // every shape is static here
-    const ParamFill& f = p.fills[s];
-    if (f.kind == ParamFill::kInputDim) params[s] = tx.shape()[f.b];
-    if (f.kind == ParamFill::kNodeDim) params[s] = p.members[f.a]->outputs[f.b].shape[f.c];
-  }
+  std::vector<int64_t> params = static_params(p);
   for (int j = 0; j < 5; ++j) out.data<float>()[j] = -1;
   cc.kernels.fns[0](bufs.data(), params.data(), 1, 3);
   cc.kernels.fns[0](bufs.data(), params.data(), 3, 5);

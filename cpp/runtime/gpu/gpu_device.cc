@@ -12,8 +12,8 @@ constexpr int kAttrMultiprocessorCount = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCES
 }
 
 GpuDevice& GpuDevice::get(int index) {
+  cuda_api();  // throws, naming why, without a usable GPU
   const CudaStatus& s = cuda_status();
-  if (!s.available) throw_runtime("no GPU: ", s.error);
   if (index < 0 || index >= s.device_count)
     throw_invalid("/GPU:", index, " does not exist: the driver reports ", s.device_count, " GPU(s)");
   static std::mutex mu;

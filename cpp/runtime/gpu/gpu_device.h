@@ -18,6 +18,16 @@ class GpuDevice {
 
   CUdeviceptr allocate(size_t bytes);  // a cached block of the size class, or cuMemAlloc
   void release(CUdeviceptr p, size_t bytes);
+  // A block released when it goes out of scope (also when an exception passes).
+  struct Block {
+    Block(GpuDevice& d, size_t n) : device(d), bytes(n), ptr(d.allocate(n)) {}
+    ~Block() { device.release(ptr, bytes); }
+    Block(const Block&) = delete;
+    Block& operator=(const Block&) = delete;
+    GpuDevice& device;
+    size_t bytes;
+    CUdeviceptr ptr;
+  };
   void empty_cache();  // cuMemFree every cached block
   // Copies are ordered on the device's stream; copy_to_host waits for it.
   void copy_to_device(CUdeviceptr dst, const void* src, size_t bytes);

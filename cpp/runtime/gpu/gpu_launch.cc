@@ -33,33 +33,23 @@ void launch_program(GpuDevice& device, GpuModule& module, const ClusterProgram& 
       throw_unimplemented(s.node->name, " (", s.node->type(),
                           "): library steps do not run on the GPU yet (cuBLAS is not wired in)");
   // The kernels read the pointer and parameter arrays from device memory.
-  size_t ptr_bytes = buffers.size() * sizeof(CUdeviceptr),
-         param_bytes = std::max<size_t>(1, params.size()) * 8;
-  CUdeviceptr dbufs = device.allocate(ptr_bytes), dparams = device.allocate(param_bytes);
-  try {
-    device.copy_to_device(dbufs, buffers.data(), ptr_bytes);
-    if (!params.empty()) device.copy_to_device(dparams, params.data(), params.size() * 8);
-    size_t kernel = 0;
-    for (size_t k = 0; k < p.steps.size(); ++k) {
-      const std::string& name = kernel_names.at(kernel++);
-      int64_t total = totals[k];
-      if (total == 0) continue;
-      LaunchDims d = launch_dims(p.steps[k], total, extents[k], device.multiprocessors());
-      void* args[] = {&dbufs, &dparams, &total};
-      unsigned shared = 0;  // reductions use a static 32-slot scratch
-      device.make_current();
-      cuda_check(cuda_api().cuLaunchKernel(module.function(name), d.grid, 1, 1, d.block, 1, 1, shared,
-                                           device.stream(), args, nullptr),
-                 ("cuLaunchKernel(" + name + ")").c_str());
-    }
-    device.synchronize();  // the arrays are released below; a failed kernel reports here too
-  } catch (...) {
-    device.release(dbufs, ptr_bytes);
-    device.release(dparams, param_bytes);
-    throw;
+  GpuDevice::Block dbufs(device, buffers.size() * sizeof(CUdeviceptr));
+  GpuDevice::Block dparams(device, std::max<size_t>(1, params.size()) * 8);
+  device.copy_to_device(dbufs.ptr, buffers.data(), dbufs.bytes);
+  if (!params.empty()) device.copy_to_device(dparams.ptr, params.data(), params.size() * 8);
+  for (size_t k = 0; k < p.steps.size(); ++k) {  // every step is a loop step: one kernel each
+    const std::string& name = kernel_names.at(k);
+    int64_t total = totals[k];
+    if (total == 0) continue;
+    LaunchDims d = launch_dims(p.steps[k], total, extents[k], device.multiprocessors());
+    void* args[] = {&dbufs.ptr, &dparams.ptr, &total};
+    unsigned shared = 0;  // reductions use a static 32-slot scratch
+    device.make_current();
+    cuda_check(cuda_api().cuLaunchKernel(module.function(name), d.grid, 1, 1, d.block, 1, 1, shared,
+                                         device.stream(), args, nullptr),
+               ("cuLaunchKernel(" + name + ")").c_str());
   }
-  device.release(dbufs, ptr_bytes);
-  device.release(dparams, param_bytes);
+  device.synchronize();  // before the arrays are released; a failed kernel reports here too
 }
 
 }  // namespace jf

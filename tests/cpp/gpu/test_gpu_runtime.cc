@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../static_params.h"
 #include "codegen/compile_cache.h"
 #include "codegen/kernel_ir.h"
 #include "codegen/nvptx/nvptx_compiler.h"
@@ -166,12 +167,7 @@ TEST(GpuRuntime, ProgramLaunchesEveryLoopStepWithItsArrays) {
   auto m = GpuModule::load(d, ptx.ptx);
   std::vector<CUdeviceptr> bufs(p.num_buffers, 0);
   for (int b = 0; b < p.num_buffers; ++b) bufs[b] = d.allocate(8 * 300 * 4);
-  std::vector<int64_t> params(p.num_params, 0);
-  for (int s = 0; s < p.num_params; ++s) {  // every shape is static here
-    const ParamFill& f = p.fills[s];
-    if (f.kind == ParamFill::kInputDim) params[s] = f.b == 0 ? 8 : 300;
-    if (f.kind == ParamFill::kNodeDim) params[s] = p.members[f.a]->outputs[f.b].shape[f.c];
-  }
+  std::vector<int64_t> params = static_params(p);
   std::vector<int64_t> totals, extents;
   for (const Step& s : p.steps) {
     bool red = s.root->kind == KKind::kReduce;
