@@ -108,16 +108,15 @@ FunctionCache& cache_of(py::handle self) {
 void set_taped_call(py::object fn) { taped_call() = std::move(fn); }
 
 py::object call_recorded(py::handle function, py::handle args, py::handle kwargs) {
-  t_recording_call = true;
-  try {
-    py::object r = cache_of(function).call(args, kwargs);
-    t_recording_call = false;
-    return r;
-  } catch (...) {
-    t_recording_call = false;
-    throw;
-  }
+  struct Flag {
+    Flag() { t_recording_call = true; }
+    ~Flag() { t_recording_call = false; }
+  } recording;
+  return cache_of(function).call(args, kwargs);
 }
+
+// Nested calls while tracing are inlined; run_functions_eagerly runs the Python body.
+bool runs_python_body() { return g_run_eagerly || is_tracing(); }
 
 void set_run_functions_eagerly(bool on) { g_run_eagerly = on; }
 bool run_functions_eagerly() { return g_run_eagerly; }
@@ -209,7 +208,7 @@ void FunctionCache::setup_type(PyHeapTypeObject* type) {
       py::handle kw = kwargs ? py::handle(kwargs) : py::handle();
       // Under an eager GradientTape the call is recorded as one op (not while tracing:
       // the traced body is inlined and the tape sees its ops).
-      if (tapes_active() && !t_recording_call && !is_tracing() && !g_run_eagerly && taped_call())
+      if (tapes_active() && !t_recording_call && !runs_python_body() && taped_call())
         return taped_call()(py::handle(self), py::handle(args), kw ? kw : py::handle(py::dict()))
             .release()
             .ptr();
@@ -224,8 +223,7 @@ void FunctionCache::setup_type(PyHeapTypeObject* type) {
 }
 
 py::object FunctionCache::call(py::handle args, py::handle kwargs) {
-  // Nested calls while tracing are inlined; run_functions_eagerly runs the Python body.
-  if (g_run_eagerly || is_tracing()) {
+  if (runs_python_body()) {
     PyObject* r = PyObject_Call(python_fn_.ptr(), args.ptr(), kwargs.ptr());
     if (!r) throw py::error_already_set();
     return py::reinterpret_steal<py::object>(r);
