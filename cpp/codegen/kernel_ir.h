@@ -88,6 +88,9 @@ struct ClusterProgram {
 // (an optimizer update reading the gradient once for m, v and the parameter).
 void fuse_sibling_loops(ClusterProgram* p);
 
+// Inputs that carry shapes or axes rather than data (input i of n): they must be constants
+// or cluster inputs, since their values feed run-time shape inference, not the kernels.
+bool is_shape_input(OpId op, size_t i, size_t n);
 // Whether codegen has an emitter for this node (its op type and dtypes).
 bool can_emit(const Node& n, std::string* why);
 // Lowers cluster members (sorted by id) into a program; nullptr and `why` when it can't.

@@ -29,34 +29,6 @@ bool is_transcendental(OpId op) {
   }
 }
 
-// Inputs that carry shapes or axes rather than data; they must be constants or cluster
-// inputs (their values feed runtime shape inference, not the kernels).
-bool is_shape_input(OpId op, size_t i, size_t n) {
-  switch (op) {
-    case OpId::Reshape:
-    case OpId::Transpose:
-    case OpId::ExpandDims:
-    case OpId::BroadcastTo:
-    case OpId::Sum:
-    case OpId::Mean:
-    case OpId::Max:
-    case OpId::Min:
-    case OpId::Prod:
-      return i == 1;
-    case OpId::StridedSlice:
-      return i >= 1;
-    case OpId::ConcatV2:
-      return i + 1 == n;
-    case OpId::Split:
-      return i == 0;
-    case OpId::SplitV:
-      return i >= 1;
-    case OpId::Fill:
-      return i == 0;
-    default:
-      return false;
-  }
-}
 
 class Lowering {
  public:
@@ -609,6 +581,33 @@ bool can_emit(const Node& n, std::string* why) {
       return true;
     default:
       *why = str_cat("no JIT emitter for ", n.type());
+      return false;
+  }
+}
+
+bool is_shape_input(OpId op, size_t i, size_t n) {
+  switch (op) {
+    case OpId::Reshape:
+    case OpId::Transpose:
+    case OpId::ExpandDims:
+    case OpId::BroadcastTo:
+    case OpId::Sum:
+    case OpId::Mean:
+    case OpId::Max:
+    case OpId::Min:
+    case OpId::Prod:
+      return i == 1;
+    case OpId::StridedSlice:
+      return i >= 1;
+    case OpId::ConcatV2:
+      return i + 1 == n;
+    case OpId::Split:
+      return i == 0;
+    case OpId::SplitV:
+      return i >= 1;
+    case OpId::Fill:
+      return i == 0;
+    default:
       return false;
   }
 }

@@ -125,6 +125,24 @@ BufferPtr wrap_external(void* data, size_t bytes, void (*release)(void*), void* 
   return b;
 }
 
+namespace {
+DeviceHooks g_device_hooks;
+}  // namespace
+
+void set_device_hooks(const DeviceHooks& h) { g_device_hooks = h; }
+const DeviceHooks& device_hooks() { return g_device_hooks; }
+
+BufferPtr allocate_on(Device d, size_t bytes) {
+  if (d.type == DeviceType::kCPU) return allocate_buffer(bytes);
+  if (!g_device_hooks.allocate) throw_runtime("no GPU runtime is open: cannot allocate on ", device_name(d));
+  return g_device_hooks.allocate(d, bytes);
+}
+
+std::string device_name(Device d) {
+  return str_cat("/job:localhost/replica:0/task:0/device:", d.type == DeviceType::kGPU ? "GPU:" : "CPU:",
+                 d.index);
+}
+
 AllocatorStats allocator_stats() {
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mu);

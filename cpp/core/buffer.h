@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace jf {
 
@@ -33,6 +34,22 @@ using BufferPtr = std::shared_ptr<Buffer>;
 BufferPtr allocate_buffer(size_t bytes);
 // Wraps memory owned by someone else; `release(owner)` runs when the last reference drops.
 BufferPtr wrap_external(void* data, size_t bytes, void (*release)(void*), void* owner);
+
+// Device memory belongs to the GPU runtime, which registers these hooks when it opens a device:
+// core code (host reads of small values, conversions) copies through them without
+// depending on the runtime. No hooks means no device buffers can exist.
+struct DeviceHooks {
+  BufferPtr (*allocate)(Device d, size_t bytes) = nullptr;
+  // Copies between buffers on any devices (host<->device, device<->device); waits for it.
+  void (*copy)(const Buffer& dst, size_t dst_offset, const Buffer& src, size_t src_offset,
+               size_t bytes) = nullptr;
+};
+void set_device_hooks(const DeviceHooks& h);
+const DeviceHooks& device_hooks();
+// Memory on `d`: the caching host allocator for the CPU, the device's allocator otherwise.
+BufferPtr allocate_on(Device d, size_t bytes);
+// TF's full device name, "/job:localhost/replica:0/task:0/device:GPU:0".
+std::string device_name(Device d);
 
 struct AllocatorStats {
   int64_t allocations = 0;   // requests served

@@ -42,19 +42,31 @@ Tensor Tensor::reshaped(const Shape& s) const {
   return t;
 }
 
+Tensor Tensor::to_device(Device d) const {
+  if (is_symbolic() || !buf_ || device() == d) return *this;
+  Tensor t(dtype_, shape_, allocate_on(d, nbytes()));
+  const DeviceHooks& h = device_hooks();
+  JF_CHECK(h.copy, "device copy without a GPU runtime");
+  if (nbytes()) h.copy(*t.buf_, 0, *buf_, offset_, nbytes());
+  return t;
+}
+
 double Tensor::get_double(int64_t i) const {
+  if (!on_host()) return to_device(Device{}).get_double(i);
   double v = 0;
   JF_SWITCH_DTYPE(dtype_, T, v = static_cast<double>(data<T>()[i]));
   return v;
 }
 
 int64_t Tensor::get_int(int64_t i) const {
+  if (!on_host()) return to_device(Device{}).get_int(i);
   int64_t v = 0;
   JF_SWITCH_DTYPE(dtype_, T, v = static_cast<int64_t>(data<T>()[i]));
   return v;
 }
 
 std::vector<int64_t> Tensor::to_int64s() const {
+  if (!on_host()) return to_device(Device{}).to_int64s();
   std::vector<int64_t> v(num_elements());
   for (int64_t i = 0; i < num_elements(); ++i) v[i] = get_int(i);
   return v;

@@ -40,6 +40,9 @@ class Tensor {
   size_t nbytes() const { return num_elements() * dtype_size(dtype_); }
   const BufferPtr& buffer() const { return buf_; }
   Device device() const { return buf_ ? buf_->device : Device{}; }
+  bool on_host() const { return !buf_ || buf_->device.type == DeviceType::kCPU; }
+  // The same value on device d: this tensor when it is already there, otherwise a copy.
+  Tensor to_device(Device d) const;
   bool defined() const { return buf_ != nullptr || sym_ != nullptr; }
   bool is_symbolic() const { return sym_ != nullptr; }
   const std::shared_ptr<SymbolicValue>& sym() const { return sym_; }
@@ -60,7 +63,8 @@ class Tensor {
 
   // Same buffer, new shape (element counts must match).
   Tensor reshaped(const Shape& s) const;
-  // Reads element i (any dtype) as double / int64, for small host-side values (axes, shapes).
+  // Reads element i (any dtype) as double / int64, for small values (axes, shapes); a
+  // device tensor is copied to the host first.
   double get_double(int64_t i) const;
   int64_t get_int(int64_t i) const;
   std::vector<int64_t> to_int64s() const;

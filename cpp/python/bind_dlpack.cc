@@ -5,6 +5,7 @@
 
 #include "kernels/kernels.h"
 #include "python/bindings.h"
+#include "runtime/gpu/gpu_device.h"
 #include "python/convert.h"
 
 namespace jf::py_bridge {
@@ -61,6 +62,10 @@ py::capsule to_dlpack(const Tensor& t) {
   DLTensor& d = e->managed.dl_tensor;
   d.data = t.raw();
   d.device = {kDLCPU, 0};
+  if (!t.on_host()) {  // device memory: the consumer reads it on its own stream, so finish ours
+    GpuDevice::get(t.device().index).synchronize();
+    d.device = {kDLCUDA, t.device().index};
+  }
   d.ndim = t.rank();
   d.dtype = dl_type(t.dtype());
   d.shape = e->shape.data();
@@ -167,7 +172,9 @@ void bind_dlpack(py::module_& m) {
         return to_dlpack(t);
       },
       py::arg("stream") = py::none());
-  cls.def("__dlpack_device__", [](const Tensor&) { return py::make_tuple(int(kDLCPU), 0); });
+  cls.def("__dlpack_device__", [](const Tensor& t) {
+    return t.on_host() ? py::make_tuple(int(kDLCPU), 0) : py::make_tuple(int(kDLCUDA), t.device().index);
+  });
   m.def("from_dlpack", &from_dlpack);
 }
 

@@ -3,6 +3,7 @@
 
 #include "python/bindings.h"
 #include "python/function_cache.h"
+#include "runtime/placement.h"
 #include "runtime/stats.h"
 
 namespace jf::py_bridge {
@@ -21,15 +22,21 @@ void bind_function(py::module_& m) {
   });
   m.def(
       "make_concrete_function",
-      [](std::shared_ptr<Graph> g, const std::string& name, bool jit_compile) {
+      [](std::shared_ptr<Graph> g, const std::string& name, bool jit_compile, int gpu_device) {
         stats().traces.fetch_add(1);
         JitOptions o;
         o.auto_jit = auto_jit();
         o.whole_function = jit_compile;
+        o.gpu_device = gpu_device;
         py::gil_scoped_release release;
         return std::make_shared<ConcreteFunction>(std::move(g), name, o);
       },
-      py::arg("graph"), py::arg("name"), py::arg("jit_compile") = false);
+      py::arg("graph"), py::arg("name"), py::arg("jit_compile") = false, py::arg("gpu_device") = -1);
+  // Where a call with these tensor leaves is placed: the GPU index, or -1 for the CPU.
+  m.def("function_placement", [](const std::vector<Tensor>& leaves) {
+    Device d;
+    return placement_needed(leaves, &d) && d.type == DeviceType::kGPU ? d.index : -1;
+  });
   m.def("set_auto_jit", &set_auto_jit);
   m.def("auto_jit", &auto_jit);
   m.def("set_run_functions_eagerly", &set_run_functions_eagerly);

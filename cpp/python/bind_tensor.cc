@@ -64,6 +64,9 @@ void bind_tensor(py::module_& m) {
           py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def_buffer([](const Tensor& t) {
         if (t.is_symbolic()) throw_type("a symbolic tensor has no buffer");
+        if (!t.on_host())
+          throw_type("a tensor on ", device_name(t.device()),
+                     " has no host buffer: use .numpy() or np.asarray(t), which copy it to the host");
         std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(t.rank());
         py::ssize_t st = dtype_size(t.dtype());
         for (int i = t.rank() - 1; i >= 0; --i) strides[i] = st, st *= shape[i];

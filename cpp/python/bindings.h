@@ -7,6 +7,7 @@ namespace py = pybind11;
 void bind_dtype(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
+void bind_device(py::module_& m);
 void bind_dlpack(py::module_& m);
 void bind_runtime(py::module_& m);
 void bind_graph(py::module_& m);

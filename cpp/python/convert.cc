@@ -202,6 +202,15 @@ py::array to_numpy(const Tensor& t, py::handle owner) {
     throw_type(
         "Tensor.numpy() is only available for eager tensors; this is a symbolic tensor "
         "inside a traced function (return it from the function instead)");
+  if (!t.on_host()) {  // a GPU tensor: the array views a host copy, which it keeps alive
+    Tensor host;
+    {
+      py::gil_scoped_release release;
+      host = t.to_device(Device{});
+    }
+    py::object keep = py::cast(host);
+    return to_numpy(keep.cast<const Tensor&>(), keep);
+  }
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(t.rank());
   py::ssize_t st = dtype_size(t.dtype());
   for (int i = t.rank() - 1; i >= 0; --i) {

@@ -1,6 +1,8 @@
 // Signature keys, the concrete-function cache and output packing.
 #include "python/function_cache.h"
 
+#include "runtime/placement.h"
+
 #include <pybind11/numpy.h>
 
 #include <cstring>
@@ -36,6 +38,7 @@ PyTypeObject* tensor_type() {
 void add_leaf(Flat& f, Tensor t) {
   f.key += 'T';
   put_shape(f.key, t.dtype(), t.rank(), t.shape().begin());
+  if (!t.on_host()) f.key += str_cat("@G", t.device().index);  // placement follows GPU inputs
   f.leaves.push_back(std::move(t));
 }
 
@@ -129,6 +132,8 @@ Flat flatten_inputs(py::handle args, py::handle kwargs) {
     f.key += '|';
     flatten(kwargs, f);
   }
+  Device scope;
+  if (device_scope(&scope)) f.key += str_cat(scope.type == DeviceType::kGPU ? "@scopeG" : "@scopeC", scope.index);
   return f;
 }
 
@@ -236,7 +241,7 @@ py::object FunctionCache::call(py::handle args, py::handle kwargs) {
     e = it->second;
   } else {
     for (auto& g : general_)
-      if (g->fn->accepts(f.leaves)) {
+      if (g->fn->accepts(f.leaves) && g->fn->placed_for(f.leaves)) {
         e = g;
         break;
       }

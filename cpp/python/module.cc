@@ -10,6 +10,7 @@ PYBIND11_MODULE(_C, m) {
   bind_tensor(m);
   bind_ops(m);
   bind_dlpack(m);
+  bind_device(m);
   bind_runtime(m);
   bind_graph(m);
   bind_tracing(m);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "ir/shape_fns.h"
+#include "runtime/placement.h"
 #include "runtime/stats.h"
 #include "runtime/thread_pool.h"
 
@@ -100,7 +101,8 @@ std::vector<Tensor> CompiledCluster::run_eagerly(const std::vector<Tensor>& inpu
       const Tensor* c = o.node->const_value();
       in.push_back(c ? *c : vals.at({o.node, o.index}));
     }
-    auto out = run_kernel(n->def(), in, n->attrs);
+    auto out = gpu_device >= 0 ? run_placed(n->def(), in, n->attrs, Device{DeviceType::kGPU, gpu_device})
+                               : run_kernel(n->def(), in, n->attrs);
     for (size_t k = 0; k < out.size(); ++k) vals[{n, static_cast<int>(k)}] = out[k];
   }
   std::vector<Tensor> res;
@@ -109,6 +111,7 @@ std::vector<Tensor> CompiledCluster::run_eagerly(const std::vector<Tensor>& inpu
 }
 
 std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) const {
+  if (gpu_device >= 0) return run_gpu(inputs);
   const ClusterProgram& p = *program;
   auto lease = state_.take([&] {
     auto* st = new RunState();

@@ -3,6 +3,7 @@
 // loops across the thread pool, matmuls on Eigen.
 #pragma once
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -12,12 +13,19 @@
 
 namespace jf {
 
+class GpuModule;
+
 struct CompiledCluster {
   std::string name;   // cluster_0, ...
   std::string scope;  // _XlaScope of its members
   std::vector<std::string> op_names;
   std::unique_ptr<ClusterProgram> program;
   CpuKernels kernels;
+  // A GPU cluster (gpu_device >= 0, set by compile_for_gpu) runs the loop steps as the
+  // kernels of gpu_module (one entry per loop step) and its matmuls on cuBLAS.
+  int gpu_device = -1;
+  std::shared_ptr<GpuModule> gpu_module;
+  std::vector<std::string> gpu_kernels;
 
   // inputs follow program->inputs; returns values for program->outputs.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
@@ -47,7 +55,10 @@ struct CompiledCluster {
   };
   bool prepare(const std::vector<Tensor>& inputs, Prepared* p) const;
   std::vector<Tensor> run_eagerly(const std::vector<Tensor>& inputs) const;
+  std::vector<Tensor> run_gpu(const std::vector<Tensor>& inputs) const;  // runtime/gpu/gpu_cluster.cc
   Parked<RunState> state_;
+  mutable std::mutex gpu_mu_;
+  mutable std::vector<Tensor> gpu_constants_;  // program constants, uploaded on first run
 };
 
 }  // namespace jf

@@ -1,6 +1,7 @@
 // The op dispatcher: graph recording when a trace is active, otherwise the eager kernel.
 #include "runtime/dispatch.h"
 
+#include "runtime/placement.h"
 #include "runtime/stats.h"
 
 namespace jf {
@@ -24,6 +25,8 @@ static std::vector<Tensor> execute_untaped(OpId op, const std::vector<Tensor>& i
     if (t.is_symbolic())
       throw_invalid(def.name, ": a tensor from a traced function's graph was used outside it");
   stats().eager_ops.fetch_add(1, std::memory_order_relaxed);
+  Device d;
+  if (placement_needed(inputs, &d)) return run_placed(def, inputs, attrs, d);
   return run_kernel(def, inputs, attrs);
 }
 

@@ -2,6 +2,7 @@
 #include "runtime/executor.h"
 
 #include "runtime/cluster_runner.h"
+#include "runtime/placement.h"
 #include "runtime/stats.h"
 
 namespace jf {
@@ -15,9 +16,10 @@ bool read_again_later(const std::vector<int>& v, size_t k) {
 }
 }  // namespace
 
-std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> g) {
+std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> g, Device device) {
   auto p = std::make_shared<Plan>();
   p->graph = g;
+  p->device = device;
   const auto& nodes = g->nodes();
   p->first_slot.resize(nodes.size());
   for (const auto& n : nodes) {
@@ -50,7 +52,7 @@ std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> g) {
     }
     p->in_slots.push_back(ins);
     std::vector<std::shared_ptr<Plan>> subs;
-    for (const auto& sg : n->subgraphs) subs.push_back(build_plan(sg));
+    for (const auto& sg : n->subgraphs) subs.push_back(build_plan(sg, device));
     p->sub_plans.push_back(subs);
   }
   for (size_t i = 0; i < p->output_slots.size(); ++i)
@@ -121,7 +123,12 @@ std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
   std::vector<Tensor>& slots = a.slots;
   for (const auto& c : p.consts) slots[c.first] = c.second;
   JF_CHECK(inputs.size() == p.input_slots.size(), "plan expects ", p.input_slots.size(), " inputs");
-  for (size_t i = 0; i < inputs.size(); ++i) slots[p.input_slots[i]] = std::move(inputs[i]);
+  const bool on_gpu = p.device.type == DeviceType::kGPU;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // A CPU plan's kernels read host memory: device inputs come back to the host first.
+    if (!on_gpu && !inputs[i].on_host()) inputs[i] = inputs[i].to_device(Device{});
+    slots[p.input_slots[i]] = std::move(inputs[i]);
+  }
   std::vector<Tensor>&ins = a.ins, &outs = a.outs, &spare = a.spare;
   for (size_t step = 0; step < p.order.size(); ++step) {
     Node* n = p.order[step];
@@ -138,6 +145,8 @@ std::vector<Tensor> run_plan(const Plan& p, std::vector<Tensor> inputs) {
         outs = run_while(p, step, ins);
       } else if (n->op == OpId::XlaLaunch) {
         outs = n->cluster->run(ins);
+      } else if (on_gpu) {
+        outs = run_placed(n->def(), ins, n->attrs, p.device);
       } else if (p.static_shapes) {
         // Reuse one results vector across steps: no allocation per op on the hot path.
         OpCall call(&n->def(), ins, n->attrs);

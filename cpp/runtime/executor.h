@@ -39,10 +39,13 @@ struct Plan {
   std::vector<std::pair<int, Tensor>> consts;  // slots holding Const values
   bool static_shapes = true;                   // all specs known: skip inference at run time
   std::vector<std::vector<std::shared_ptr<Plan>>> sub_plans;  // per step (If/While)
+  // Where the function was placed: on a GPU every op goes through run_placed (GPU kernels,
+  // soft placement) and clusters are GPU clusters; on the CPU, device inputs are copied in.
+  Device device;
   Parked<Arena> arena;
 };
 
-std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> optimized);
+std::shared_ptr<Plan> build_plan(std::shared_ptr<Graph> optimized, Device device = Device{});
 // Runs the plan; inputs must match the graph's placeholders (checked by the caller).
 std::vector<Tensor> run_plan(const Plan& plan, std::vector<Tensor> inputs);
 

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "passes/passes.h"
+#include "runtime/placement.h"
 #include "runtime/stats.h"
 
 namespace jf {
@@ -13,7 +14,8 @@ ConcreteFunction::ConcreteFunction(std::shared_ptr<Graph> traced, std::string na
   for (Node* in : graph_->inputs) input_specs_.push_back(in->outputs[0]);
   optimized_ = optimize(*graph_, name_);
   executed_ = apply_jit(optimized_, jit, name_, &jit_report_);
-  plan_ = build_plan(executed_);
+  if (jit.gpu_device >= 0) device_ = Device{DeviceType::kGPU, jit.gpu_device};
+  plan_ = build_plan(executed_, device_);
 }
 
 bool ConcreteFunction::accepts(const std::vector<Tensor>& inputs) const {
@@ -26,6 +28,12 @@ bool ConcreteFunction::accepts(const std::vector<Tensor>& inputs) const {
       if (s.shape[d] >= 0 && s.shape[d] != t.shape()[d]) return false;
   }
   return true;
+}
+
+bool ConcreteFunction::placed_for(const std::vector<Tensor>& inputs) const {
+  Device want;
+  if (!placement_needed(inputs, &want)) want = Device{};
+  return want == device_;
 }
 
 std::vector<Tensor> ConcreteFunction::call(std::vector<Tensor> inputs) const {

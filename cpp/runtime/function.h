@@ -19,8 +19,12 @@ class ConcreteFunction {
   const std::shared_ptr<Graph>& executed_graph() const { return executed_; }
   const JitReport& jit_report() const { return jit_report_; }
   const std::vector<TensorSpec>& input_specs() const { return input_specs_; }
+  Device device() const { return device_; }
   // True when `inputs` fit the signature (dtype equal, rank equal, known dims equal).
   bool accepts(const std::vector<Tensor>& inputs) const;
+  // True when a call with `inputs` here (device scope, input devices) would place the
+  // function where this one was placed; jf.function traces again otherwise.
+  bool placed_for(const std::vector<Tensor>& inputs) const;
   std::vector<Tensor> call(std::vector<Tensor> inputs) const;
   // For inputs already known to fit (the signature cache matched them): no check.
   std::vector<Tensor> call_matched(std::vector<Tensor> inputs) const {
@@ -38,6 +42,7 @@ class ConcreteFunction {
   JitReport jit_report_;
   std::shared_ptr<Plan> plan_;
   std::vector<TensorSpec> input_specs_;
+  Device device_;
 };
 
 }  // namespace jf

@@ -9,6 +9,7 @@
 #include "codegen/kernel_ir.h"
 #include "passes/passes.h"
 #include "runtime/cluster_runner.h"
+#include "runtime/gpu/gpu_cluster.h"
 #include "runtime/stats.h"
 
 namespace jf {
@@ -62,8 +63,15 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
     auto cc = std::make_shared<CompiledCluster>();
     if (program) {
       try {
-        cc->kernels = compile_cpu(*program, clabel);
-        if (cc->kernels.from_cache)
+        if (opts.gpu_device >= 0) {
+          cc->program = std::move(program);  // compile_for_gpu reads it from the cluster
+          compile_for_gpu(*cc, opts.gpu_device, clabel);
+          program = std::move(cc->program);
+          stats().compilations.fetch_add(1);
+        } else {
+          cc->kernels = compile_cpu(*program, clabel);
+        }
+        if (opts.gpu_device < 0 && cc->kernels.from_cache)
           stats().cache_hits.fetch_add(1);
         else
           stats().compilations.fetch_add(1);
@@ -85,8 +93,8 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
     cc->scope = c.scope;
     for (Node* n : c.nodes) cc->op_names.push_back(n->name);
     cc->program = std::move(program);
-    ClusterSummary s{
-        c.name, c.scope, "cpu", cc->op_names, cc->kernels.from_cache, cc->kernels.compile_seconds};
+    ClusterSummary s{c.name,       c.scope, opts.gpu_device >= 0 ? "gpu" : "cpu", cc->op_names,
+                     cc->kernels.from_cache, cc->kernels.compile_seconds};
     report->clusters.push_back(s);
     for (Node* n : c.nodes) report->op_cluster[n->name] = c.name;
     compiled.push_back(cc);

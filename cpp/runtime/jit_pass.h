@@ -13,6 +13,7 @@ namespace jf {
 struct JitOptions {
   bool auto_jit = false;        // jf.config.optimizer.set_jit(True)
   bool whole_function = false;  // jf.function(jit_compile=True)
+  int gpu_device = -1;          // >= 0: the function is placed on /GPU:<n>; clusters compile to PTX
 };
 
 struct ClusterSummary {

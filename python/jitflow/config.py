@@ -50,3 +50,12 @@ class _Optimizer:
 
 
 optimizer = _Optimizer()
+
+
+def _set_device_policy(policy):
+    """TF's device policy for ops whose inputs live on another device: 'silent' (default)
+    copies them; 'explicit' raises, naming both devices (scalars and shape inputs still move)."""
+    _C.set_device_policy("silent" if policy in (None, "silent") else policy)
+
+
+experimental = SimpleNamespace(set_device_policy=_set_device_policy, get_device_policy=_C.device_policy)

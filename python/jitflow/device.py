@@ -1,5 +1,7 @@
-"""jf.device: op placement. "/CPU:0" is the default; a GPU placement checks the CUDA driver
-first, so machines without one get a clear error naming what is missing."""
+"""jf.device: op placement. Eager ops run where the innermost scope says, else on the GPU of
+their inputs, else on the CPU. A GPU placement checks the CUDA driver first, so machines
+without one get a clear error naming what is missing. Inside, inputs on other devices are
+copied (TF's silent policy) and ops without a GPU kernel run on the CPU (soft placement)."""
 import re
 
 from . import _C
@@ -30,12 +32,11 @@ class device:
                                    "jf.config.list_physical_devices('GPU') lists usable GPUs.")
             if self.index >= status["device_count"]:
                 raise RuntimeError(f"Cannot place ops on {self.name}: only {status['device_count']} GPU(s)")
-            raise NotImplementedError(
-                f"{self.name}: GPU execution is not implemented yet in this build (PTX is generated "
-                "and checked: see jf.experimental.emit_ptx); ops would run on the CPU")
+        _C.push_device_scope(self.kind, self.index)
         _stack.append(self.name)
         return self.name
 
     def __exit__(self, *exc):
         _stack.pop()
+        _C.pop_device_scope()
         return False

@@ -209,7 +209,7 @@ class Function(_C.FunctionCache):
                 relaxed = _relax(self._traced_specs[-1], specs)
                 if relaxed is not None:
                     specs, general = relaxed, True
-        cf, template = self._trace(args, kwargs, specs)
+        cf, template = self._trace(args, kwargs, specs, _C.function_placement(leaves))
         self._cache.add(key, cf._cf, template, general, keepalive)
         return cf
 
@@ -231,7 +231,7 @@ class Function(_C.FunctionCache):
                     f"{t.dtype.name}, which does not match input_signature {s} (full signature: {sig})")
         return flat_sig
 
-    def _trace(self, args, kwargs, specs):
+    def _trace(self, args, kwargs, specs, gpu_device=-1):
         self._note_retrace(args, kwargs)
         builder = _C.FuncBuilder()
         specs_iter = iter(specs)
@@ -251,7 +251,7 @@ class Function(_C.FunctionCache):
         finally:
             _variables._creation_guard.pop()
         self._tracing_count += 1
-        cf = ConcreteFunction(_C.make_concrete_function(graph, self._name, bool(self._jit_compile)),
+        cf = ConcreteFunction(_C.make_concrete_function(graph, self._name, bool(self._jit_compile), gpu_device),
                               template, self._name, self._arg_names)
         self._traced_specs.append(list(specs))
         self._concrete.append(cf)
@@ -311,7 +311,7 @@ class Function(_C.FunctionCache):
             if [tuple(i.shape) for i in cf.inputs] == [s.shape for s in specs] and \
                     [i.dtype for i in cf.inputs] == [s.dtype for s in specs]:
                 return cf
-        cf, template = self._trace(args, kwargs, specs)
+        cf, template = self._trace(args, kwargs, specs, _C.function_placement([]))
         self._cache.add(b"", cf._cf, template, True, [])
         return cf
 

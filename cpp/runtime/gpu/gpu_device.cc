@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "runtime/gpu/gpu_buffer.h"
 #include "support/errors.h"
 
 namespace jf {
@@ -20,7 +21,10 @@ GpuDevice& GpuDevice::get(int index) {
   static std::map<int, std::unique_ptr<GpuDevice>>* devices = new std::map<int, std::unique_ptr<GpuDevice>>();
   std::lock_guard<std::mutex> lock(mu);
   auto& d = (*devices)[index];
-  if (!d) d.reset(new GpuDevice(index));
+  if (!d) {
+    d.reset(new GpuDevice(index));
+    install_gpu_hooks();  // device tensors can exist from here on
+  }
   return *d;
 }
 

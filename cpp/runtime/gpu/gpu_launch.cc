@@ -24,21 +24,26 @@ LaunchDims launch_dims(const Step& s, int64_t total, int64_t reduced_extent, int
 void launch_program(GpuDevice& device, GpuModule& module, const ClusterProgram& p,
                     const std::vector<std::string>& kernel_names, const std::vector<CUdeviceptr>& buffers,
                     const std::vector<int64_t>& params, const std::vector<int64_t>& totals,
-                    const std::vector<int64_t>& extents) {
+                    const std::vector<int64_t>& extents, const LibraryStepFn& library) {
   JF_CHECK(buffers.size() == static_cast<size_t>(p.num_buffers), "launch_program: one pointer per buffer");
   JF_CHECK(totals.size() == p.steps.size() && extents.size() == p.steps.size(),
            "launch_program: one total and extent per step");
-  for (const Step& s : p.steps)
-    if (s.kind == Step::kLibrary)
-      throw_unimplemented(s.node->name, " (", s.node->type(),
-                          "): library steps do not run on the GPU yet (cuBLAS is not wired in)");
+  if (!library)
+    for (const Step& s : p.steps)
+      if (s.kind == Step::kLibrary)
+        throw_unimplemented(s.node->name, " (", s.node->type(), "): no GPU library routine for this step");
   // The kernels read the pointer and parameter arrays from device memory.
   GpuDevice::Block dbufs(device, buffers.size() * sizeof(CUdeviceptr));
   GpuDevice::Block dparams(device, std::max<size_t>(1, params.size()) * 8);
   device.copy_to_device(dbufs.ptr, buffers.data(), dbufs.bytes);
   if (!params.empty()) device.copy_to_device(dparams.ptr, params.data(), params.size() * 8);
-  for (size_t k = 0; k < p.steps.size(); ++k) {  // every step is a loop step: one kernel each
-    const std::string& name = kernel_names.at(k);
+  size_t loop_index = 0;
+  for (size_t k = 0; k < p.steps.size(); ++k) {
+    if (p.steps[k].kind == Step::kLibrary) {
+      library(k);
+      continue;
+    }
+    const std::string& name = kernel_names.at(loop_index++);
     int64_t total = totals[k];
     if (total == 0) continue;
     LaunchDims d = launch_dims(p.steps[k], total, extents[k], device.multiprocessors());

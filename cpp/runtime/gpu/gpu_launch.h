@@ -3,6 +3,7 @@
 // device memory, uploaded once per run.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "codegen/kernel_ir.h"
@@ -20,13 +21,15 @@ struct LaunchDims {
 // when the reduced extent is small.
 LaunchDims launch_dims(const Step& s, int64_t total, int64_t reduced_extent, int multiprocessors);
 
-// Runs every loop step of `p` on the device, in order, on the device's stream. `buffers`
-// holds one device pointer per program buffer (all allocated), `params` the dims, `totals`
-// and `extents` per step the output elements and reduced extent. Library steps (matmul,
-// softmax) need cuBLAS/cuDNN, which the GPU runtime does not have yet: they raise.
+// Runs the steps of `p` on the device, in order, on the device's stream. `kernel_names`
+// are the PTX module's entries, one per loop step; `buffers` holds one device pointer per
+// program buffer (all allocated), `params` the dims, `totals` and `extents` per step the
+// output elements and reduced extent. Library steps (matmul) are handed to `library`, which
+// enqueues them on the same stream; without one they raise naming the op.
+using LibraryStepFn = std::function<void(size_t step)>;
 void launch_program(GpuDevice& device, GpuModule& module, const ClusterProgram& p,
                     const std::vector<std::string>& kernel_names, const std::vector<CUdeviceptr>& buffers,
                     const std::vector<int64_t>& params, const std::vector<int64_t>& totals,
-                    const std::vector<int64_t>& extents);
+                    const std::vector<int64_t>& extents, const LibraryStepFn& library = nullptr);
 
 }  // namespace jf

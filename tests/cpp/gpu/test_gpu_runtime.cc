@@ -199,7 +199,7 @@ TEST(GpuRuntime, ProgramLaunchesEveryLoopStepWithItsArrays) {
   for (CUdeviceptr b : bufs) d.release(b, 8 * 300 * 4);
 }
 
-TEST(GpuRuntime, LibraryStepsSayTheyDoNotRunOnTheGpuYet) {
+TEST(GpuRuntime, LibraryStepsGoToTheLibraryCallbackInOrder) {
   Graph g;
   Node* a = g.add_node(OpId::Placeholder, "a", {}, Attrs(), {{DType::kFloat32, Shape{4, 4}}});
   g.inputs = {a};
@@ -209,14 +209,34 @@ TEST(GpuRuntime, LibraryStepsSayTheyDoNotRunOnTheGpuYet) {
   std::string why;
   auto p = lower_cluster(g, {mm, t}, &why);
   ASSERT_TRUE(p) << why;
+  ASSERT_EQ(p->steps.size(), 2u);
   GpuDevice& d = GpuDevice::get(0);
   PtxModule ptx = emit_ptx(*p, "gpu_runtime_library", "sm_80");
+  ASSERT_EQ(ptx.kernels.size(), 1u);  // the tanh loop; the matmul is a library step
   auto m = GpuModule::load(d, ptx.ptx);
   std::vector<CUdeviceptr> bufs(p->num_buffers, 0);
   std::vector<int64_t> params(p->num_params, 4), totals(p->steps.size(), 16), extents(p->steps.size(), 1);
   std::string msg =
       message_of([&] { launch_program(d, *m, *p, ptx.kernels, bufs, params, totals, extents); });
-  EXPECT_NE(msg.find("mm (MatMul): library steps do not run on the GPU yet"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("mm (MatMul): no GPU library routine"), std::string::npos) << msg;
+
+  fake<void (*)()>("fake_cuda_clear_launches")();
+  std::vector<size_t> library_steps;
+  int launches_before_library = -1;
+  launch_program(d, *m, *p, ptx.kernels, bufs, params, totals, extents, [&](size_t k) {
+    library_steps.push_back(k);
+    launches_before_library = fake_count("fake_cuda_launch_count");
+  });
+  EXPECT_EQ(library_steps, std::vector<size_t>{0});
+  EXPECT_EQ(launches_before_library, 0);
+  ASSERT_EQ(fake_count("fake_cuda_launch_count"), 1);
+  unsigned grid, block;
+  int64_t total;
+  uint64_t kb, kp;
+  auto launch =
+      fake<const char* (*)(int, unsigned*, unsigned*, int64_t*, uint64_t*, uint64_t*)>("fake_cuda_launch");
+  EXPECT_EQ(std::string(launch(0, &grid, &block, &total, &kb, &kp)), ptx.kernels[0]);
+  EXPECT_EQ(total, 16);
 }
 
 }  // namespace

@@ -1,0 +1,79 @@
+// Placement of eager ops and the copies between devices it implies.
+#include "runtime/placement.h"
+
+#include <atomic>
+
+#include "codegen/kernel_ir.h"
+#include "runtime/gpu/gpu_ops.h"
+
+namespace jf {
+
+namespace {
+thread_local std::vector<Device> t_scopes;
+std::atomic<int> g_policy{static_cast<int>(DevicePolicy::kSilent)};
+
+// Values TF keeps in host memory for a GPU kernel: shape and axis inputs; scalars are
+// cheap to move, so the explicit policy lets them cross too.
+bool host_value(const OpDef& def, const std::vector<Tensor>& in, size_t i) {
+  return is_shape_input(def.id, i, in.size()) || in[i].num_elements() <= 1;
+}
+
+std::string short_name(Device d) { return str_cat(d.type == DeviceType::kGPU ? "/GPU:" : "/CPU:", d.index); }
+}  // namespace
+
+void push_device_scope(Device d) { t_scopes.push_back(d); }
+void pop_device_scope() {
+  if (!t_scopes.empty()) t_scopes.pop_back();
+}
+bool device_scope(Device* d) {
+  if (t_scopes.empty()) return false;
+  *d = t_scopes.back();
+  return true;
+}
+
+void set_device_policy(DevicePolicy p) { g_policy = static_cast<int>(p); }
+DevicePolicy device_policy() { return static_cast<DevicePolicy>(g_policy.load()); }
+
+bool placement_needed(const std::vector<Tensor>& inputs, Device* d) {
+  if (!t_scopes.empty()) {
+    *d = t_scopes.back();
+    if (d->type == DeviceType::kGPU) return true;
+    for (const Tensor& t : inputs)
+      if (!t.on_host()) return true;  // an explicit CPU scope brings GPU inputs back
+    return false;
+  }
+  for (const Tensor& t : inputs)
+    if (!t.on_host()) {
+      *d = t.device();
+      return true;
+    }
+  return false;
+}
+
+std::vector<Tensor> run_placed(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs, Device d) {
+  std::vector<Tensor> in = inputs;
+  for (size_t i = 0; i < in.size(); ++i) {
+    Device from = in[i].device();
+    if (from == d || in[i].is_symbolic()) continue;
+    bool keep_on_host = d.type == DeviceType::kGPU && is_shape_input(def.id, i, in.size());
+    if (keep_on_host) {
+      in[i] = in[i].to_device(Device{});
+      continue;
+    }
+    if (device_policy() == DevicePolicy::kExplicit && def.id != OpId::Identity && !host_value(def, in, i))
+      throw_invalid(def.name, ": input ", i, " (", in[i].desc(), ") is on ", short_name(from),
+                    " but the op runs on ", short_name(d),
+                    " and the device policy is 'explicit'; copy it with jf.identity under jf.device('",
+                    short_name(d), "')");
+    in[i] = in[i].to_device(d);
+  }
+  if (def.id == OpId::Identity) return in;  // the copy above is the op (TF moves data this way)
+  if (d.type == DeviceType::kCPU) return run_kernel(def, in, attrs);
+  std::vector<Tensor> out;
+  if (gpu_run_op(def, in, attrs, d.index, &out)) return out;
+  // Soft placement: no GPU kernel for this op (stateful, or no emitter for its dtypes).
+  for (Tensor& t : in) t = t.to_device(Device{});
+  return run_kernel(def, in, attrs);
+}
+
+}  // namespace jf
