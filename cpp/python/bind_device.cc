@@ -50,6 +50,7 @@ void bind_device(py::module_& m) {
   cls.def(
       "_to_device",
       [](const Tensor& t, const std::string& kind, int index) {
+        if (kind == "GPU") GpuDevice::get(index);
         py::gil_scoped_release release;
         return t.to_device(make_device(kind, index));
       },

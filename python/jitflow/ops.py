@@ -6,6 +6,7 @@ import operator
 
 from . import _C
 from . import dtypes as _dt
+from . import device as _device
 from ._C import Tensor
 
 _x = _C.execute
@@ -63,8 +64,8 @@ def constant(value, dtype=None, shape=None, name=None):
         else:
             raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor of shape "
                             f"{t.shape} cannot be reshaped to {tuple(shape)}")
-    if name is not None:
-        t = identity(t, name=name)
+    if name is not None or _device.current().startswith("/GPU"):
+        t = identity(t, name=name)  # under jf.device("/GPU:0") the constant lives there, as in TF
     return t
 
 

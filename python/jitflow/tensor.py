@@ -4,8 +4,6 @@ import numpy as _np
 
 from ._C import Tensor
 
-_CPU = "/job:localhost/replica:0/task:0/device:CPU:0"
-
 
 def _numpy_text(self, is_repr):
     """TF's numpy_text: a scalar prints as its value (1.0, 3, True); a multi-line array
@@ -77,7 +75,6 @@ Tensor.__float__ = lambda self: float(_scalar(self, "float"))
 Tensor.__int__ = lambda self: int(_scalar(self, "int"))
 Tensor.__index__ = lambda self: int(_scalar(self, "int")) if self.dtype.is_integer else _bad_index(self)
 Tensor.__format__ = _format
-Tensor.device = property(lambda self: _CPU)
 Tensor.get_shape = lambda self: self.shape
 Tensor.__array_priority__ = 100  # numpy defers `ndarray op Tensor` to our reflected operators
 

@@ -7,6 +7,10 @@ import zlib
 import numpy as np
 import pytest
 
+# tests/python/fake_gpu runs only in its own process, against the stand-in CUDA driver that
+# test_fake_gpu.py builds (a driver, once loaded, stays loaded for the process).
+collect_ignore = [] if os.environ.get("JITFLOW_FAKE_GPU") else ["fake_gpu"]
+
 # Hermetic compile cache: tests never read or write the user's ~/.cache/jitflow.
 os.environ.setdefault("JITFLOW_CACHE_DIR", tempfile.mkdtemp(prefix="jitflow-test-cache-"))
 

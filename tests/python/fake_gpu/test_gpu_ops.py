@@ -1,0 +1,150 @@
+"""Eager GPU ops and GPU-placed functions against the stand-in driver: which kernels are
+built and launched, how often, and the cuBLAS matmuls' values (the stand-in cuBLAS computes
+them, so the row-major mapping is checked against numpy)."""
+import numpy as np
+import pytest
+
+import jitflow as jf
+
+GPU = "/job:localhost/replica:0/task:0/device:GPU:0"
+
+
+def on_gpu(a):
+    with jf.device("/GPU:0"):
+        return jf.constant(a)
+
+
+def stats():
+    return jf._C.gpu_stats(0)
+
+
+def test_an_eager_op_is_compiled_once_per_rank_and_broadcast_pattern(fake, rng):
+    x = on_gpu(rng.standard_normal((8, 16)).astype(np.float32))
+    s0 = stats()
+    fake.clear()
+    y = jf.math.tanh(x)
+    s1 = stats()
+    assert y.device == GPU and y.shape == (8, 16) and y.dtype == jf.float32
+    assert s1["op_compilations"] == s0["op_compilations"] + 1
+    (name, grid, block, total), = fake.launches()
+    assert name.startswith("jf_gpu_op_") and total == 8 * 16 and block == 256
+    # Other sizes of the same rank reuse the kernel (dims are parameters) ...
+    jf.math.tanh(on_gpu(rng.standard_normal((3, 40)).astype(np.float32)))
+    s2 = stats()
+    assert s2["op_compilations"] == s1["op_compilations"]
+    assert s2["op_cache_hits"] == s1["op_cache_hits"] + 1
+    assert fake.launches()[-1][3] == 120
+    # ... a size-1 dim (another broadcast pattern) or another dtype builds a new one.
+    jf.math.tanh(on_gpu(rng.standard_normal((1, 40)).astype(np.float32)))
+    jf.math.tanh(on_gpu(rng.standard_normal((3, 40))))
+    assert stats()["op_compilations"] == s2["op_compilations"] + 2
+
+
+def test_a_reduction_keeps_its_axis_on_the_host_and_launches_a_block_reduction(fake, rng):
+    x = on_gpu(rng.standard_normal((6, 300)).astype(np.float32))
+    fake.clear()
+    with jf.device("/GPU:0"):
+        s = jf.reduce_sum(x, axis=1)
+    assert s.device == GPU and s.shape == (6,)
+    (name, grid, block, total), = fake.launches()
+    assert (grid, total) == (6, 6) and block % 32 == 0  # one block per output element
+    jf.reduce_sum(x, axis=0)  # another axis value: another kernel
+    assert fake.launches()[-1][3] == 300
+
+
+def test_binary_ops_broadcast_and_return_one_output_per_op(fake, rng):
+    a = on_gpu(rng.standard_normal((4, 1, 5)).astype(np.float32))
+    b = on_gpu(rng.standard_normal((3, 1)).astype(np.float32))
+    fake.clear()
+    c = a * b
+    assert c.shape == (4, 3, 5) and c.device == GPU
+    assert [t for *_, t in fake.launches()] == [60]
+    parts = jf.split(on_gpu(np.zeros((6, 4), np.float32)), 3, axis=0)
+    assert [p.shape for p in parts] == [(2, 4)] * 3 and all(p.device == GPU for p in parts)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_runs_on_cublas_with_tf_transposes(fake, rng, ta, tb, dtype):
+    m, k, n = 5, 7, 3
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(dtype)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(dtype)
+    calls = fake.gemm_calls()
+    y = jf.matmul(on_gpu(a), on_gpu(b), transpose_a=ta, transpose_b=tb)
+    assert y.device == GPU and fake.gemm_calls() == calls + 1
+    ref = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 3), (2, 3)), ((2, 3), ()), ((), (4,)), ((2, 1), (1, 3)), ((3,), (2, 1))])
+def test_batched_matmul_broadcasts_batches_like_tf(fake, rng, sa, sb):
+    a = rng.standard_normal(sa + (4, 6))
+    b = rng.standard_normal(sb + (6, 2))
+    y = jf.matmul(on_gpu(a), on_gpu(b))
+    np.testing.assert_allclose(y.numpy(), np.matmul(a, b), rtol=1e-12)
+
+
+def test_empty_contraction_gives_zeros_on_the_gpu(rng):
+    y = jf.matmul(on_gpu(np.zeros((3, 0))), on_gpu(np.zeros((0, 2))))
+    np.testing.assert_array_equal(y.numpy(), np.zeros((3, 2)))
+
+
+def test_integer_matmul_falls_back_to_the_cpu():
+    y = jf.matmul(on_gpu(np.ones((2, 2), np.int32)), on_gpu(np.ones((2, 2), np.int32)))
+    assert y.device.endswith("CPU:0")
+    np.testing.assert_array_equal(y.numpy(), np.full((2, 2), 2))
+
+
+def test_a_function_is_traced_per_placement_and_runs_on_the_gpu(fake, rng):
+    @jf.function
+    def f(x, w):
+        return jf.nn.relu(x @ w) * 2.0
+
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 3)).astype(np.float32)
+    gx, gw = on_gpu(x), on_gpu(w)
+    fake.clear()
+    calls = fake.gemm_calls()
+    y = f(gx, gw)
+    assert y.device == GPU
+    assert fake.gemm_calls() == calls + 1 and len(fake.launches()) >= 1
+    f(gx, gw)
+    assert f.experimental_get_tracing_count() == 1
+    yc = f(x, w)  # host inputs: a CPU trace
+    assert f.experimental_get_tracing_count() == 2 and yc.device.endswith("CPU:0")
+    with jf.device("/GPU:0"):
+        assert f(x, w).device == GPU  # the scope places host inputs' call on the GPU
+    assert f.experimental_get_tracing_count() == 3
+
+
+def test_a_jit_scope_cluster_compiles_to_ptx_and_runs_on_the_gpu(fake, rng):
+    @jf.function
+    def g(x, w):
+        with jf.xla.experimental.jit_scope():
+            return jf.math.tanh(x @ w + 1.0)
+
+    gx = on_gpu(rng.standard_normal((4, 8)).astype(np.float32))
+    gw = on_gpu(rng.standard_normal((8, 3)).astype(np.float32))
+    jf._C.reset_stats()
+    fake.clear()
+    calls = fake.gemm_calls()
+    y = g(gx, gw)
+    assert y.device == GPU and y.shape == (4, 3)
+    assert jf._C.stats()["cluster_runs"] == 1
+    assert fake.gemm_calls() == calls + 1
+    names = [n for n, *_ in fake.launches()]
+    assert names and all("cluster_0" in n for n in names), names
+    clusters = g.get_concrete_function(gx, gw).clusters
+    assert [c.backend for c in clusters] == ["gpu"]
+
+
+def test_input_signature_functions_keep_one_trace_per_placement(rng):
+    @jf.function(input_signature=[jf.TensorSpec([None], jf.float32)])
+    def h(x):
+        return x * 3.0
+
+    x = rng.standard_normal(5).astype(np.float32)
+    assert h(x).device.endswith("CPU:0")
+    assert h(on_gpu(x)).device == GPU
+    assert h(on_gpu(x[:3])).device == GPU
+    assert h.experimental_get_tracing_count() == 2
