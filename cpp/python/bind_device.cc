@@ -1,6 +1,8 @@
 // Binds placement: jf.device scopes, the device policy, Tensor.device and GPU counters.
 #include <pybind11/stl.h>
 
+#include <chrono>
+
 #include "python/bindings.h"
 #include "runtime/gpu/cublas.h"
 #include "runtime/gpu/gpu_device.h"
@@ -44,6 +46,18 @@ void bind_device(py::module_& m) {
     std::string why;
     bool ok = cublas_available(&why);
     return py::make_tuple(ok, why);
+  });
+  // Seconds per device-to-device copy of `bytes` (benchmarks: the bandwidth baseline).
+  m.def("gpu_time_copy", [](int index, size_t bytes, int iters) {
+    GpuDevice& d = GpuDevice::get(index);
+    py::gil_scoped_release release;
+    GpuDevice::Block a(d, bytes), b(d, bytes);
+    d.copy_on_device(b.ptr, a.ptr, bytes);
+    d.synchronize();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) d.copy_on_device(b.ptr, a.ptr, bytes);
+    d.synchronize();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
   });
   py::class_<Tensor> cls = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
   cls.def_property_readonly("device", [](const Tensor& t) { return device_name(t.device()); });
