@@ -5,8 +5,8 @@ import builtins
 import operator
 
 from . import _C
-from . import dtypes as _dt
 from . import device as _device
+from . import dtypes as _dt
 from ._C import Tensor
 
 _x = _C.execute

@@ -27,7 +27,7 @@ def test_fake_gpu_suite(tmp_path):
     env = dict(os.environ, JITFLOW_FAKE_GPU="1", JITFLOW_CUDA_DRIVER=str(driver), JITFLOW_CUBLAS=str(blas),
                JITFLOW_CACHE_DIR=str(tmp_path / "cache"))
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(HERE / "fake_gpu")],
-                       env=env, capture_output=True, text=True, timeout=900)
+                       check=False, env=env, capture_output=True, text=True, timeout=900)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert " passed" in out and "skipped" not in out and "error" not in out.lower(), out

@@ -26,7 +26,7 @@ def test_an_eager_op_is_compiled_once_per_rank_and_broadcast_pattern(fake, rng):
     s1 = stats()
     assert y.device == GPU and y.shape == (8, 16) and y.dtype == jf.float32
     assert s1["op_compilations"] == s0["op_compilations"] + 1
-    (name, grid, block, total), = fake.launches()
+    (name, _grid, block, total), = fake.launches()
     assert name.startswith("jf_gpu_op_") and total == 8 * 16 and block == 256
     # Other sizes of the same rank reuse the kernel (dims are parameters) ...
     jf.math.tanh(on_gpu(rng.standard_normal((3, 40)).astype(np.float32)))
@@ -46,7 +46,7 @@ def test_a_reduction_keeps_its_axis_on_the_host_and_launches_a_block_reduction(f
     with jf.device("/GPU:0"):
         s = jf.reduce_sum(x, axis=1)
     assert s.device == GPU and s.shape == (6,)
-    (name, grid, block, total), = fake.launches()
+    (_name, grid, block, total), = fake.launches()
     assert (grid, total) == (6, 6) and block % 32 == 0  # one block per output element
     jf.reduce_sum(x, axis=0)  # another axis value: another kernel
     assert fake.launches()[-1][3] == 300

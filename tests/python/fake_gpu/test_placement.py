@@ -83,9 +83,8 @@ def test_explicit_device_policy_names_both_devices():
 
 
 def test_gpu_index_out_of_range_is_named():
-    with pytest.raises(RuntimeError, match=r"Cannot place ops on /GPU:1: only 1 GPU\(s\)"):
-        with jf.device("/GPU:1"):
-            pass
+    with pytest.raises(RuntimeError, match=r"Cannot place ops on /GPU:1: only 1 GPU\(s\)"), jf.device("/GPU:1"):
+        pass
 
 
 def test_ops_without_a_gpu_kernel_run_on_the_cpu_soft_placement():
