@@ -9,7 +9,10 @@
 namespace jf {
 
 namespace {
-thread_local std::vector<Device> t_scopes;
+// Plain thread-locals (constant-initialized, no guard): every eager op reads the depth.
+constexpr int kMaxScopeDepth = 64;
+thread_local int t_depth = 0;
+thread_local Device t_scopes[kMaxScopeDepth];
 std::atomic<int> g_policy{static_cast<int>(DevicePolicy::kSilent)};
 
 // Values TF keeps in host memory for a GPU kernel: shape and axis inputs; scalars are
@@ -21,13 +24,16 @@ bool host_value(const OpDef& def, const std::vector<Tensor>& in, size_t i) {
 std::string short_name(Device d) { return str_cat(d.type == DeviceType::kGPU ? "/GPU:" : "/CPU:", d.index); }
 }  // namespace
 
-void push_device_scope(Device d) { t_scopes.push_back(d); }
+void push_device_scope(Device d) {
+  if (t_depth == kMaxScopeDepth) throw_invalid("jf.device scopes nested more than ", kMaxScopeDepth, " deep");
+  t_scopes[t_depth++] = d;
+}
 void pop_device_scope() {
-  if (!t_scopes.empty()) t_scopes.pop_back();
+  if (t_depth > 0) --t_depth;
 }
 bool device_scope(Device* d) {
-  if (t_scopes.empty()) return false;
-  *d = t_scopes.back();
+  if (t_depth == 0) return false;
+  *d = t_scopes[t_depth - 1];
   return true;
 }
 
@@ -35,8 +41,8 @@ void set_device_policy(DevicePolicy p) { g_policy = static_cast<int>(p); }
 DevicePolicy device_policy() { return static_cast<DevicePolicy>(g_policy.load()); }
 
 bool placement_needed(const std::vector<Tensor>& inputs, Device* d) {
-  if (!t_scopes.empty()) {
-    *d = t_scopes.back();
+  if (t_depth > 0) {
+    *d = t_scopes[t_depth - 1];
     if (d->type == DeviceType::kGPU) return true;
     for (const Tensor& t : inputs)
       if (!t.on_host()) return true;  // an explicit CPU scope brings GPU inputs back
