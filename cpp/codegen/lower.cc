@@ -29,7 +29,6 @@ bool is_transcendental(OpId op) {
   }
 }
 
-
 class Lowering {
  public:
   Lowering(const Graph& g, const std::vector<Node*>& members)

@@ -139,8 +139,8 @@ BufferPtr allocate_on(Device d, size_t bytes) {
 }
 
 std::string device_name(Device d) {
-  return str_cat("/job:localhost/replica:0/task:0/device:", d.type == DeviceType::kGPU ? "GPU:" : "CPU:",
-                 d.index);
+  return str_cat(
+      "/job:localhost/replica:0/task:0/device:", d.type == DeviceType::kGPU ? "GPU:" : "CPU:", d.index);
 }
 
 AllocatorStats allocator_stats() {

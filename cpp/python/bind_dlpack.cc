@@ -5,8 +5,8 @@
 
 #include "kernels/kernels.h"
 #include "python/bindings.h"
-#include "runtime/gpu/gpu_device.h"
 #include "python/convert.h"
+#include "runtime/gpu/gpu_device.h"
 
 namespace jf::py_bridge {
 

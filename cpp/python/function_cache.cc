@@ -1,14 +1,13 @@
 // Signature keys, the concrete-function cache and output packing.
 #include "python/function_cache.h"
 
-#include "runtime/placement.h"
-
 #include <pybind11/numpy.h>
 
 #include <cstring>
 
 #include "python/convert.h"
 #include "runtime/dispatch.h"
+#include "runtime/placement.h"
 #include "runtime/stats.h"
 #include "tracing/trace_context.h"
 
@@ -133,7 +132,8 @@ Flat flatten_inputs(py::handle args, py::handle kwargs) {
     flatten(kwargs, f);
   }
   Device scope;
-  if (device_scope(&scope)) f.key += str_cat(scope.type == DeviceType::kGPU ? "@scopeG" : "@scopeC", scope.index);
+  if (device_scope(&scope))
+    f.key += str_cat(scope.type == DeviceType::kGPU ? "@scopeG" : "@scopeC", scope.index);
   return f;
 }
 

@@ -93,8 +93,12 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
     cc->scope = c.scope;
     for (Node* n : c.nodes) cc->op_names.push_back(n->name);
     cc->program = std::move(program);
-    ClusterSummary s{c.name,       c.scope, opts.gpu_device >= 0 ? "gpu" : "cpu", cc->op_names,
-                     cc->kernels.from_cache, cc->kernels.compile_seconds};
+    ClusterSummary s{c.name,
+                     c.scope,
+                     opts.gpu_device >= 0 ? "gpu" : "cpu",
+                     cc->op_names,
+                     cc->kernels.from_cache,
+                     cc->kernels.compile_seconds};
     report->clusters.push_back(s);
     for (Node* n : c.nodes) report->op_cluster[n->name] = c.name;
     compiled.push_back(cc);

@@ -56,7 +56,8 @@ bool placement_needed(const std::vector<Tensor>& inputs, Device* d) {
   return false;
 }
 
-std::vector<Tensor> run_placed(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs, Device d) {
+std::vector<Tensor> run_placed(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs,
+                               Device d) {
   std::vector<Tensor> in = inputs;
   for (size_t i = 0; i < in.size(); ++i) {
     Device from = in[i].device();

@@ -25,6 +25,7 @@ DevicePolicy device_policy();
 bool placement_needed(const std::vector<Tensor>& inputs, Device* d);
 // Runs the op on `d`, copying inputs to it; on a GPU, an op without a GPU kernel runs on
 // the CPU and its outputs stay there.
-std::vector<Tensor> run_placed(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs, Device d);
+std::vector<Tensor> run_placed(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs,
+                               Device d);
 
 }  // namespace jf

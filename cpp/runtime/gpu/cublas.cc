@@ -86,8 +86,8 @@ Handle handle_for(GpuDevice& d) {
 // Row-major C (m x n) = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS gets B as
 // its first operand and A as its second, with m and n swapped; leading dims are row lengths.
 template <class T>
-void gemm(GemmStridedBatched<T> fn, Handle h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, CUdeviceptr a,
-          int64_t sa, CUdeviceptr b, int64_t sb, CUdeviceptr y, int64_t sy, int64_t batches) {
+void gemm(GemmStridedBatched<T> fn, Handle h, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+          CUdeviceptr a, int64_t sa, CUdeviceptr b, int64_t sb, CUdeviceptr y, int64_t sy, int64_t batches) {
   const T one = 1, zero = 0;
   int lda = static_cast<int>(ta ? m : k), ldb = static_cast<int>(tb ? k : n);
   check(fn(h, tb ? 1 : 0, ta ? 1 : 0, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &one,

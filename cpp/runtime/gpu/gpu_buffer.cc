@@ -22,9 +22,7 @@ void release_block(void* owner) {
   delete b;
 }
 
-CUdeviceptr address(const Buffer& b, size_t offset) {
-  return reinterpret_cast<CUdeviceptr>(b.data) + offset;
-}
+CUdeviceptr address(const Buffer& b, size_t offset) { return reinterpret_cast<CUdeviceptr>(b.data) + offset; }
 
 void copy_buffers(const Buffer& dst, size_t doff, const Buffer& src, size_t soff, size_t n) {
   bool dgpu = dst.device.type == DeviceType::kGPU, sgpu = src.device.type == DeviceType::kGPU;

@@ -21,7 +21,8 @@ struct Entry {
 };
 
 std::mutex g_mu;
-std::map<std::string, std::shared_ptr<Entry>>* g_entries = new std::map<std::string, std::shared_ptr<Entry>>();
+std::map<std::string, std::shared_ptr<Entry>>* g_entries =
+    new std::map<std::string, std::shared_ptr<Entry>>();
 std::atomic<int64_t> g_compilations{0}, g_hits{0}, g_fallbacks{0};
 
 // What the kernel depends on: attrs, dtypes, ranks, which dims are 1 (broadcasting), and

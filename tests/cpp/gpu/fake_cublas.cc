@@ -38,9 +38,9 @@ int cublasSgemmStridedBatched(void*, int ta, int tb, int m, int n, int k, const 
                               float* c, int ldc, long long sc, int batches) {
   return gemm(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batches);
 }
-int cublasDgemmStridedBatched(void*, int ta, int tb, int m, int n, int k, const double* alpha, const double* a,
-                              int lda, long long sa, const double* b, int ldb, long long sb, const double* beta,
-                              double* c, int ldc, long long sc, int batches) {
+int cublasDgemmStridedBatched(void*, int ta, int tb, int m, int n, int k, const double* alpha,
+                              const double* a, int lda, long long sa, const double* b, int ldb, long long sb,
+                              const double* beta, double* c, int ldc, long long sc, int batches) {
   return gemm(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batches);
 }
 int fake_cublas_calls() { return g_calls; }
