@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <initializer_list>
+#include <utility>
 
 #include "core/shape.h"
 #include "runtime/thread_pool.h"
@@ -21,6 +22,18 @@ struct BroadcastPlan {
     int64_t n = 1;
     for (int i = 0; i < rank; ++i) n *= dims[i];
     return n;
+  }
+  // The element offsets of operands 0 and 1 for output element i (row-major over dims):
+  // batched matmuls find each batch's matrices this way.
+  std::pair<int64_t, int64_t> offsets2(int64_t i) const {
+    int64_t x0 = 0, x1 = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t idx = i % dims[d];
+      i /= dims[d];
+      x0 += idx * strides[0][d];
+      x1 += idx * strides[1][d];
+    }
+    return {x0, x1};
   }
 };
 

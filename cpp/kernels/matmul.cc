@@ -118,13 +118,7 @@ void matmul(OpCall& c, bool ta, bool tb) {
       BroadcastPlan p = make_broadcast(bs, {ba, bb});
       std::vector<int64_t> oa(batches), ob(batches);
       for (int64_t i = 0; i < batches; ++i) {
-        int64_t rem = i, xa = 0, xb = 0;
-        for (int d = p.rank - 1; d >= 0; --d) {
-          int64_t idx = rem % p.dims[d];
-          rem /= p.dims[d];
-          xa += idx * p.strides[0][d];
-          xb += idx * p.strides[1][d];
-        }
+        auto [xa, xb] = p.offsets2(i);
         oa[i] = xa * m * k;
         ob[i] = xb * k * n;
       }

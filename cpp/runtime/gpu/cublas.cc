@@ -144,13 +144,7 @@ void gpu_matmul(GpuDevice& device, const Tensor& a, const Tensor& b, bool ta, bo
   // General batch broadcasting: one call per output matrix.
   BroadcastPlan p = make_broadcast(bs, {ba, bb});
   for (int64_t i = 0; i < batches; ++i) {
-    int64_t rem = i, xa = 0, xb = 0;
-    for (int d = p.rank - 1; d >= 0; --d) {
-      int64_t idx = rem % p.dims[d];
-      rem /= p.dims[d];
-      xa += idx * p.strides[0][d];
-      xb += idx * p.strides[1][d];
-    }
+    auto [xa, xb] = p.offsets2(i);
     run(pa + xa * m * k * es, 0, pb + xb * k * n * es, 0, py + i * m * n * es, 1);
   }
 }
