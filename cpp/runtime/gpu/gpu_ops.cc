@@ -13,7 +13,8 @@ namespace jf {
 
 namespace {
 
-// A built op, or a remembered "no GPU kernel" (cluster == nullptr).
+// A built op, or a remembered "no GPU kernel" (cluster == nullptr). build() returns no entry
+// at all when the inputs at hand cannot be inferred, so nothing is remembered for the key.
 struct Entry {
   std::shared_ptr<Graph> graph;  // owns the nodes the program points at
   std::shared_ptr<CompiledCluster> cluster;
@@ -68,7 +69,15 @@ std::shared_ptr<Entry> build(const OpDef& def, const std::vector<Tensor>& in, co
     }
     ins.push_back({n, 0});
   }
-  Node* op = g.add_node(def.id, def.name, ins, attrs, infer_specs(def, views, attrs));
+  std::vector<TensorSpec> specs;
+  try {
+    specs = infer_specs(def, views, attrs);
+  } catch (const Error&) {
+    // Bad shapes (the CPU kernel then raises the user's error), or inference needs values a
+    // kernel would not have (ArgMax's dimension): the CPU runs it, and nothing is cached.
+    return nullptr;
+  }
+  Node* op = g.add_node(def.id, def.name, ins, attrs, specs);
   for (int k = 0; k < static_cast<int>(op->outputs.size()); ++k) g.outputs.push_back({op, k});
   std::string why;
   if (!can_emit(*op, &why)) return e;
@@ -107,10 +116,12 @@ bool gpu_run_op(const OpDef& def, const std::vector<Tensor>& in, const Attrs& at
     g_hits.fetch_add(1);
   } else {
     e = build(def, in, attrs, device, key);  // outside the lock: compiling takes milliseconds
-    std::lock_guard<std::mutex> lock(g_mu);
-    g_entries->emplace(key, e);
+    if (e) {
+      std::lock_guard<std::mutex> lock(g_mu);
+      g_entries->emplace(key, e);
+    }
   }
-  if (!e->cluster) {
+  if (!e || !e->cluster) {
     g_fallbacks.fetch_add(1);
     return false;
   }

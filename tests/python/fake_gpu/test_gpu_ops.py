@@ -148,3 +148,20 @@ def test_input_signature_functions_keep_one_trace_per_placement(rng):
     assert h(on_gpu(x)).device == GPU
     assert h(on_gpu(x[:3])).device == GPU
     assert h.experimental_get_tracing_count() == 2
+
+
+def test_bad_shapes_raise_the_cpu_kernels_error_and_do_not_poison_the_cache(fake, rng):
+    a = on_gpu(rng.standard_normal((3, 4)).astype(np.float32))
+    with pytest.raises(jf.errors.InvalidArgumentError, match=r"MatMul: Matrix size-incompatible: In\[0\]: \[3,4\]"):
+        jf.matmul(a, a)
+    with pytest.raises(jf.errors.InvalidArgumentError, match=r"Incompatible shapes: \[3,4\] vs. \[5\]"):
+        a + on_gpu(np.ones(5, np.float32))
+    calls = fake.gemm_calls()
+    y = jf.matmul(a, on_gpu(np.ones((4, 2), np.float32)))  # the same key, now valid: cuBLAS
+    assert y.device.endswith("GPU:0") and fake.gemm_calls() == calls + 1
+
+
+def test_argmax_runs_on_the_cpu_with_its_dimension_read_on_the_host(rng):
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    r = jf.argmax(on_gpu(x), 1)
+    np.testing.assert_array_equal(r.numpy(), x.argmax(1))
