@@ -59,28 +59,21 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
   for (const Cluster& c : cr.clusters) {
     std::string why;
     std::string clabel = label + "." + c.name;
-    auto program = lower_cluster(a, c.nodes, &why);
     auto cc = std::make_shared<CompiledCluster>();
-    if (program) {
+    cc->program = lower_cluster(a, c.nodes, &why);
+    if (cc->program) {
       try {
-        if (opts.gpu_device >= 0) {
-          cc->program = std::move(program);  // compile_for_gpu reads it from the cluster
+        if (opts.gpu_device >= 0)
           compile_for_gpu(*cc, opts.gpu_device, clabel);
-          program = std::move(cc->program);
-          stats().compilations.fetch_add(1);
-        } else {
-          cc->kernels = compile_cpu(*program, clabel);
-        }
-        if (opts.gpu_device < 0 && cc->kernels.from_cache)
-          stats().cache_hits.fetch_add(1);
         else
-          stats().compilations.fetch_add(1);
+          cc->kernels = compile_cpu(*cc->program, clabel);
+        (cc->kernels.from_cache ? stats().cache_hits : stats().compilations).fetch_add(1);
       } catch (const Error& e) {
         why = e.what();
-        program.reset();
+        cc->program.reset();
       }
     }
-    if (!program) {
+    if (!cc->program) {
       if (opts.whole_function) throw_invalid("jit_compile=True: ", label, " cannot be compiled: ", why);
       report->warnings.push_back(str_cat("jitflow: ", c.name, " of ", label,
                                          " could not be compiled and runs on "
@@ -92,7 +85,6 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
     cc->name = c.name;
     cc->scope = c.scope;
     for (Node* n : c.nodes) cc->op_names.push_back(n->name);
-    cc->program = std::move(program);
     ClusterSummary s{c.name,
                      c.scope,
                      opts.gpu_device >= 0 ? "gpu" : "cpu",

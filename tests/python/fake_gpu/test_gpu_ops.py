@@ -131,6 +131,7 @@ def test_a_jit_scope_cluster_compiles_to_ptx_and_runs_on_the_gpu(fake, rng):
     y = g(gx, gw)
     assert y.device == GPU and y.shape == (4, 3)
     assert jf._C.stats()["cluster_runs"] == 1
+    assert jf._C.stats()["compilations"] == 1  # one cluster, compiled (to PTX) once
     assert fake.gemm_calls() == calls + 1
     names = [n for n, *_ in fake.launches()]
     assert names and all("cluster_0" in n for n in names), names
