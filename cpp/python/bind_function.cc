@@ -34,8 +34,8 @@ void bind_function(py::module_& m) {
       py::arg("graph"), py::arg("name"), py::arg("jit_compile") = false, py::arg("gpu_device") = -1);
   // Where a call with these tensor leaves is placed: the GPU index, or -1 for the CPU.
   m.def("function_placement", [](const std::vector<Tensor>& leaves) {
-    Device d;
-    return placement_needed(leaves, &d) && d.type == DeviceType::kGPU ? d.index : -1;
+    Device d = call_placement(leaves);
+    return d.type == DeviceType::kGPU ? d.index : -1;
   });
   m.def("set_auto_jit", &set_auto_jit);
   m.def("auto_jit", &auto_jit);

@@ -37,7 +37,6 @@ PyTypeObject* tensor_type() {
 void add_leaf(Flat& f, Tensor t) {
   f.key += 'T';
   put_shape(f.key, t.dtype(), t.rank(), t.shape().begin());
-  if (!t.on_host()) f.key += str_cat("@G", t.device().index);  // placement follows GPU inputs
   f.leaves.push_back(std::move(t));
 }
 
@@ -131,9 +130,10 @@ Flat flatten_inputs(py::handle args, py::handle kwargs) {
     f.key += '|';
     flatten(kwargs, f);
   }
-  Device scope;
-  if (device_scope(&scope))
-    f.key += str_cat(scope.type == DeviceType::kGPU ? "@scopeG" : "@scopeC", scope.index);
+  // Traces are per placement (not per scope or input device: a CPU scope, or GPU inputs
+  // under one, still run the CPU trace).
+  Device d = call_placement(f.leaves);
+  if (d.type == DeviceType::kGPU) f.key += str_cat("@G", d.index);
   return f;
 }
 

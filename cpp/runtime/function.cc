@@ -31,9 +31,7 @@ bool ConcreteFunction::accepts(const std::vector<Tensor>& inputs) const {
 }
 
 bool ConcreteFunction::placed_for(const std::vector<Tensor>& inputs) const {
-  Device want;
-  if (!placement_needed(inputs, &want)) want = Device{};
-  return want == device_;
+  return call_placement(inputs) == device_;
 }
 
 std::vector<Tensor> ConcreteFunction::call(std::vector<Tensor> inputs) const {

@@ -56,6 +56,11 @@ bool placement_needed(const std::vector<Tensor>& inputs, Device* d) {
   return false;
 }
 
+Device call_placement(const std::vector<Tensor>& inputs) {
+  Device d;
+  return placement_needed(inputs, &d) ? d : Device{};
+}
+
 std::vector<Tensor> run_placed(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs,
                                Device d) {
   std::vector<Tensor> in = inputs;

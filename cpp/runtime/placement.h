@@ -23,6 +23,9 @@ DevicePolicy device_policy();
 // Whether this op must go through run_placed (a GPU is involved: a scope or an input), and
 // on which device. False means the plain CPU kernel path.
 bool placement_needed(const std::vector<Tensor>& inputs, Device* d);
+// Where a call with these inputs runs: the placement_needed device, else the CPU. A
+// jf.function's traces are keyed by it.
+Device call_placement(const std::vector<Tensor>& inputs);
 // Runs the op on `d`, copying inputs to it; on a GPU, an op without a GPU kernel runs on
 // the CPU and its outputs stay there.
 std::vector<Tensor> run_placed(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs,

@@ -333,3 +333,12 @@ def test_constant_folding_and_cse_in_optimized_graph():
     opt = cf._cf.optimized_graph.to_string()
     assert opt.count("= Mul(") == 1  # x*k computed once; 2*3 folded
     assert float(f(jf.constant([1.0, 1.0]))[0]) == 12.0
+
+
+def test_a_cpu_device_scope_does_not_retrace():
+    f = jf.function(lambda x: x * 2.0)
+    x = jf.constant([1.0])
+    f(x)
+    with jf.device("/CPU:0"):
+        np.testing.assert_array_equal(f(x).numpy(), [2.0])
+    assert f.experimental_get_tracing_count() == 1

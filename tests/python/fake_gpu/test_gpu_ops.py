@@ -113,8 +113,8 @@ def test_a_function_is_traced_per_placement_and_runs_on_the_gpu(fake, rng):
     yc = f(x, w)  # host inputs: a CPU trace
     assert f.experimental_get_tracing_count() == 2 and yc.device.endswith("CPU:0")
     with jf.device("/GPU:0"):
-        assert f(x, w).device == GPU  # the scope places host inputs' call on the GPU
-    assert f.experimental_get_tracing_count() == 3
+        assert f(x, w).device == GPU  # the scope places host inputs' call on the GPU ...
+    assert f.experimental_get_tracing_count() == 2  # ... where the GPU trace serves it
 
 
 def test_a_jit_scope_cluster_compiles_to_ptx_and_runs_on_the_gpu(fake, rng):
@@ -166,3 +166,18 @@ def test_argmax_runs_on_the_cpu_with_its_dimension_read_on_the_host(rng):
     x = rng.standard_normal((3, 5)).astype(np.float32)
     r = jf.argmax(on_gpu(x), 1)
     np.testing.assert_array_equal(r.numpy(), x.argmax(1))
+
+
+def test_a_cpu_scope_reuses_the_cpu_trace_and_brings_gpu_inputs_back(rng):
+    @jf.function
+    def f(x):
+        return x * 2.0
+
+    x = rng.standard_normal(4).astype(np.float32)
+    f(x)
+    with jf.device("/CPU:0"):
+        assert f(x).device.endswith("CPU:0")
+        y = f(on_gpu(x))
+    assert f.experimental_get_tracing_count() == 1
+    assert y.device.endswith("CPU:0")
+    np.testing.assert_allclose(y.numpy(), x * 2.0)
