@@ -66,6 +66,16 @@ struct Step {
   std::vector<KExpr*> siblings;
 };
 
+// How many operand elements each output element of a loop step folds: the product of a
+// reduction root's reduced dims (`params` fills the slots), 1 for other steps.
+inline int64_t reduced_extent(const Step& s, const int64_t* params) {
+  int64_t red = 1;
+  if (s.root->kind != KKind::kReduce) return red;
+  const KExpr* x = s.root->operands[0];
+  for (int a : s.root->axes) red *= x->dims[a] < 0 ? 1 : params[x->dims[a]];
+  return red;
+}
+
 struct ClusterProgram {
   std::vector<std::unique_ptr<KExpr>> exprs;
   std::vector<Step> steps;

@@ -162,13 +162,8 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
     const Shape& os = pr->buffer_shapes[s.root->buffer];
     int64_t n = os.num_elements();
     if (n == 0) continue;
-    double cost = 4.0;
-    if (s.root->kind == KKind::kReduce) {
-      const KExpr* x = s.root->operands[0];
-      int64_t red = 1;
-      for (int a : s.root->axes) red *= x->dims[a] < 0 ? 1 : params[x->dims[a]];
-      cost *= static_cast<double>(red > 0 ? red : 1);
-    }
+    int64_t red = reduced_extent(s, params);
+    double cost = 4.0 * static_cast<double>(red > 0 ? red : 1);
     StepFn fn = kernels.fns[k];
     char** bp = ptrs.data();
     parallel_for(n, cost, [&](int64_t b, int64_t e) { fn(bp, params, b, e); });

@@ -77,8 +77,10 @@ Handle handle_for(GpuDevice& d) {
     const Cublas& c = cublas();
     if (!c.error.empty()) throw_runtime("GPU matmul needs cuBLAS: ", c.error);
     d.make_current();
-    check(c.create(&h), "cublasCreate");
-    check(c.set_stream(h, d.stream()), "cublasSetStream");
+    Handle fresh = nullptr;  // kept only once it is bound to the stream
+    check(c.create(&fresh), "cublasCreate");
+    check(c.set_stream(fresh, d.stream()), "cublasSetStream");
+    h = fresh;
   }
   return h;
 }

@@ -99,6 +99,11 @@ int cuda_device_attribute(int device, int attribute) {
   return v;
 }
 
+int cuda_compute_capability(int device) {
+  constexpr int kMajor = 75, kMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*
+  return cuda_device_attribute(device, kMajor) * 10 + cuda_device_attribute(device, kMinor);
+}
+
 std::string cuda_device_name(int i) {
   const CudaApi& api = cuda_api();
   int dev = 0;

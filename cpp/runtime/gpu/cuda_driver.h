@@ -59,5 +59,7 @@ const CudaApi& cuda_api();
 void cuda_check(CUresult r, const char* call);
 // A device attribute (cuDeviceGetAttribute), e.g. 16 = multiprocessor count.
 int cuda_device_attribute(int device, int attribute);
+// The compute capability as major * 10 + minor (80 for sm_80).
+int cuda_compute_capability(int device);
 
 }  // namespace jf

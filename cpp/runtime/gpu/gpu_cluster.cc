@@ -12,8 +12,6 @@
 namespace jf {
 
 namespace {
-constexpr int kAttrCcMajor = 75, kAttrCcMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*
-
 bool is_matmul(const Node* n) { return n->op == OpId::MatMul || n->op == OpId::BatchMatMulV2; }
 
 // Which buffers a kernel or library step reads (inputs the kernels never read are shape
@@ -27,7 +25,7 @@ std::vector<char> buffers_read(const ClusterProgram& p) {
 }  // namespace
 
 std::string gpu_arch(int device) {
-  int cc = cuda_device_attribute(device, kAttrCcMajor) * 10 + cuda_device_attribute(device, kAttrCcMinor);
+  int cc = cuda_compute_capability(device);
   for (int a : {90, 80, 75, 70})
     if (cc >= a) return "sm_" + std::to_string(a);
   return "sm_60";
@@ -79,14 +77,8 @@ std::vector<Tensor> CompiledCluster::run_gpu(const std::vector<Tensor>& inputs) 
   }
   std::vector<int64_t> totals, extents;
   for (const Step& s : p.steps) {
-    int64_t red = 1;
-    if (s.kind == Step::kLoop && s.root->kind == KKind::kReduce)
-      for (int a : s.root->axes) {
-        int slot = s.root->operands[0]->dims[a];
-        red *= slot < 0 ? 1 : pr.params[slot];
-      }
     totals.push_back(pr.buffer_shapes[s.root->buffer].num_elements());
-    extents.push_back(red);
+    extents.push_back(reduced_extent(s, pr.params.data()));
   }
   auto library = [&](size_t k) {
     const Step& s = p.steps[k];

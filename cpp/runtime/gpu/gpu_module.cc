@@ -9,8 +9,7 @@
 namespace jf {
 namespace {
 
-constexpr int kAttrCcMajor = 75, kAttrCcMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*
-constexpr int kJitInputPtx = 1;                      // CU_JIT_INPUT_PTX
+constexpr int kJitInputPtx = 1;  // CU_JIT_INPUT_PTX
 std::atomic<int64_t> g_links{0};
 
 // The driver's JIT: one PTX input, linked into a cubin for the current context's device.
@@ -40,9 +39,7 @@ std::string link_cubin(const std::string& ptx) {
 }  // namespace
 
 std::string cubin_target(GpuDevice& device) {
-  int major = cuda_device_attribute(device.index(), kAttrCcMajor);
-  int minor = cuda_device_attribute(device.index(), kAttrCcMinor);
-  return "cubin|sm_" + std::to_string(major) + std::to_string(minor) + "|driver " +
+  return "cubin|sm_" + std::to_string(cuda_compute_capability(device.index())) + "|driver " +
          std::to_string(cuda_status().driver_version);
 }
 
