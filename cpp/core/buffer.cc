@@ -138,6 +138,10 @@ BufferPtr allocate_on(Device d, size_t bytes) {
   return g_device_hooks.allocate(d, bytes);
 }
 
+std::string short_device_name(Device d) {
+  return str_cat(d.type == DeviceType::kGPU ? "/GPU:" : "/CPU:", d.index);
+}
+
 std::string device_name(Device d) {
   return str_cat(
       "/job:localhost/replica:0/task:0/device:", d.type == DeviceType::kGPU ? "GPU:" : "CPU:", d.index);

@@ -50,6 +50,8 @@ const DeviceHooks& device_hooks();
 BufferPtr allocate_on(Device d, size_t bytes);
 // TF's full device name, "/job:localhost/replica:0/task:0/device:GPU:0".
 std::string device_name(Device d);
+// The short form users write in jf.device: "/GPU:0".
+std::string short_device_name(Device d);
 
 struct AllocatorStats {
   int64_t allocations = 0;   // requests served

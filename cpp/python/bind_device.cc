@@ -24,6 +24,11 @@ void bind_device(py::module_& m) {
     push_device_scope(make_device(kind, index));
   });
   m.def("pop_device_scope", &pop_device_scope);
+  m.def("current_device_scope", [] {
+    Device d;  // the CPU outside any scope
+    device_scope(&d);
+    return short_device_name(d);
+  });
   m.def("set_device_policy", [](const std::string& p) {
     if (p != "silent" && p != "explicit")
       throw_invalid("device policy must be 'silent' or 'explicit', got '", p, "'");

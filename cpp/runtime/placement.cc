@@ -21,7 +21,6 @@ bool host_value(const OpDef& def, const std::vector<Tensor>& in, size_t i) {
   return is_shape_input(def.id, i, in.size()) || in[i].num_elements() <= 1;
 }
 
-std::string short_name(Device d) { return str_cat(d.type == DeviceType::kGPU ? "/GPU:" : "/CPU:", d.index); }
 }  // namespace
 
 void push_device_scope(Device d) {
@@ -73,10 +72,10 @@ std::vector<Tensor> run_placed(const OpDef& def, const std::vector<Tensor>& inpu
       continue;
     }
     if (device_policy() == DevicePolicy::kExplicit && def.id != OpId::Identity && !host_value(def, in, i))
-      throw_invalid(def.name, ": input ", i, " (", in[i].desc(), ") is on ", short_name(from),
-                    " but the op runs on ", short_name(d),
+      throw_invalid(def.name, ": input ", i, " (", in[i].desc(), ") is on ", short_device_name(from),
+                    " but the op runs on ", short_device_name(d),
                     " and the device policy is 'explicit'; copy it with jf.identity under jf.device('",
-                    short_name(d), "')");
+                    short_device_name(d), "')");
     in[i] = in[i].to_device(d);
   }
   if (def.id == OpId::Identity) return in;  // the copy above is the op (TF moves data this way)

@@ -7,11 +7,11 @@ import re
 from . import _C
 
 _SPEC = re.compile(r"^(?:/job:[^/]+)?(?:/replica:\d+)?(?:/task:\d+)?/?(?:device:)?(CPU|GPU):(\d+)$", re.IGNORECASE)
-_stack = ["/CPU:0"]
 
 
 def current():
-    return _stack[-1]
+    """The innermost jf.device scope of this thread ("/CPU:0" outside any), kept in C++."""
+    return _C.current_device_scope()
 
 
 class device:
@@ -33,10 +33,8 @@ class device:
             if self.index >= status["device_count"]:
                 raise RuntimeError(f"Cannot place ops on {self.name}: only {status['device_count']} GPU(s)")
         _C.push_device_scope(self.kind, self.index)
-        _stack.append(self.name)
         return self.name
 
     def __exit__(self, *exc):
-        _stack.pop()
         _C.pop_device_scope()
         return False
