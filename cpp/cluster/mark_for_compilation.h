@@ -1,4 +1,5 @@
-// Decides which graph nodes are compiled together and why the others stay eager (DESIGN §2.4).
+// Decides which graph nodes are compiled together and why the others stay eager
+// (docs/jit_scope.md, 'Clusters').
 #pragma once
 #include <functional>
 #include <string>

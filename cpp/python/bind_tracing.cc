@@ -78,7 +78,8 @@ void tape_hook(OpId op, const std::vector<Tensor>& in, const Attrs& attrs, const
 }
 
 // Sets attrs on every op created inside (overriding the enclosing scope's values for these
-// keys), restoring the previous attr scope on exit. Used for gradient ops (DESIGN §2.6).
+// keys), restoring the previous attr scope on exit. Used for gradient ops
+// (docs/autodiff.md, 'Gradients of compiled ops').
 class AttrScope {
  public:
   AttrScope(py::dict attrs, std::vector<std::string> clear)

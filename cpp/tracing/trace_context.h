@@ -63,7 +63,7 @@ void install_trace_hook();
 // The user's source location for a node, provided by the Python bindings.
 void set_source_location_fn(std::string (*fn)());
 
-// jit_scope (DESIGN §2.2): enter sets _XlaCompile/_XlaSeparateCompiledGradients (and
+// jit_scope (docs/jit_scope.md, 'Attributes'): enter sets _XlaCompile/_XlaSeparateCompiledGradients (and
 // _XlaScope for a root scope); exit restores the previous attr scope. Throws RuntimeError
 // outside a trace, with TF's message.
 struct JitScopeFrame {

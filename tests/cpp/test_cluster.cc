@@ -1,4 +1,4 @@
-// The mark-for-compilation pass on small hand-built graphs (DESIGN §2.4).
+// The mark-for-compilation pass on small hand-built graphs (docs/jit_scope.md, 'Clusters').
 #include <gtest/gtest.h>
 
 #include <map>

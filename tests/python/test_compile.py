@@ -1,4 +1,4 @@
-"""Compilation of jit_scope clusters (DESIGN §2.4-2.5): which ops compile, cluster shapes,
+"""Compilation of jit_scope clusters (docs/jit_scope.md): which ops compile, cluster shapes,
 values equal to eager and numpy, the compile cache, and best-effort fallback."""
 import os
 import subprocess

@@ -1,4 +1,4 @@
-"""Eager ops against numpy (DESIGN §1 "ops" row, §5 quality bar).
+"""Eager ops against numpy (docs/user_guide.md, 'Eager tensors' and 'Results and errors').
 
 Every float result is compared with a float64 numpy reference computed from the same inputs
 (rtol 1e-5 for float32, 1e-12 for float64); integer and bool results must be exact. Shapes

@@ -1,5 +1,5 @@
 """Bad input gets a Python exception that names the op, the shapes/dtypes and the caller's
-source line (DESIGN §5) -- never a crash, never a silent wrong answer.
+source line (docs/user_guide.md, 'Results and errors') -- never a crash, never a silent wrong answer.
 
 The C++ error translator appends "\\n  at <file>:<line>: <source text>" for the innermost
 frame outside the jitflow package; `raises_here` checks that it points at the exact line of
@@ -36,7 +36,7 @@ def raises_here(exc_type, *fragments):
     assert msg.endswith(f"{THIS_FILE}:{line}: {source}"), msg
 
 
-# ---- the messages DESIGN §5 asks for -------------------------------------------------
+# ---- the messages docs/user_guide.md ('Results and errors') promises ----------------------
 def test_shape_mismatch_names_op_shapes_and_dtypes():
     a, b = jf.zeros([2, 3]), jf.zeros([4])
     with raises_here(jf.errors.InvalidArgumentError, "AddV2", "Incompatible shapes", "[2,3]", "[4]",

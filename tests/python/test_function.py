@@ -1,4 +1,4 @@
-"""jf.function semantics (DESIGN §3): trace keys, signatures, retracing, side effects,
+"""jf.function semantics (docs/user_guide.md, 'Functions'): trace keys, signatures, retracing, side effects,
 variables, control flow, structure, introspection and the counters."""
 import collections
 import os

@@ -1,4 +1,4 @@
-"""jf.gradients and the gradient registry (DESIGN §1 autodiff row, §2.6): ports of
+"""jf.gradients and the gradient registry (docs/autodiff.md): ports of
 TensorFlow's jit_test.py gradient cases, the seed's separate_compiled_gradients example,
 finite-difference checks in float64 for every registered gradient, compiled == eager,
 GradientTape == jf.gradients, naming and edge cases."""

@@ -1,4 +1,4 @@
-"""numpy interop (DESIGN §1 "tensors" row): zero-copy .numpy() / np.asarray / buffer protocol /
+"""numpy interop (docs/user_guide.md, 'Eager tensors'): zero-copy .numpy() / np.asarray / buffer protocol /
 DLPack in both directions, read-only views of immutable tensors, lifetimes, and TF's repr."""
 import gc
 import re

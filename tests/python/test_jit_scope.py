@@ -1,4 +1,4 @@
-"""jit_scope semantics (DESIGN §2.1-2.3, 2.7), including ports of TensorFlow's
+"""jit_scope semantics (docs/jit_scope.md), including ports of TensorFlow's
 tensorflow/python/compiler/xla/jit_test.py."""
 import numpy as np
 import pytest

@@ -23,7 +23,7 @@ def apply_gradient(op, out_grads, grad_scope):
 
 
 def aggregate(grads):
-    """None, the one gradient, or their AddN (unmarked: DESIGN §2.6)."""
+    """None, the one gradient, or their AddN (unmarked: docs/autodiff.md, 'Gradients of compiled ops')."""
     grads = [g for g in grads if g is not None]
     if not grads:
         return None

@@ -3,7 +3,8 @@
 Ops are named `<name>/<forward op>_grad/<Op>` (`gradients/compiled_grad/MatMul`), several
 consumers' gradients are summed by an unmarked `<name>/AddN`, and the gradient ops of a
 forward op with `_XlaCompile == True` are marked for compilation in its scope, or in
-`<scope>_grad_<name>` under `separate_compiled_gradients=True` (DESIGN §2.6)."""
+`<scope>_grad_<name>` under `separate_compiled_gradients=True` (docs/autodiff.md, 'Gradients of
+compiled ops')."""
 from .. import _C, ops
 from ..variables import Variable
 from .backprop import aggregate, apply_gradient, flatten
