@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/shape.h"
-#include "runtime/thread_pool.h"
+#include "support/thread_pool.h"
 
 namespace jf {
 

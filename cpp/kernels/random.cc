@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "ir/op_registry.h"
-#include "runtime/thread_pool.h"
+#include "support/thread_pool.h"
 
 namespace jf {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "ir/shape_fns.h"
 #include "kernels/kernels.h"
-#include "runtime/thread_pool.h"
+#include "support/thread_pool.h"
 
 namespace jf {
 namespace {

@@ -8,7 +8,7 @@
 #include "python/bindings.h"
 #include "runtime/gpu/cuda_driver.h"
 #include "runtime/stats.h"
-#include "runtime/thread_pool.h"
+#include "support/thread_pool.h"
 
 namespace jf::py_bridge {
 

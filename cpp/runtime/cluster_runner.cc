@@ -4,11 +4,26 @@
 #include <map>
 
 #include "ir/shape_fns.h"
+#include "runtime/gpu/gpu_cluster.h"
 #include "runtime/placement.h"
 #include "runtime/stats.h"
-#include "runtime/thread_pool.h"
+#include "support/thread_pool.h"
 
 namespace jf {
+
+CompiledClusterRef compile_cluster(ClusterToCompile c) {
+  auto cc = std::make_shared<CompiledCluster>();
+  cc->name = std::move(c.name);
+  cc->scope = std::move(c.scope);
+  cc->op_names = std::move(c.op_names);
+  cc->program = std::move(c.program);
+  if (c.gpu_device >= 0)
+    compile_for_gpu(*cc, c.gpu_device, c.label);
+  else
+    cc->kernels = compile_cpu(*cc->program, c.label);
+  (cc->kernels.from_cache ? stats().cache_hits : stats().compilations).fetch_add(1);
+  return {cc, cc->program.get(), cc->kernels.from_cache, cc->kernels.compile_seconds};
+}
 
 namespace {
 Tensor view_of(const Tensor& t) { return Tensor(t.dtype(), t.shape(), nullptr); }

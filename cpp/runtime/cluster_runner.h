@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/cpu/cpu_compiler.h"
+#include "codegen/jit_pass.h"
 #include "codegen/kernel_ir.h"
 #include "runtime/parked.h"
 
@@ -60,5 +61,9 @@ struct CompiledCluster {
   mutable std::mutex gpu_mu_;
   mutable std::vector<Tensor> gpu_constants_;  // program constants, uploaded on first run
 };
+
+// The JIT pass's ClusterCompiler: compiles a lowered cluster for the CPU (compile_cpu) or
+// its GPU (compile_for_gpu) and counts a compilation or a cache hit in stats().
+CompiledClusterRef compile_cluster(ClusterToCompile c);
 
 }  // namespace jf

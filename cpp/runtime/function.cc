@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "passes/passes.h"
+#include "runtime/cluster_runner.h"
 #include "runtime/placement.h"
 #include "runtime/stats.h"
 
@@ -13,7 +14,7 @@ ConcreteFunction::ConcreteFunction(std::shared_ptr<Graph> traced, std::string na
     : name_(std::move(name)), graph_(std::move(traced)) {
   for (Node* in : graph_->inputs) input_specs_.push_back(in->outputs[0]);
   optimized_ = optimize(*graph_, name_);
-  executed_ = apply_jit(optimized_, jit, name_, &jit_report_);
+  executed_ = apply_jit(optimized_, jit, name_, compile_cluster, &jit_report_);
   if (jit.gpu_device >= 0) device_ = Device{DeviceType::kGPU, jit.gpu_device};
   plan_ = build_plan(executed_, device_);
 }

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "codegen/jit_pass.h"
 #include "runtime/executor.h"
-#include "runtime/jit_pass.h"
 
 namespace jf {
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "runtime/thread_pool.h"
+#include "support/thread_pool.h"
 
 namespace jf {
 namespace {

@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <functional>
 
+#ifndef EIGEN_USE_THREADS
 #define EIGEN_USE_THREADS
+#endif
 #include <unsupported/Eigen/CXX11/Tensor>
 
 namespace jf {

@@ -7,7 +7,7 @@
 // against 22 us on one thread. Here the caller runs one part itself, each worker gets one
 // part through its own mailbox (no shared queue), and idle workers spin for a while before
 // sleeping, so back-to-back regions start without a wake-up.
-#include "runtime/thread_pool.h"
+#include "support/thread_pool.h"
 
 #include <immintrin.h>
 

@@ -1,16 +1,13 @@
-// Clustering -> lowering -> compilation -> graph rewrite, with reasons for every eager op.
-#include "runtime/jit_pass.h"
+// Clustering -> lowering -> compilation (through the runtime's ClusterCompiler) -> graph
+// rewrite, with reasons for every eager op.
+#include "codegen/jit_pass.h"
 
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
 
 #include "cluster/mark_for_compilation.h"
-#include "codegen/kernel_ir.h"
 #include "passes/passes.h"
-#include "runtime/cluster_runner.h"
-#include "runtime/gpu/gpu_cluster.h"
-#include "runtime/stats.h"
 
 namespace jf {
 
@@ -41,7 +38,8 @@ void set_auto_jit(bool on) { g_auto_jit = on; }
 bool auto_jit() { return g_auto_jit; }
 
 std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const JitOptions& opts,
-                                 const std::string& label, JitReport* report) {
+                                 const std::string& label, const ClusterCompiler& compile,
+                                 JitReport* report) {
   const Graph& a = *optimized;
   if (!wants_jit(a, opts)) {
     for (const auto& n : a.nodes())
@@ -55,25 +53,22 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
   ClusteringResult cr = mark_for_compilation(a, co, can_emit);
   for (auto& kv : cr.eager_reason) report->op_reason[kv.first->name] = kv.second;
 
-  std::vector<std::shared_ptr<CompiledCluster>> compiled;
+  std::vector<std::pair<const Cluster*, CompiledClusterRef>> compiled;
   for (const Cluster& c : cr.clusters) {
     std::string why;
-    std::string clabel = label + "." + c.name;
-    auto cc = std::make_shared<CompiledCluster>();
-    cc->program = lower_cluster(a, c.nodes, &why);
-    if (cc->program) {
+    std::vector<std::string> op_names;
+    for (Node* n : c.nodes) op_names.push_back(n->name);
+    ClusterToCompile todo{
+        c.name, c.scope, label + "." + c.name, op_names, lower_cluster(a, c.nodes, &why), opts.gpu_device};
+    CompiledClusterRef cc;
+    if (todo.program) {
       try {
-        if (opts.gpu_device >= 0)
-          compile_for_gpu(*cc, opts.gpu_device, clabel);
-        else
-          cc->kernels = compile_cpu(*cc->program, clabel);
-        (cc->kernels.from_cache ? stats().cache_hits : stats().compilations).fetch_add(1);
+        cc = compile(std::move(todo));
       } catch (const Error& e) {
         why = e.what();
-        cc->program.reset();
       }
     }
-    if (!cc->program) {
+    if (!cc.cluster) {
       if (opts.whole_function) throw_invalid("jit_compile=True: ", label, " cannot be compiled: ", why);
       report->warnings.push_back(str_cat("jitflow: ", c.name, " of ", label,
                                          " could not be compiled and runs on "
@@ -82,35 +77,28 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
       for (Node* n : c.nodes) report->op_reason[n->name] = "its cluster could not be compiled: " + why;
       continue;
     }
-    cc->name = c.name;
-    cc->scope = c.scope;
-    for (Node* n : c.nodes) cc->op_names.push_back(n->name);
-    ClusterSummary s{c.name,
-                     c.scope,
-                     opts.gpu_device >= 0 ? "gpu" : "cpu",
-                     cc->op_names,
-                     cc->kernels.from_cache,
-                     cc->kernels.compile_seconds};
-    report->clusters.push_back(s);
+    const char* backend = opts.gpu_device >= 0 ? "gpu" : "cpu";
+    report->clusters.push_back(
+        ClusterSummary{c.name, c.scope, backend, std::move(op_names), cc.from_cache, cc.compile_seconds});
     for (Node* n : c.nodes) report->op_cluster[n->name] = c.name;
-    compiled.push_back(cc);
-    report->compiled.push_back(cc);
+    report->compiled.push_back(cc.cluster);
+    compiled.emplace_back(&c, std::move(cc));
   }
   dump_clusters(*report, label);
   if (compiled.empty()) return optimized;
 
   // The executed graph: a copy where each cluster's outputs come from one XlaLaunch node.
   std::shared_ptr<Graph> b = a.clone();
-  for (auto& cc : compiled) {
-    const ClusterProgram& p = *cc->program;
+  for (const auto& [c, cc] : compiled) {
+    const ClusterProgram& p = *cc.program;
     std::vector<Output> ins;
     for (const Output& o : p.inputs) ins.push_back({b->find(o.node->name), o.index});
     std::vector<TensorSpec> specs;
     for (const Output& o : p.outputs) specs.push_back(o.node->outputs[o.index]);
     Attrs at;
-    at.set("_XlaScope", cc->scope);
-    Node* launch = b->add_node(OpId::XlaLaunch, b->unique_name(cc->name), ins, at, specs);
-    launch->cluster = cc;
+    at.set("_XlaScope", c->scope);
+    Node* launch = b->add_node(OpId::XlaLaunch, b->unique_name(c->name), ins, at, specs);
+    launch->cluster = cc.cluster;
     launch->order_key = b->find(p.members.front()->name)->id;
     for (size_t k = 0; k < p.outputs.size(); ++k)
       replace_uses(*b, {b->find(p.outputs[k].node->name), p.outputs[k].index}, {launch, static_cast<int>(k)});
