@@ -163,16 +163,7 @@ ClusteringResult cluster_whole_function(const Graph& g, const Adjacency& adj,
 }  // namespace
 
 bool is_trivial_for_clustering(const Node& n) {
-  switch (n.op) {
-    case OpId::Const:
-    case OpId::Identity:
-    case OpId::Reshape:
-    case OpId::Squeeze:
-    case OpId::ExpandDims:
-      return true;
-    default:
-      return false;
-  }
+  return n.def().lower == LowerKind::kConst || n.def().lower == LowerKind::kView;
 }
 
 ClusteringResult mark_for_compilation(const Graph& g, const ClusterOptions& opts, const CanEmitFn& can_emit) {

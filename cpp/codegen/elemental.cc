@@ -7,6 +7,8 @@
 
 #include <limits>
 
+#include "codegen/formulas.h"
+
 namespace jf {
 
 using llvm::Value;
@@ -264,121 +266,37 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
   }
 }
 
+// Elementwise ops dispatch through the record: a formula, or the record's math function.
 Value* ElementalEmitter::unary(const KExpr* e, Value* x) {
-  bool f = is_float(e->dtype);
-  llvm::Type* t = reg_type(e->dtype);
-  switch (e->op) {
-    case OpId::Identity:
-      return x;
-    case OpId::Neg:
-      return f ? b_.CreateFNeg(x) : b_.CreateNeg(x);
-    case OpId::Abs:
-      return f ? call_intrinsic(llvm::Intrinsic::fabs, x)
-               : b_.CreateSelect(b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0)), b_.CreateNeg(x), x);
-    case OpId::Square:
-      return f ? b_.CreateFMul(x, x) : b_.CreateMul(x, x);
-    case OpId::Relu:
-      return f ? fmax_nan(x, llvm::ConstantFP::get(t, 0.0), true)
-               : b_.CreateSelect(b_.CreateICmpSGT(x, llvm::ConstantInt::get(t, 0)), x,
-                                 llvm::ConstantInt::get(t, 0));
-    case OpId::Exp:
-      return exp_inline(x, e->dtype);
-    case OpId::Log:
-      return call_intrinsic(llvm::Intrinsic::log, x);
-    case OpId::Sqrt:
-      return call_intrinsic(llvm::Intrinsic::sqrt, x);
-    case OpId::Rsqrt:
-      return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), call_intrinsic(llvm::Intrinsic::sqrt, x));
-    case OpId::Sin:
-      return call_intrinsic(llvm::Intrinsic::sin, x);
-    case OpId::Cos:
-      return call_intrinsic(llvm::Intrinsic::cos, x);
-    case OpId::Sigmoid: {  // 1 / (1 + exp(-x)): saturates to exactly 0 and 1
-      Value* one = llvm::ConstantFP::get(t, 1.0);
-      return b_.CreateFDiv(one, b_.CreateFAdd(one, exp_inline(b_.CreateFNeg(x), e->dtype)));
-    }
-    case OpId::Tanh: {
-      if (e->dtype == DType::kFloat32) return tanh_rational(x);
-      // float64: |x| < 0.1 odd Taylor series (no cancellation); else
-      // sign(x) * (1 - 2/(exp(2|x|)+1)), exact at the tails (exp -> inf gives 1).
-      Value* one = llvm::ConstantFP::get(t, 1.0);
-      Value* two = llvm::ConstantFP::get(t, 2.0);
-      Value* ax = call_intrinsic(llvm::Intrinsic::fabs, x);
-      Value* e2 = exp_inline(b_.CreateFMul(two, ax), e->dtype);
-      Value* big = call_intrinsic(llvm::Intrinsic::copysign,
-                                  b_.CreateFSub(one, b_.CreateFDiv(two, b_.CreateFAdd(e2, one))), x);
-      Value* x2 = b_.CreateFMul(x, x);
-      Value* p = llvm::ConstantFP::get(t, -17.0 / 315.0);
-      p = b_.CreateFAdd(b_.CreateFMul(p, x2), llvm::ConstantFP::get(t, 2.0 / 15.0));
-      p = b_.CreateFAdd(b_.CreateFMul(p, x2), llvm::ConstantFP::get(t, -1.0 / 3.0));
-      Value* small = b_.CreateFAdd(x, b_.CreateFMul(b_.CreateFMul(x, x2), p));
-      return b_.CreateSelect(b_.CreateFCmpOLT(ax, llvm::ConstantFP::get(t, 0.1)), small, big);
-    }
-    case OpId::Erf: {
-      // A libm call; the backend maps it to its vector math library (CPU: libmvec).
-      llvm::Module* m = b_.GetInsertBlock()->getModule();
-      bool f32 = e->dtype == DType::kFloat32;
-      const char* name = f32 ? "erff" : "erf";
-      auto fn = m->getOrInsertFunction(name, t, t);
-      if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
-        f->setDoesNotAccessMemory();
-        f->setDoesNotThrow();
-        f->setWillReturn();
-      }
-      return b_.CreateCall(fn, {x});
-    }
-    case OpId::LogicalNot:
-      return b_.CreateNot(x);
-    default:
-      JF_CHECK(false, "unary op without emitter: ", op_def(e->op).name);
-  }
+  if (e->op == OpId::Identity) return x;  // broadcasts and fills
+  if (op_def(e->op).lower == LowerKind::kMath) return math_call(e, x);
+  UnaryFormula f = unary_formula(e->op);
+  JF_CHECK(f, "unary op without a formula: ", op_def(e->op).name);
+  return f(*this, e, x);
 }
 
 Value* ElementalEmitter::binary(const KExpr* e, DType in, Value* x, Value* y) {
-  bool f = is_float(in);
-  switch (e->op) {
-    case OpId::AddV2:
-      return f ? b_.CreateFAdd(x, y) : b_.CreateAdd(x, y);
-    case OpId::Sub:
-      return f ? b_.CreateFSub(x, y) : b_.CreateSub(x, y);
-    case OpId::Mul:
-      return f ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
-    case OpId::RealDiv:
-      return b_.CreateFDiv(x, y);
-    case OpId::FloorDiv:
-      return call_intrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(x, y));
-    case OpId::FloorMod: {
-      Value* m = b_.CreateFRem(x, y);
-      Value* fix = b_.CreateAnd(b_.CreateFCmpUNE(m, llvm::ConstantFP::get(x->getType(), 0.0)),
-                                b_.CreateXor(b_.CreateFCmpOLT(m, llvm::ConstantFP::get(x->getType(), 0.0)),
-                                             b_.CreateFCmpOLT(y, llvm::ConstantFP::get(x->getType(), 0.0))));
-      return b_.CreateSelect(fix, b_.CreateFAdd(m, y), m);
-    }
-    case OpId::Pow:
-      return call_intrinsic(llvm::Intrinsic::pow, x, y);
-    case OpId::Maximum:
-      return f ? fmax_nan(x, y, true) : b_.CreateSelect(b_.CreateICmpSGT(x, y), x, y);
-    case OpId::Minimum:
-      return f ? fmax_nan(x, y, false) : b_.CreateSelect(b_.CreateICmpSLT(x, y), x, y);
-    case OpId::Equal:
-      return f ? b_.CreateFCmpOEQ(x, y) : b_.CreateICmpEQ(x, y);
-    case OpId::NotEqual:
-      return f ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y);
-    case OpId::Less:
-      return f ? b_.CreateFCmpOLT(x, y) : b_.CreateICmpSLT(x, y);
-    case OpId::LessEqual:
-      return f ? b_.CreateFCmpOLE(x, y) : b_.CreateICmpSLE(x, y);
-    case OpId::Greater:
-      return f ? b_.CreateFCmpOGT(x, y) : b_.CreateICmpSGT(x, y);
-    case OpId::GreaterEqual:
-      return f ? b_.CreateFCmpOGE(x, y) : b_.CreateICmpSGE(x, y);
-    case OpId::LogicalAnd:
-      return b_.CreateAnd(x, y);
-    case OpId::LogicalOr:
-      return b_.CreateOr(x, y);
-    default:
-      JF_CHECK(false, "binary op without emitter: ", op_def(e->op).name);
+  if (op_def(e->op).lower == LowerKind::kMath) return math_call(e, x, y);
+  BinaryFormula f = binary_formula(e->op);
+  JF_CHECK(f, "binary op without a formula: ", op_def(e->op).name);
+  return f(*this, e, in, x, y);
+}
+
+Value* ElementalEmitter::math_call(const KExpr* e, Value* x, Value* y) {
+  const std::string base = op_def(e->op).math;
+  llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID("llvm." + base);
+  if (id != llvm::Intrinsic::not_intrinsic) return call_intrinsic(id, x, y);
+  llvm::Module* m = b_.GetInsertBlock()->getModule();
+  llvm::Type* t = x->getType();
+  std::string name = base + (e->dtype == DType::kFloat32 ? "f" : "");
+  std::vector<llvm::Type*> params(y ? 2 : 1, t);
+  auto fn = m->getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
+  if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
+    f->setDoesNotAccessMemory();
+    f->setDoesNotThrow();
+    f->setWillReturn();
   }
+  return y ? b_.CreateCall(fn, {x, y}) : b_.CreateCall(fn, {x});
 }
 
 Value* ElementalEmitter::cast(DType from, DType to, Value* x) {
@@ -398,28 +316,27 @@ Value* ElementalEmitter::reduce_identity(const KExpr* e) {
   DType dt = e->dtype;
   bool f = is_float(dt);
   double init = 0;
-  if (e->op == OpId::Prod) init = 1;
-  if (e->op == OpId::Max)
-    init = f ? -std::numeric_limits<double>::infinity()
-             : (dt == DType::kInt32 ? INT32_MIN : static_cast<double>(INT64_MIN));
-  if (e->op == OpId::Min)
-    init = f ? std::numeric_limits<double>::infinity()
-             : (dt == DType::kInt32 ? INT32_MAX : static_cast<double>(INT64_MAX));
+  switch (reduce_formula(e->op)->init) {
+    case ReduceFormula::kZero:
+      break;
+    case ReduceFormula::kOne:
+      init = 1;
+      break;
+    case ReduceFormula::kLowest:
+      init = f ? -std::numeric_limits<double>::infinity()
+               : (dt == DType::kInt32 ? INT32_MIN : static_cast<double>(INT64_MIN));
+      break;
+    case ReduceFormula::kHighest:
+      init = f ? std::numeric_limits<double>::infinity()
+               : (dt == DType::kInt32 ? INT32_MAX : static_cast<double>(INT64_MAX));
+      break;
+  }
   return fconst(dt, init);
 }
 
+// The element first: NaN-propagating max/min then keep the accumulator on ties.
 Value* ElementalEmitter::reduce_combine(const KExpr* e, Value* acc, Value* v) {
-  bool f = is_float(e->dtype);
-  switch (e->op) {
-    case OpId::Prod:
-      return f ? b_.CreateFMul(acc, v) : b_.CreateMul(acc, v);
-    case OpId::Max:
-      return f ? fmax_nan(v, acc, true) : b_.CreateSelect(b_.CreateICmpSGT(v, acc), v, acc);
-    case OpId::Min:
-      return f ? fmax_nan(v, acc, false) : b_.CreateSelect(b_.CreateICmpSLT(v, acc), v, acc);
-    default:
-      return f ? b_.CreateFAdd(acc, v) : b_.CreateAdd(acc, v);
-  }
+  return binary_formula(reduce_formula(e->op)->combine)(*this, e, e->dtype, v, acc);
 }
 
 std::vector<Value*> ElementalEmitter::reduce_kept_index(const KExpr* e, const std::vector<Value*>& out_idx) {
@@ -452,7 +369,7 @@ Value* ElementalEmitter::reduce_extent(const KExpr* e) {
 }
 
 Value* ElementalEmitter::reduce_finish(const KExpr* e, Value* acc) {
-  if (e->op != OpId::Mean) return acc;
+  if (!reduce_formula(e->op)->mean) return acc;
   Value* count = reduce_extent(e);
   llvm::Type* t = reg_type(e->dtype);
   if (is_float(e->dtype)) return b_.CreateFDiv(acc, b_.CreateSIToFP(count, t));
@@ -472,7 +389,9 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
   b_.CreateStore(reduce_identity(e), acc);
   // Float max/min: maxnum/minnum (a reduction LLVM vectorizes) plus a separate "saw a NaN"
   // flag, so NaN still propagates like the eager kernels.
-  bool fminmax = f && (e->op == OpId::Max || e->op == OpId::Min);
+  const OpId combine = reduce_formula(e->op)->combine;
+  const bool max = combine == OpId::Maximum;
+  bool fminmax = f && (max || combine == OpId::Minimum);
   llvm::AllocaInst* nan_seen = nullptr;
   if (fminmax) {
     nan_seen = eb.CreateAlloca(b_.getInt1Ty());
@@ -505,23 +424,10 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
   Value* next;
   llvm::FastMathFlags fmf;
   fmf.setAllowReassoc();
-  switch (e->op) {
-    case OpId::Sum:
-    case OpId::Mean:
-      next = f ? b_.CreateFAdd(cur, v) : b_.CreateAdd(cur, v);
-      break;
-    case OpId::Prod:
-      next = f ? b_.CreateFMul(cur, v) : b_.CreateMul(cur, v);
-      break;
-    case OpId::Max:
-      next = f ? call_intrinsic(llvm::Intrinsic::maxnum, cur, v)
-               : b_.CreateSelect(b_.CreateICmpSGT(v, cur), v, cur);
-      break;
-    default:
-      next = f ? call_intrinsic(llvm::Intrinsic::minnum, cur, v)
-               : b_.CreateSelect(b_.CreateICmpSLT(v, cur), v, cur);
-      break;
-  }
+  if (fminmax)
+    next = call_intrinsic(max ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, cur, v);
+  else
+    next = reduce_combine(e, cur, v);
   if (fminmax)
     b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), nan_seen), b_.CreateFCmpUNO(v, v)), nan_seen);
   // maxnum/minnum may assume no NaN (the flag above catches NaNs): LLVM then vectorizes them.

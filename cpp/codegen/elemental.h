@@ -45,6 +45,18 @@ class ElementalEmitter {
   llvm::Type* mem_type(DType d);  // in-memory type (bool is i8)
   llvm::Type* reg_type(DType d);  // in-register type (bool is i1)
 
+  // Building blocks of the per-op formulas (codegen/formulas_*.cc).
+  llvm::IRBuilder<>& builder() { return b_; }
+  llvm::Value* fconst(DType d, double v);
+  llvm::Value* fmax_nan(llvm::Value* x, llvm::Value* y, bool is_max);
+  llvm::Value* exp_inline(llvm::Value* x, DType dt);
+  llvm::Value* tanh_rational(llvm::Value* x);
+  llvm::Value* call_intrinsic(llvm::Intrinsic::ID id, llvm::Value* x, llvm::Value* y = nullptr);
+  // The record's math function of e->op on x (and y): LLVM's intrinsic of that name when
+  // there is one, else a call to libm's (name + "f" for float32), which each backend maps to
+  // its vector library or libdevice.
+  llvm::Value* math_call(const KExpr* e, llvm::Value* x, llvm::Value* y = nullptr);
+
  private:
   llvm::IRBuilder<>& b_;
   llvm::LLVMContext& ctx_;
@@ -63,11 +75,6 @@ class ElementalEmitter {
   llvm::Value* concat(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   std::vector<llvm::Value*> broadcast_index(const KExpr* out, const KExpr* operand,
                                             const std::vector<llvm::Value*>& idx);
-  llvm::Value* fconst(DType d, double v);
-  llvm::Value* fmax_nan(llvm::Value* x, llvm::Value* y, bool is_max);
-  llvm::Value* exp_inline(llvm::Value* x, DType dt);
-  llvm::Value* tanh_rational(llvm::Value* x);
-  llvm::Value* call_intrinsic(llvm::Intrinsic::ID id, llvm::Value* x, llvm::Value* y = nullptr);
 };
 
 }  // namespace jf

@@ -11,24 +11,6 @@ namespace jf {
 
 namespace {
 
-bool is_transcendental(OpId op) {
-  switch (op) {
-    case OpId::Exp:
-    case OpId::Log:
-    case OpId::Tanh:
-    case OpId::Sigmoid:
-    case OpId::Sin:
-    case OpId::Cos:
-    case OpId::Erf:
-    case OpId::Pow:
-    case OpId::Sqrt:
-    case OpId::Rsqrt:
-      return true;
-    default:
-      return false;
-  }
-}
-
 class Lowering {
  public:
   Lowering(const Graph& g, const std::vector<Node*>& members)
@@ -175,51 +157,43 @@ class Lowering {
     return std::vector<int>(v.begin(), v.end());
   }
 
+  // One case per lowering kind of the op's record (ops.def); ops of a kind differ only in
+  // what the record says (their formula, shape inputs, math function).
   void lower(Node* n) {
     need_shape_input_available(n);
     std::string why;
     if (!can_emit(*n, &why)) throw_unimplemented(n->name, ": ", why);
     std::vector<KExpr*> outs;
+    const OpDef& def = n->def();
     const OpId op = n->op;
     auto in = [&](int i) { return operand(n, i); };
-    switch (op) {
-      case OpId::Const: {
+    // The data inputs (not shape inputs), in order.
+    std::vector<int> data;
+    for (size_t i = 0; i < n->inputs.size(); ++i)
+      if (!def.is_shape_input(i, n->inputs.size())) data.push_back(static_cast<int>(i));
+    switch (def.lower) {
+      case LowerKind::kConst:
         outs.push_back(input({n, 0}));
         break;
-      }
-      case OpId::Identity:
-      case OpId::Reshape:
-      case OpId::Squeeze:
-      case OpId::ExpandDims: {
+      case LowerKind::kView: {
         KExpr* e = make(KKind::kReshape, n->outputs[0].dtype, node_dims(n, 0));
-        e->operands = {in(0)};
+        e->operands = {in(data.at(0))};
         outs.push_back(e);
         break;
       }
-      case OpId::Neg:
-      case OpId::Abs:
-      case OpId::Square:
-      case OpId::Relu:
-      case OpId::Exp:
-      case OpId::Log:
-      case OpId::Tanh:
-      case OpId::Sigmoid:
-      case OpId::Sqrt:
-      case OpId::Rsqrt:
-      case OpId::Sin:
-      case OpId::Cos:
-      case OpId::Erf:
-      case OpId::LogicalNot:
+      case LowerKind::kUnary:
         outs.push_back(elementwise(KKind::kUnary, n, {in(0)}, op));
         break;
-      case OpId::BroadcastTo:
-        outs.push_back(elementwise(KKind::kUnary, n, {in(0)}, OpId::Identity));
+      case LowerKind::kMath:
+        if (def.num_inputs == 1)
+          outs.push_back(elementwise(KKind::kUnary, n, {in(0)}, op));
+        else
+          outs.push_back(elementwise(KKind::kBinary, n, {in(0), in(1)}, op));
         break;
-      case OpId::Fill:
-        outs.push_back(elementwise(KKind::kUnary, n, {in(1)}, OpId::Identity));
+      case LowerKind::kBroadcast:
+        outs.push_back(elementwise(KKind::kUnary, n, {in(data.at(0))}, OpId::Identity));
         break;
-      case OpId::ZerosLike:
-      case OpId::OnesLike: {
+      case LowerKind::kFillLike: {
         // Only the operand's shape is used, but run-time shape inference needs its value
         // too: an outside operand must become a cluster input.
         in(0);
@@ -228,32 +202,16 @@ class Lowering {
         outs.push_back(elementwise(KKind::kUnary, n, {s}, OpId::Identity));
         break;
       }
-      case OpId::Cast:
+      case LowerKind::kCast:
         outs.push_back(elementwise(KKind::kCast, n, {in(0)}, op));
         break;
-      case OpId::AddV2:
-      case OpId::Sub:
-      case OpId::Mul:
-      case OpId::RealDiv:
-      case OpId::FloorDiv:
-      case OpId::FloorMod:
-      case OpId::Maximum:
-      case OpId::Minimum:
-      case OpId::Pow:
-      case OpId::Equal:
-      case OpId::NotEqual:
-      case OpId::Less:
-      case OpId::LessEqual:
-      case OpId::Greater:
-      case OpId::GreaterEqual:
-      case OpId::LogicalAnd:
-      case OpId::LogicalOr:
+      case LowerKind::kBinary:
         outs.push_back(elementwise(KKind::kBinary, n, {in(0), in(1)}, op));
         break;
-      case OpId::SelectV2:
+      case LowerKind::kSelect:
         outs.push_back(elementwise(KKind::kSelect, n, {in(0), in(1), in(2)}, op));
         break;
-      case OpId::AddN: {
+      case LowerKind::kAddN: {
         KExpr* acc = in(0);
         for (size_t i = 1; i < n->inputs.size(); ++i) {
           KExpr* e = make(KKind::kBinary, n->outputs[0].dtype,
@@ -266,18 +224,14 @@ class Lowering {
         outs.push_back(acc);
         break;
       }
-      case OpId::Transpose: {
+      case LowerKind::kTranspose: {
         KExpr* e = make(KKind::kTranspose, n->outputs[0].dtype, node_dims(n, 0));
         e->operands = {in(0)};
         e->perm = const_ints(n, 1);
         outs.push_back(e);
         break;
       }
-      case OpId::Sum:
-      case OpId::Mean:
-      case OpId::Max:
-      case OpId::Min:
-      case OpId::Prod: {
+      case LowerKind::kReduce: {
         KExpr* x = in(0);
         std::vector<int> axes;
         for (int a : const_ints(n, 1)) axes.push_back(a < 0 ? a + x->rank() : a);
@@ -286,7 +240,7 @@ class Lowering {
         outs.push_back(reduce(x, axes, n->attrs.get<bool>("keep_dims", false), op, node_dims(n, 0)));
         break;
       }
-      case OpId::StridedSlice: {
+      case LowerKind::kSlice: {
         KExpr* x = in(0);
         SlicePlan plan = strided_slice_plan_for(n);
         KExpr* e = make(KKind::kSlice, n->outputs[0].dtype, node_dims(n, 0));
@@ -300,11 +254,12 @@ class Lowering {
         outs.push_back(e);
         break;
       }
-      case OpId::Split:
-      case OpId::SplitV: {
-        int vi = op == OpId::Split ? 1 : 0;
-        KExpr* x = in(vi);
-        const Tensor* ax = const_input(n, op == OpId::Split ? 0 : 2);
+      case LowerKind::kSplit: {
+        // The value is the one data input; the axis is the last shape input (Split: its
+        // only one, SplitV: after the sizes).
+        KExpr* x = in(data.at(0));
+        int axis_input = op == OpId::Split ? 0 : 2;
+        const Tensor* ax = const_input(n, axis_input);
         if (!ax) throw_unimplemented(n->name, ": the split axis must be a constant");
         int axis = static_cast<int>(ax->get_int(0));
         if (axis < 0) axis += x->rank();
@@ -321,21 +276,22 @@ class Lowering {
         }
         break;
       }
-      case OpId::ConcatV2:
-      case OpId::Pack: {
-        size_t nv = op == OpId::ConcatV2 ? n->inputs.size() - 1 : n->inputs.size();
+      case LowerKind::kConcat:
+      case LowerKind::kStack: {
+        const bool stack = def.lower == LowerKind::kStack;
         int axis;
-        if (op == OpId::ConcatV2) {
-          axis = static_cast<int>(const_input(n, static_cast<int>(nv))->get_int(0));
-          if (axis < 0) axis += n->outputs[0].shape.rank();
+        if (!stack) {
+          const Tensor* ax = const_input(n, static_cast<int>(n->inputs.size()) - 1);
+          if (!ax) throw_unimplemented(n->name, ": the concat axis must be a constant");
+          axis = static_cast<int>(ax->get_int(0));
         } else {
           axis = static_cast<int>(n->attrs.get<int64_t>("axis", 0));
-          if (axis < 0) axis += n->outputs[0].shape.rank();
         }
+        if (axis < 0) axis += n->outputs[0].shape.rank();
         KExpr* e = make(KKind::kConcat, n->outputs[0].dtype, node_dims(n, 0));
-        for (size_t i = 0; i < nv; ++i) {
-          KExpr* v = in(static_cast<int>(i));
-          if (op == OpId::Pack) {  // stack = concat of values with a new unit axis
+        for (int i : data) {
+          KExpr* v = in(i);
+          if (stack) {  // stack = concat of values with a new unit axis
             std::vector<int> d = v->dims;
             d.insert(d.begin() + axis, -1);
             KExpr* r = make(KKind::kReshape, v->dtype, d);
@@ -350,10 +306,7 @@ class Lowering {
       }
       // Library steps: Eigen's GEMM, and the row-fused softmax kernel (one pass per row is
       // better than the max/exp-sum/normalize kernels a decomposition would give).
-      case OpId::MatMul:
-      case OpId::BatchMatMulV2:
-      case OpId::Softmax:
-      case OpId::LogSoftmax: {
+      case LowerKind::kLibrary: {
         KExpr* e = make(KKind::kBuffer, n->outputs[0].dtype, node_dims(n, 0));
         e->materialized = true;
         Step s{Step::kLibrary, e, n, {}};
@@ -362,8 +315,9 @@ class Lowering {
         outs.push_back(e);
         break;
       }
-      default:
-        throw_unimplemented(n->name, ": no emitter for ", n->type());
+      case LowerKind::kEager:
+      case LowerKind::kGraph:
+        throw_unimplemented(n->name, ": no emitter for ", n->type());  // can_emit refused it
     }
     for (int i = 0; i < static_cast<int>(outs.size()); ++i) values_[{n, i}] = outs[i];
   }
@@ -428,8 +382,8 @@ class Lowering {
       for (KExpr* a : s.args) uses[a->id]++;
     std::vector<bool> expensive(p_->exprs.size(), false);
     for (auto& e : p_->exprs) {
-      bool x = e->kind == KKind::kUnary && is_transcendental(e->op);
-      x |= e->kind == KKind::kBinary && e->op == OpId::Pow;
+      bool x = (e->kind == KKind::kUnary || e->kind == KKind::kBinary) &&
+               op_def(e->op).cost == Cost::kTranscendental;
       for (KExpr* o : e->operands) x |= expensive[o->id] && !o->materialized;
       expensive[e->id] = x;
     }
@@ -496,120 +450,27 @@ class Lowering {
   }
 };
 
-bool dtype_ok(const Node& n, bool allow_bool, std::string* why) {
-  for (const TensorSpec& s : n.outputs)
-    if (s.dtype == DType::kBool && !allow_bool) {
-      *why = "no emitter for bool outputs of this op";
-      return false;
-    }
+}  // namespace
+
+// From the record: Eager and Graph ops never compile; others compile for the dtypes their
+// JIT column covers (of the main operand; no data input: the output's).
+bool can_emit(const Node& n, std::string* why) {
+  const OpDef& def = n.def();
+  if (def.jit.types == kNoTypes) {
+    *why = str_cat("no JIT emitter for ", n.type(), " (", def.jit.reason, ")");
+    return false;
+  }
+  int mi = def.main_input(n.inputs.size());
+  DType dt = mi < 0 ? n.outputs.at(0).dtype : n.inputs[mi].node->outputs[n.inputs[mi].index].dtype;
+  if (!has_type(def.jit.types, dt)) {
+    *why = str_cat("no emitter for ", n.type(), " on ", dtype_name(dt));
+    if (def.jit.reason) *why += str_cat(" (", def.jit.reason, ")");
+    return false;
+  }
   return true;
 }
 
-}  // namespace
-
-bool can_emit(const Node& n, std::string* why) {
-  const OpId op = n.op;
-  auto in_dt = [&](int i) { return n.inputs[i].node->outputs[n.inputs[i].index].dtype; };
-  switch (op) {
-    case OpId::Const:
-    case OpId::Identity:
-    case OpId::Reshape:
-    case OpId::Squeeze:
-    case OpId::ExpandDims:
-    case OpId::Transpose:
-    case OpId::BroadcastTo:
-    case OpId::Fill:
-    case OpId::ZerosLike:
-    case OpId::OnesLike:
-    case OpId::Cast:
-    case OpId::SelectV2:
-    case OpId::StridedSlice:
-    case OpId::Split:
-    case OpId::SplitV:
-    case OpId::ConcatV2:
-    case OpId::Pack:
-    case OpId::Equal:
-    case OpId::NotEqual:
-    case OpId::Less:
-    case OpId::LessEqual:
-    case OpId::Greater:
-    case OpId::GreaterEqual:
-    case OpId::LogicalAnd:
-    case OpId::LogicalOr:
-    case OpId::LogicalNot:
-      return true;
-    case OpId::Neg:
-    case OpId::Abs:
-    case OpId::Square:
-    case OpId::Relu:
-    case OpId::AddV2:
-    case OpId::Sub:
-    case OpId::Mul:
-    case OpId::Maximum:
-    case OpId::Minimum:
-    case OpId::AddN:
-    case OpId::Sum:
-    case OpId::Mean:
-    case OpId::Max:
-    case OpId::Min:
-    case OpId::Prod:
-      return dtype_ok(n, false, why);
-    case OpId::MatMul:
-    case OpId::BatchMatMulV2:
-      return dtype_ok(n, false, why);
-    case OpId::Exp:
-    case OpId::Log:
-    case OpId::Tanh:
-    case OpId::Sigmoid:
-    case OpId::Sqrt:
-    case OpId::Rsqrt:
-    case OpId::Sin:
-    case OpId::Cos:
-    case OpId::Erf:
-    case OpId::RealDiv:
-    case OpId::Softmax:
-    case OpId::LogSoftmax:
-    case OpId::Pow:
-    case OpId::FloorDiv:
-    case OpId::FloorMod:
-      if (!n.inputs.empty() && !is_float(in_dt(0))) {
-        *why = str_cat("no emitter for ", n.type(), " on ", dtype_name(in_dt(0)),
-                       " (integer division and powers run on the eager kernel, which checks them)");
-        return false;
-      }
-      return true;
-    default:
-      *why = str_cat("no JIT emitter for ", n.type());
-      return false;
-  }
-}
-
-bool is_shape_input(OpId op, size_t i, size_t n) {
-  switch (op) {
-    case OpId::Reshape:
-    case OpId::Transpose:
-    case OpId::ExpandDims:
-    case OpId::BroadcastTo:
-    case OpId::Sum:
-    case OpId::Mean:
-    case OpId::Max:
-    case OpId::Min:
-    case OpId::Prod:
-      return i == 1;
-    case OpId::StridedSlice:
-      return i >= 1;
-    case OpId::ConcatV2:
-      return i + 1 == n;
-    case OpId::Split:
-      return i == 0;
-    case OpId::SplitV:
-      return i >= 1;
-    case OpId::Fill:
-      return i == 0;
-    default:
-      return false;
-  }
-}
+bool is_shape_input(OpId op, size_t i, size_t n) { return op_def(op).is_shape_input(i, n); }
 
 std::unique_ptr<ClusterProgram> lower_cluster(const Graph& g, const std::vector<Node*>& members,
                                               std::string* why) {

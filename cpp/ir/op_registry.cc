@@ -1,23 +1,62 @@
-// Builds the registry table from ops.def and runs inference + kernels for one op call.
+// Builds the registry table from ops.def, checks its records at compile time, and runs
+// inference + kernels for one op call.
 #include "ir/op_registry.h"
 
 #include <unordered_map>
 
 namespace jf {
 
-#define JF_OP(NAME, NIN, INFER, KERNEL, FLAGS) \
-  void INFER(OpCall&);                         \
-  void KERNEL(OpCall&);
+#define JF_OP(NAME, NIN, INFER, TYPES, SHAPE_IN, LOWER, JIT, COST, MATH, GRAD, PY, FLAGS) \
+  void INFER(OpCall&);                                                                    \
+  void k_##NAME(OpCall&);
 #include "ir/ops.def"
 #undef JF_OP
 
 namespace {
-const OpDef kOps[] = {
-#define JF_OP(NAME, NIN, INFER, KERNEL, FLAGS) {OpId::NAME, #NAME, NIN, INFER, KERNEL, FLAGS},
+constexpr OpDef kOps[] = {
+#define JF_OP(NAME, NIN, INFER, TYPES, SHAPE_IN, LOWER, JIT, COST, MATH, GRAD, PY, FLAGS) \
+  {OpId::NAME,          #NAME, NIN,  INFER, k_##NAME, TYPES, SHAPE_IN,                    \
+   LowerKind::k##LOWER, JIT,   COST, MATH,  GRAD,     PY,    FLAGS},
 #include "ir/ops.def"
 #undef JF_OP
 };
+
+constexpr bool empty(const char* s) { return s == nullptr || *s == 0; }
+
+// What every record must say; a row that breaks a rule fails the build, naming the op.
+constexpr bool record_ok(const OpDef& d) {
+  const bool never_compiled = d.lower == LowerKind::kEager || d.lower == LowerKind::kGraph;
+  if (never_compiled != (d.jit.types == kNoTypes)) return false;  // eager_only() <=> Eager/Graph
+  if (never_compiled && empty(d.jit.reason)) return false;        // ... and says why
+  if ((d.jit.types & ~d.types) != 0 && d.lower != LowerKind::kGraph) return false;     // no more than eager
+  if (!never_compiled && d.jit.types != d.types && empty(d.jit.reason)) return false;  // fewer: why
+  if ((d.lower == LowerKind::kMath) == empty(d.math)) return false;  // Math ops name their function
+  if (!d.grad.registered && empty(d.grad.reason)) return false;      // no gradient: why
+  if (empty(d.py.names) && empty(d.py.reason)) return false;         // no public name: why
+  if ((d.lower == LowerKind::kUnary) && d.num_inputs != 1) return false;
+  if ((d.lower == LowerKind::kBinary) && d.num_inputs != 2) return false;
+  if ((d.lower == LowerKind::kMath) && d.num_inputs != 1 && d.num_inputs != 2) return false;
+  if ((d.flags & kStateful) && !never_compiled) return false;  // stateful ops never compile
+  return true;
+}
+#define JF_OP(NAME, NIN, INFER, TYPES, SHAPE_IN, LOWER, JIT, COST, MATH, GRAD, PY, FLAGS) \
+  static_assert(record_ok(kOps[static_cast<int>(OpId::NAME)]),                            \
+                "ops.def: the record of " #NAME " is incomplete or inconsistent (see record_ok)");
+#include "ir/ops.def"
+#undef JF_OP
 }  // namespace
+
+const char* lower_kind_name(LowerKind k) {
+  static const char* const kNames[] = {"const",     "view",    "unary", "binary",    "math",
+                                       "cast",      "select",  "addn",  "broadcast", "fill_like",
+                                       "transpose", "reduce",  "slice", "split",     "concat",
+                                       "stack",     "library", "eager", "graph"};
+  return kNames[static_cast<int>(k)];
+}
+
+const char* cost_name(Cost c) {
+  return c == Cost::kCheap ? "cheap" : c == Cost::kTranscendental ? "transcendental" : "expensive";
+}
 
 const OpDef& op_def(OpId id) { return kOps[static_cast<int>(id)]; }
 int num_ops() { return static_cast<int>(OpId::kNumOps); }

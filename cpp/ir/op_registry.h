@@ -1,6 +1,7 @@
-// The op registry: one entry per op type (from ops.def) naming its shape inference, eager
-// kernel and properties. Later stages (gradients, JIT emitters) hang their tables off the
-// same op ids.
+// The op registry: one record per op type (from ops.def) naming everything the stages need
+// of it: shape inference, the eager kernel and the dtypes it claims, how a compiled cluster
+// computes it (or why it never is), its shape inputs, cost class, math-library name,
+// gradient status and public Python names. Every stage dispatches from this record.
 #pragma once
 #include <string>
 #include <vector>
@@ -11,7 +12,7 @@
 namespace jf {
 
 enum class OpId : int {
-#define JF_OP(NAME, NIN, INFER, KERNEL, FLAGS) NAME,
+#define JF_OP(NAME, NIN, INFER, TYPES, SHAPE_IN, LOWER, JIT, COST, MATH, GRAD, PY, FLAGS) NAME,
 #include "ir/ops.def"
 #undef JF_OP
   kNumOps
@@ -20,8 +21,85 @@ enum class OpId : int {
 enum OpFlags : unsigned {
   kNone = 0,
   kStateful = 1,  // random, variables, print: never folded, deduplicated or compiled
-  kNoKernel = 2,  // graph-only ops (Placeholder) executed by the runtime itself
+  kNoKernel = 2,  // graph-only ops (Placeholder, control flow) executed by the runtime itself
 };
+
+// Sets of dtypes, one bit per DType.
+using TypeSet = unsigned;
+constexpr TypeSet type_bit(DType d) { return 1u << static_cast<unsigned>(d); }
+constexpr TypeSet kNoTypes = 0;
+constexpr TypeSet kFloatTypes = type_bit(DType::kFloat32) | type_bit(DType::kFloat64);
+constexpr TypeSet kIntTypes = type_bit(DType::kInt32) | type_bit(DType::kInt64);
+constexpr TypeSet kNumericTypes = kFloatTypes | kIntTypes;
+constexpr TypeSet kBoolTypes = type_bit(DType::kBool);
+constexpr TypeSet kAllTypes = kNumericTypes | kBoolTypes;
+inline bool has_type(TypeSet s, DType d) { return d != DType::kInvalid && (s & type_bit(d)) != 0; }
+
+// Which inputs carry shapes or axes rather than data: bit i for input i; kLastInput for the
+// last input of a variadic op (ConcatV2's axis).
+constexpr unsigned kLastInput = 1u << 31;
+constexpr unsigned shape_inputs() { return 0; }
+template <class... I>
+constexpr unsigned shape_inputs(int i, I... rest) {
+  return (1u << i) | shape_inputs(rest...);
+}
+
+// How a compiled cluster computes the op. Unary and Binary ops have an elemental formula
+// (codegen/formulas_*.cc); Math ops call the record's math function (an LLVM intrinsic where
+// LLVM has one, else libm / libmvec on the CPU and libdevice on NVPTX); Library ops run as a
+// library step between fused loops; Eager ops never compile (the JIT column says why), and
+// Graph ops are run by the executor itself.
+enum class LowerKind {
+  kConst,      // a constant buffer or immediate
+  kView,       // same elements, new dims (Identity, Reshape, Squeeze, ExpandDims)
+  kUnary,      // elementwise, one operand, a formula
+  kBinary,     // elementwise, two broadcast operands, a formula
+  kMath,       // elementwise, a call to the math function named by the record
+  kCast,       // elementwise dtype conversion
+  kSelect,     // cond ? a : b
+  kAddN,       // a chain of AddV2
+  kBroadcast,  // the one data input broadcast to the output shape (BroadcastTo, Fill)
+  kFillLike,   // 0 or 1 in the shape of the input (ZerosLike, OnesLike)
+  kTranspose,  // index permutation by a constant perm
+  kReduce,     // a reduction root; its identity and combine come from a ReduceFormula
+  kSlice,      // StridedSlice with constant bounds
+  kSplit,      // Split / SplitV: one slice per output along a constant axis
+  kConcat,     // ConcatV2 along a constant axis
+  kStack,      // Pack: concat of values given a new unit axis
+  kLibrary,    // a library step (GEMM, row softmax) on the eager kernel or cuBLAS
+  kEager,      // never compiled
+  kGraph,      // control flow and graph plumbing, run by the executor
+};
+
+// The input dtypes the compiled form covers; ops whose eager kernel claims more say why
+// the rest stays eager. Eager and Graph ops cover none and always say why.
+struct JitRule {
+  TypeSet types;
+  const char* reason;
+};
+constexpr JitRule jit(TypeSet t, const char* why_not_others = nullptr) { return {t, why_not_others}; }
+constexpr JitRule eager_only(const char* why) { return {kNoTypes, why}; }
+
+// Cost class, for codegen's recompute-or-materialize decision and the explain output.
+enum class Cost { kCheap, kTranscendental, kExpensive };
+
+// Gradient status: a gradient function is registered for the op type (autodiff/grads_*.py;
+// the op-coverage test checks it), or the op is not differentiable, with TF's reason.
+struct GradRule {
+  bool registered;
+  const char* reason;
+};
+constexpr GradRule kGrad{true, nullptr};
+constexpr GradRule no_grad(const char* why) { return {false, why}; }
+
+// The public Python names that reach the op (space-separated, relative to `jitflow`:
+// "exp math.exp"), or why none does.
+struct PyNames {
+  const char* names;
+  const char* reason;
+};
+constexpr PyNames py(const char* names) { return {names, nullptr}; }
+constexpr PyNames internal(const char* why) { return {"", why}; }
 
 struct TensorSpec {
   DType dtype = DType::kInvalid;
@@ -67,13 +145,34 @@ struct OpDef {
   const char* name;  // TensorFlow op type name
   int num_inputs;    // -1: variadic
   InferFn infer;
-  KernelFn kernel;
+  KernelFn kernel;        // k_<Name> (kernels/); graph ops' kernel raises
+  TypeSet types;          // dtypes of the main operand the eager kernel takes (see ops.def)
+  unsigned shape_inputs;  // see shape_inputs()
+  LowerKind lower;
+  JitRule jit;
+  Cost cost;
+  const char* math;  // libm base name ("erf": erff / erf, libdevice __nv_erff / __nv_erf), or ""
+  GradRule grad;
+  PyNames py;
   unsigned flags;
+
+  bool is_shape_input(size_t i, size_t n) const {
+    return ((shape_inputs & kLastInput) && i + 1 == n) || (i < 31 && (shape_inputs >> i) & 1u);
+  }
+  // The input whose dtype decides the kernel and emitter: the first that is not a shape
+  // input (-1: none, the output's dtype decides).
+  int main_input(size_t n) const {
+    for (size_t i = 0; i < n; ++i)
+      if (!is_shape_input(i, n)) return static_cast<int>(i);
+    return -1;
+  }
 };
 
 const OpDef& op_def(OpId id);
 const OpDef* find_op(const std::string& name);  // nullptr when unknown
 int num_ops();
+const char* lower_kind_name(LowerKind k);
+const char* cost_name(Cost c);
 
 template <class... A>
 void OpCall::fail(const A&... a) const {

@@ -44,6 +44,9 @@ void k_AssignSubVariableOp(OpCall& c) { assign_op(c, OpId::Sub); }
 void k_PrintV2(OpCall& c) {
   if (g_print) g_print(c.in, c.attrs);
 }
-void k_ControlFlow(OpCall& c) { c.fail("If/While run only inside a traced function"); }
+// Graph ops run by the executor itself; called eagerly they raise.
+void k_If(OpCall& c) { c.fail("If runs only inside a traced function"); }
+void k_While(OpCall& c) { c.fail("While runs only inside a traced function"); }
+void k_XlaLaunch(OpCall& c) { c.fail("XlaLaunch runs only inside a traced function"); }
 
 }  // namespace jf

@@ -81,33 +81,39 @@ void dump_module(const llvm::Module& m, const std::string& label, const char* st
   if (!ec) m.print(os, nullptr);
 }
 
-// Calls to scalar tanh/erf get their glibc libmvec vector variants, so the loop vectorizer
-// can use them (LLVM 16's libmvec table covers only exp/log/sin/cos/pow).
+// Calls to the records' libm functions (ops.def's math column) get their glibc libmvec
+// vector variants where libmvec has them, so the loop vectorizer can use them (LLVM 16's
+// libmvec table covers only exp/log/sin/cos/pow, which are emitted as intrinsics).
 void add_vector_variants(llvm::Module& m, const std::string& features) {
   bool avx2 = features.find("+avx2") != std::string::npos;
-  struct V {
-    const char* scalar;
-    bool f32;
-  };
-  for (V v : {V{"tanhf", true}, V{"erff", true}, V{"tanh", false}, V{"erf", false}}) {
-    llvm::Function* f = m.getFunction(v.scalar);
-    if (!f) continue;
-    std::string base = std::string(v.scalar).substr(0, std::string(v.scalar).size() - (v.f32 ? 1 : 0));
-    int lanes_sse = v.f32 ? 4 : 2, lanes_avx = v.f32 ? 8 : 4;
-    std::vector<std::pair<char, int>> isas = {{'b', lanes_sse}};
-    if (avx2) isas.push_back({'d', lanes_avx});
-    std::vector<std::string> names;
-    for (auto [isa, lanes] : isas) {
-      std::string vname = std::string("_ZGV") + isa + "N" + std::to_string(lanes) + "v_" + v.scalar;
-      auto* vty = llvm::FixedVectorType::get(f->getReturnType(), lanes);
-      auto vf = m.getOrInsertFunction(vname, llvm::FunctionType::get(vty, {vty}, false));
-      // Keep the declaration alive until the vectorizer looks for it (GlobalDCE runs first).
-      llvm::appendToCompilerUsed(m, {llvm::cast<llvm::GlobalValue>(vf.getCallee())});
-      names.push_back(std::string("_ZGV_LLVM_N") + std::to_string(lanes) + "v_" + v.scalar + "(" + vname +
-                      ")");
+  for (int op = 0; op < num_ops(); ++op) {
+    const OpDef& def = op_def(static_cast<OpId>(op));
+    if (def.lower != LowerKind::kMath) continue;
+    const int arity = def.num_inputs;
+    for (bool f32 : {true, false}) {
+      std::string scalar = std::string(def.math) + (f32 ? "f" : "");
+      llvm::Function* f = m.getFunction(scalar);
+      if (!f) continue;
+      int lanes_sse = f32 ? 4 : 2, lanes_avx = f32 ? 8 : 4;
+      std::vector<std::pair<char, int>> isas = {{'b', lanes_sse}};
+      if (avx2) isas.push_back({'d', lanes_avx});
+      std::vector<std::string> names;
+      const std::string args(arity, 'v');
+      for (auto [isa, lanes] : isas) {
+        std::string vname = std::string("_ZGV") + isa + "N" + std::to_string(lanes) + args + "_" + scalar;
+        if (!llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(vname)) continue;  // not in this libmvec
+        auto* vty = llvm::FixedVectorType::get(f->getReturnType(), lanes);
+        std::vector<llvm::Type*> params(arity, vty);
+        auto vf = m.getOrInsertFunction(vname, llvm::FunctionType::get(vty, params, false));
+        // Keep the declaration alive until the vectorizer looks for it (GlobalDCE runs first).
+        llvm::appendToCompilerUsed(m, {llvm::cast<llvm::GlobalValue>(vf.getCallee())});
+        names.push_back(std::string("_ZGV_LLVM_N") + std::to_string(lanes) + args + "_" + scalar + "(" +
+                        vname + ")");
+      }
+      if (names.empty()) continue;
+      for (llvm::User* u : f->users())
+        if (auto* call = llvm::dyn_cast<llvm::CallInst>(u)) llvm::VFABI::setVectorVariantNames(call, names);
     }
-    for (llvm::User* u : f->users())
-      if (auto* call = llvm::dyn_cast<llvm::CallInst>(u)) llvm::VFABI::setVectorVariantNames(call, names);
   }
 }
 

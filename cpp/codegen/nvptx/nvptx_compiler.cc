@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 
 #include "codegen/compile_cache.h"
@@ -200,17 +201,19 @@ void emit_reduce_kernel(llvm::Module& m, const Step& s, const std::string& name)
   b.CreateRetVoid();
 }
 
-// LLVM math intrinsics and libm calls have no NVPTX lowering: route them to libdevice.
+// LLVM math intrinsics that NVPTX cannot select, and calls to the records' libm functions
+// (ops.def's math column), go to libdevice: __nv_<name>f for float, __nv_<name> for double.
 void use_libdevice_names(llvm::Module& m) {
-  struct Map {
-    llvm::Intrinsic::ID id;
-    const char *f32, *f64;
-  };
-  const Map maps[] = {{llvm::Intrinsic::exp, "__nv_expf", "__nv_exp"},
-                      {llvm::Intrinsic::log, "__nv_logf", "__nv_log"},
-                      {llvm::Intrinsic::sin, "__nv_sinf", "__nv_sin"},
-                      {llvm::Intrinsic::cos, "__nv_cosf", "__nv_cos"},
-                      {llvm::Intrinsic::pow, "__nv_powf", "__nv_pow"}};
+  static const llvm::Intrinsic::ID kNoNvptxLowering[] = {
+      llvm::Intrinsic::exp,   llvm::Intrinsic::exp2, llvm::Intrinsic::log, llvm::Intrinsic::log2,
+      llvm::Intrinsic::log10, llvm::Intrinsic::sin,  llvm::Intrinsic::cos, llvm::Intrinsic::pow};
+  std::map<std::string, std::string> libm;  // libm name -> libdevice base name
+  for (int op = 0; op < num_ops(); ++op) {
+    const OpDef& def = op_def(static_cast<OpId>(op));
+    if (def.lower != LowerKind::kMath) continue;
+    libm[std::string(def.math) + "f"] = def.math;
+    libm[def.math] = def.math;
+  }
   std::vector<llvm::CallInst*> calls;
   for (llvm::Function& f : m)
     for (llvm::BasicBlock& bb : f)
@@ -220,12 +223,15 @@ void use_libdevice_names(llvm::Module& m) {
     llvm::Function* callee = c->getCalledFunction();
     if (!callee) continue;
     bool f32 = c->getType()->isFloatTy();
-    std::string target;
-    for (const Map& mp : maps)
-      if (callee->getIntrinsicID() == mp.id) target = f32 ? mp.f32 : mp.f64;
-    if (callee->getName() == "erff") target = "__nv_erff";
-    if (callee->getName() == "erf") target = "__nv_erf";
-    if (target.empty()) continue;
+    std::string base;
+    if (llvm::Intrinsic::ID id = callee->getIntrinsicID()) {
+      for (llvm::Intrinsic::ID x : kNoNvptxLowering)
+        if (id == x) base = llvm::Intrinsic::getBaseName(id).drop_front(5).str();  // "llvm.exp" -> "exp"
+    } else if (auto it = libm.find(callee->getName().str()); it != libm.end()) {
+      base = it->second;
+    }
+    if (base.empty()) continue;
+    std::string target = "__nv_" + base + (f32 ? "f" : "");
     std::vector<llvm::Type*> tys;
     std::vector<llvm::Value*> args;
     for (auto& a : c->args()) tys.push_back(a->getType()), args.push_back(a);
