@@ -108,6 +108,42 @@ void bind_ops(py::module_& m) {
     for (int i = 0; i < num_ops(); ++i) v.push_back(op_def(static_cast<OpId>(i)).name);
     return v;
   });
+  // The op records (ops.def), for the Python side: gradients, exports, the op-coverage test.
+  m.def("op_records", [] {
+    py::list out;
+    auto types = [](TypeSet s) {
+      py::list l;
+      for (DType d : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool})
+        if (has_type(s, d)) l.append(dtype_name(d));
+      return l;
+    };
+    auto text = [](const char* s) { return s ? py::str(s) : py::str(""); };
+    for (int i = 0; i < num_ops(); ++i) {
+      const OpDef& d = op_def(static_cast<OpId>(i));
+      py::dict r;
+      r["name"] = d.name;
+      r["id"] = i;
+      r["num_inputs"] = d.num_inputs;
+      r["types"] = types(d.types);
+      py::list shape_inputs;
+      for (int k = 0; k < 31; ++k)
+        if ((d.shape_inputs >> k) & 1u) shape_inputs.append(k);
+      if (d.shape_inputs & kLastInput) shape_inputs.append(-1);
+      r["shape_inputs"] = shape_inputs;
+      r["lower"] = lower_kind_name(d.lower);
+      r["jit_types"] = types(d.jit.types);
+      r["jit_reason"] = text(d.jit.reason);
+      r["cost"] = cost_name(d.cost);
+      r["math"] = text(d.math);
+      r["differentiable"] = d.grad.registered;
+      r["grad_reason"] = text(d.grad.reason);
+      r["py_names"] = py::str(d.py.names).attr("split")();
+      r["py_reason"] = text(d.py.reason);
+      r["stateful"] = (d.flags & kStateful) != 0;
+      out.append(r);
+    }
+    return out;
+  });
   m.def(
       "execute",
       [](py::handle op, py::handle inputs, py::handle attrs, py::handle name) {

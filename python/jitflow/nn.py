@@ -4,7 +4,7 @@ import numpy as _np
 from . import ops as _ops
 from .ops import _ID, _t, _x, sigmoid
 
-relu = _ops._unary("Relu")
+relu = _ops.relu  # made from its op record (ops._export_elementwise)
 
 
 def softmax(logits, axis=None, name=None):

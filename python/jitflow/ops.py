@@ -7,6 +7,7 @@ import operator
 from . import _C
 from . import device as _device
 from . import dtypes as _dt
+from ._api import export
 from ._C import Tensor
 
 _x = _C.execute
@@ -46,6 +47,7 @@ def _axis(x, axis):
 
 
 # ---- creation ------------------------------------------------------------------------
+@export('constant')
 def constant(value, dtype=None, shape=None, name=None):
     t = _C.convert_to_tensor(value, dtype)
     if _C.is_tracing():  # inside a trace a constant is a Const node, like TF's graph mode
@@ -76,14 +78,17 @@ def _numel(t):
     return n
 
 
+@export('convert_to_tensor')
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     return _C.convert_to_tensor(value, dtype, dtype_hint)
 
 
+@export('identity')
 def identity(input, name=None):
     return _x(_ID["Identity"], (input,), None, name)
 
 
+@export('fill')
 def fill(dims, value, name=None):
     return _x(_ID["Fill"], (_ints(dims), _t(value)), None, name)
 
@@ -93,24 +98,29 @@ def _scalar_of(value, dtype):
     return _C.convert_to_tensor(builtins.bool(value) if dtype == _dt.bool else value, dtype)
 
 
+@export('zeros')
 def zeros(shape, dtype=_dt.float32, name=None):
     return fill(shape, _scalar_of(0, dtype), name=name)
 
 
+@export('ones')
 def ones(shape, dtype=_dt.float32, name=None):
     return fill(shape, _scalar_of(1, dtype), name=name)
 
 
+@export('zeros_like')
 def zeros_like(input, dtype=None, name=None):
     y = _x(_ID["ZerosLike"], (input,), None, name)
     return y if dtype is None else cast(y, dtype)
 
 
+@export('ones_like')
 def ones_like(input, dtype=None, name=None):
     y = _x(_ID["OnesLike"], (input,), None, name)
     return y if dtype is None else cast(y, dtype)
 
 
+@export('range')
 def range(start, limit=None, delta=1, dtype=None, name="range"):
     if limit is None:
         start, limit = 0, start
@@ -151,46 +161,20 @@ def _binary(op):
     return f
 
 
-negative = _unary("Neg")
-abs = _unary("Abs")
-square = _unary("Square")
-exp = _unary("Exp")
-log = _unary("Log")
-tanh = _unary("Tanh")
-sigmoid = _unary("Sigmoid")
-sqrt = _unary("Sqrt")
-rsqrt = _unary("Rsqrt")
-sin = _unary("Sin")
-cos = _unary("Cos")
-erf = _unary("Erf")
-logical_not = _unary("LogicalNot")
+# Wrappers of the elementwise ops not written by hand are made from their records
+# (cpp/ir/ops.def: lowering kind unary, binary or math, with their public names); see the
+# end of this module.
 
-add = _binary("AddV2")
-subtract = _binary("Sub")
-multiply = _binary("Mul")
-maximum = _binary("Maximum")
-minimum = _binary("Minimum")
-pow = _binary("Pow")
-floordiv = _binary("FloorDiv")
-floormod = _binary("FloorMod")
-equal = _binary("Equal")
-not_equal = _binary("NotEqual")
-less = _binary("Less")
-less_equal = _binary("LessEqual")
-greater = _binary("Greater")
-greater_equal = _binary("GreaterEqual")
-logical_and = _binary("LogicalAnd")
-logical_or = _binary("LogicalOr")
-
-
+@export('divide', 'math.divide')
 def divide(x, y, name=None):
     """x / y; integer inputs are divided as float64, like tf.math.divide."""
     return _C.truediv(x, y, name)
 
 
-truediv = divide
+truediv = export("truediv", "math.truediv")(divide)
 
 
+@export('add_n', 'math.add_n')
 def add_n(inputs, name=None):
     inputs = list(inputs)
     if not inputs:
@@ -198,10 +182,12 @@ def add_n(inputs, name=None):
     return _x(_ID["AddN"], inputs, None, name)
 
 
+@export('cast', 'dtypes.cast')
 def cast(x, dtype, name=None):
     return _C.cast(x, dtype, name)
 
 
+@export('where')
 def where(condition, x=None, y=None, name=None):
     if x is None or y is None:
         raise TypeError("jf.where: pass both x and y (the index form of tf.where is not supported)")
@@ -221,6 +207,7 @@ def _is_tensorlike(v):
 
 
 # ---- linear algebra ------------------------------------------------------------------
+@export('matmul', 'linalg.matmul')
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     return _C.matmul(a, b, transpose_a, transpose_b, name)
 
@@ -236,28 +223,32 @@ def _reduce(op):
     return f
 
 
-reduce_sum = _reduce("Sum")
-reduce_mean = _reduce("Mean")
-reduce_max = _reduce("Max")
-reduce_min = _reduce("Min")
-reduce_prod = _reduce("Prod")
+reduce_sum = export("reduce_sum", "math.reduce_sum")(_reduce("Sum"))
+reduce_mean = export("reduce_mean", "math.reduce_mean")(_reduce("Mean"))
+reduce_max = export("reduce_max", "math.reduce_max")(_reduce("Max"))
+reduce_min = export("reduce_min", "math.reduce_min")(_reduce("Min"))
+reduce_prod = export("reduce_prod", "math.reduce_prod")(_reduce("Prod"))
 
 
+@export('argmax', 'math.argmax')
 def argmax(input, axis=None, output_type=_dt.int64, name=None):
     return _x(_ID["ArgMax"], (input, _ints(0 if axis is None else axis)),
               {"output_type": output_type}, name)
 
 
+@export('argmin', 'math.argmin')
 def argmin(input, axis=None, output_type=_dt.int64, name=None):
     return _x(_ID["ArgMin"], (input, _ints(0 if axis is None else axis)),
               {"output_type": output_type}, name)
 
 
 # ---- shapes --------------------------------------------------------------------------
+@export('reshape')
 def reshape(tensor, shape, name=None):
     return _x(_ID["Reshape"], (tensor, _ints(shape)), None, name)
 
 
+@export('transpose')
 def transpose(a, perm=None, name=None):
     a = _t(a)
     if perm is None:
@@ -265,6 +256,7 @@ def transpose(a, perm=None, name=None):
     return _x(_ID["Transpose"], (a, _ints(perm)), None, name)
 
 
+@export('concat')
 def concat(values, axis, name="concat"):
     values = list(values)
     if len(values) == 1:
@@ -272,12 +264,14 @@ def concat(values, axis, name="concat"):
     return _x(_ID["ConcatV2"], values + [_ints(axis)], None, None if name == "concat" else name)
 
 
+@export('stack')
 def stack(values, axis=0, name="stack"):
     values = list(values)
     return _x(_ID["Pack"], values, {"axis": int(axis), "N": len(values)},
               None if name == "stack" else name)
 
 
+@export('split')
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     nm = None if name == "split" else name
     if isinstance(num_or_size_splits, int):
@@ -286,28 +280,34 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     return _xn(_ID["SplitV"], (value, sizes, _ints(axis)), {"num_split": sizes.shape[0]}, nm)
 
 
+@export('squeeze')
 def squeeze(input, axis=None, name=None):
     if axis is not None and not hasattr(axis, "__len__"):
         axis = [axis]
     return _x(_ID["Squeeze"], (input,), {"squeeze_dims": list(axis) if axis else []}, name)
 
 
+@export('expand_dims')
 def expand_dims(input, axis, name=None):
     return _x(_ID["ExpandDims"], (input, _ints(axis)), None, name)
 
 
+@export('broadcast_to')
 def broadcast_to(input, shape, name=None):
     return _x(_ID["BroadcastTo"], (input, _ints(shape)), None, name)
 
 
+@export('shape')
 def shape(input, out_type=_dt.int32, name=None):
     return _x(_ID["Shape"], (input,), {"out_type": out_type}, name)
 
 
+@export('rank')
 def rank(input, name=None):
     return constant(len(_t(input).shape), _dt.int32)
 
 
+@export('strided_slice')
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
                   new_axis_mask=0, shrink_axis_mask=0, name=None):
     if strides is None:
@@ -317,38 +317,24 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
     return _x(_ID["StridedSlice"], (input_, _ints(begin), _ints(end), _ints(strides)), attrs, name)
 
 
-def _index(v):
-    if isinstance(v, builtins.bool) or not (isinstance(v, int) or hasattr(v, "__index__")):
-        raise TypeError("Only integers, slices (`:`), ellipsis (`...`), jf.newaxis (`None`) and "
-                        f"scalar int32/int64 tensors are valid indices, got {v!r}")
-    return int(v.__index__())
-
-
-def getitem(tensor, key):
-    """tensor[key] as one StridedSlice, parsed like TF's _slice_helper."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    begin, end, strides = [], [], []
-    bm = em = elm = nam = sam = 0
-    for i, s in enumerate(key):
-        bit = 1 << i
-        if isinstance(s, slice):
-            begin.append(0 if s.start is None else _index(s.start))
-            end.append(0 if s.stop is None else _index(s.stop))
-            strides.append(1 if s.step is None else _index(s.step))
-            bm |= bit if s.start is None else 0
-            em |= bit if s.stop is None else 0
-        elif s is Ellipsis:
-            begin.append(0), end.append(0), strides.append(1)
-            elm |= bit
-        elif s is None:
-            begin.append(0), end.append(0), strides.append(1)
-            nam |= bit
-        else:
-            idx = _index(s)
-            begin.append(idx), end.append(idx + 1), strides.append(1)
-            sam |= bit
-    return strided_slice(tensor, begin, end, strides, bm, em, elm, nam, sam)
-
-
 newaxis = None
+export("newaxis")(newaxis)
+
+
+def _export_elementwise():
+    """A wrapper `f(x[, y], name=None)` for each unary, binary or math op record whose public
+    names have no hand-written function, exported under those names and kept here under the
+    first name's leaf (ops.exp, ops.relu) for the package's own use."""
+    from . import _api
+    for r in _C.op_records():
+        if r["lower"] not in ("unary", "binary", "math") or not r["py_names"]:
+            continue
+        if any(_api.exported(n) is not None for n in r["py_names"]):
+            continue
+        fn = (_unary if r["num_inputs"] == 1 else _binary)(r["name"])
+        fn.__name__ = fn.__qualname__ = r["py_names"][0].split(".")[-1]
+        export(*r["py_names"])(fn)
+        globals().setdefault(fn.__name__, fn)
+
+
+_export_elementwise()

@@ -4,12 +4,10 @@ import numpy as np
 
 from .. import ops
 from .grads_math import _float_only
-from .registry import not_differentiable, register_gradient
+from .registry import register_gradient
 from .shapes import const_ints, is_float, reshape_like, static_shape, unbroadcast
 
-not_differentiable("Shape", "ZerosLike", "OnesLike", "Range", "RandomUniform",
-                   "RandomStandardNormal", "Const", "Placeholder", "ReadVariableOp",
-                   "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "PrintV2")
+# Ops without a gradient say so, and why, in their records (cpp/ir/ops.def).
 
 
 def _grad(op_type):

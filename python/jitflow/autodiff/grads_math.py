@@ -3,7 +3,7 @@ nn_grad.py formulas, built from jf ops)."""
 import math
 
 from .. import ops
-from .registry import not_differentiable, register_gradient
+from .registry import register_gradient
 from .shapes import (
     broadcast_like,
     is_float,
@@ -13,8 +13,7 @@ from .shapes import (
     unbroadcast,
 )
 
-not_differentiable("Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
-                   "LogicalAnd", "LogicalOr", "LogicalNot", "ArgMax", "ArgMin", "FloorDiv")
+# Ops without a gradient say so, and why, in their records (cpp/ir/ops.def).
 
 
 def _float_only(fn):

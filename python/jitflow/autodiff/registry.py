@@ -8,11 +8,17 @@ trace, cluster and compile like any others.
 """
 from .. import _C
 
+# The op records (cpp/ir/ops.def) say which ops have a gradient and, for those that have
+# none, why; this table holds the gradient functions, keyed by op type.
+_RECORDS = {r["name"]: r for r in _C.op_records()}
 _GRADIENTS = {}
-_NOT_DIFFERENTIABLE = set()
+# Op types without a gradient -> why: the records' no_grad(...) entries, and op types outside
+# the records declared with not_differentiable().
+_NOT_DIFFERENTIABLE = {n: r["grad_reason"] for n, r in _RECORDS.items() if not r["differentiable"]}
 
-# The jit_scope attrs (DESIGN §2.2): cleared around every gradient function, then set again
-# for the gradient ops of compiled forward ops (§2.6).
+# The jit_scope attrs (docs/jit_scope.md, 'Attributes'): cleared around every gradient
+# function, then set again for the gradient ops of compiled forward ops
+# (docs/autodiff.md, 'Gradients of compiled ops').
 JIT_ATTRS = ["_XlaCompile", "_XlaScope", "_XlaSeparateCompiledGradients"]
 
 
@@ -21,14 +27,29 @@ def register_gradient(op_type):
     def wrap(fn):
         if op_type in _GRADIENTS:
             raise KeyError(f"A gradient for op type '{op_type}' is already registered")
+        if op_type in _NOT_DIFFERENTIABLE:
+            raise KeyError(f"Op type '{op_type}' is not differentiable ({_NOT_DIFFERENTIABLE[op_type]}); "
+                           "its record in cpp/ir/ops.def says so")
         _GRADIENTS[op_type] = fn
         return fn
     return wrap
 
 
-def not_differentiable(*op_types):
-    """Declares op types whose inputs get no gradient (comparisons, shapes, random, ...)."""
-    _NOT_DIFFERENTIABLE.update(op_types)
+def not_differentiable(*op_types, reason="declared not differentiable"):
+    """Declares op types outside the op records whose inputs get no gradient (TF's
+    ops.NotDifferentiable); the records' own ops say it in cpp/ir/ops.def."""
+    for t in op_types:
+        if t in _RECORDS:
+            raise KeyError(f"Op type '{t}' has a record in cpp/ir/ops.def: say there whether it "
+                           "is differentiable (kGrad or no_grad(reason))")
+        if t in _GRADIENTS:
+            raise KeyError(f"A gradient for op type '{t}' is already registered")
+        _NOT_DIFFERENTIABLE[t] = reason
+
+
+def not_differentiable_reason(op_type):
+    """Why an op type has no gradient, or None when it has one (or is unknown)."""
+    return _NOT_DIFFERENTIABLE.get(op_type)
 
 
 def get_gradient_function(op_type):
@@ -91,8 +112,8 @@ class OpView:
 
 
 def grad_attr_scope(node, grad_scope):
-    """The attr scope for the gradient ops of one forward op (DESIGN §2.6, TF's
-    _MaybeCompile): a forward op with `_XlaCompile == True` gives its gradient ops
+    """The attr scope for the gradient ops of one forward op (docs/autodiff.md, 'Gradients
+    of compiled ops'; TF's _MaybeCompile): a forward op with `_XlaCompile == True` gives its gradient ops
     `_XlaCompile=True` and its `_XlaScope`, or `<scope>_grad_<grad_scope>` when it has
     `_XlaSeparateCompiledGradients`; every other gradient op gets no jit attrs, even when
     the gradient call itself sits inside a jit_scope."""
@@ -109,5 +130,6 @@ def grad_attr_scope(node, grad_scope):
 
 
 def unmarked_scope():
-    """Aggregation (AddN) and grad_ys ops: no jit attrs (DESIGN §2.6)."""
+    """Aggregation (AddN) and grad_ys ops: no jit attrs (docs/autodiff.md, 'Gradients of
+    compiled ops')."""
     return _C.attr_scope({}, JIT_ATTRS)
