@@ -28,7 +28,6 @@ from .function import TensorSpec, function
 from .printing import print
 from .variables import Variable
 
-
 # The op functions' public names (ops.py's @export and the op records), the TF namespaces
 # (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 _api.install(sys.modules[__name__])
