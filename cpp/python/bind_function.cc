@@ -3,10 +3,17 @@
 
 #include "python/bindings.h"
 #include "python/function_cache.h"
+#include "python/nest.h"
 #include "runtime/placement.h"
 #include "runtime/stats.h"
 
 namespace jf::py_bridge {
+
+namespace {
+bool same_tree(const TreeDef& a, py::handle b) {
+  return py::isinstance<TreeDef>(b) && a == b.cast<const TreeDef&>();
+}
+}  // namespace
 
 void bind_function(py::module_& m) {
   // The call is the type's tp_call slot, not a bound __call__: a cached call then skips
@@ -20,6 +27,28 @@ void bind_function(py::module_& m) {
     Flat f = flatten_inputs(args, kwargs);
     return py::make_tuple(py::bytes(f.key), f.leaves, f.keepalive);
   });
+  // Nested structures (nest.h): the traversal order of flatten_inputs, for Python.
+  py::class_<TreeDef, std::shared_ptr<TreeDef>>(m, "TreeDef")
+      .def_readonly("num_leaves", &TreeDef::num_leaves)
+      .def("unflatten", &TreeDef::unflatten, py::arg("leaves"))
+      .def("paths", &TreeDef::paths)
+      .def("__eq__", &same_tree)
+      .def("__ne__", [](const TreeDef& a, py::handle b) { return !same_tree(a, b); })
+      .def("__repr__", [](const TreeDef& t) { return "TreeDef(" + t.repr() + ")"; })
+      .attr("__hash__") = py::none();
+  m.def(
+      "nest_flatten",
+      [](py::handle structure, bool outputs, py::handle spec_type) {
+        LeafRule rule = outputs               ? LeafRule::kOutputs
+                        : spec_type.is_none() ? LeafRule::kInputs
+                                              : LeafRule::kSpecs;
+        auto [leaves, tree] = nest_flatten(structure, rule, spec_type);
+        return py::make_tuple(leaves, tree);
+      },
+      py::arg("structure"), py::arg("outputs") = false, py::arg("spec_type") = py::none(),
+      "(leaves, TreeDef) of a nested structure, in the signature key's order. Leaves: Tensors and numpy "
+      "arrays, and instances of spec_type; with outputs=True, Tensors, objects with __jf_tensor__ and "
+      "numpy objects (dicts then rebuild in insertion order).");
   m.def(
       "make_concrete_function",
       [](std::shared_ptr<Graph> g, const std::string& name, bool jit_compile, int gpu_device) {

@@ -28,69 +28,84 @@ void put_shape(std::string& k, DType dt, int rank, const int64_t* dims) {
   put(k, dims, sizeof(int64_t) * rank);
 }
 
-// The bound Tensor type, looked up once (pybind11's isinstance/cast search a type map).
-PyTypeObject* tensor_type() {
-  static PyTypeObject* t = reinterpret_cast<PyTypeObject*>(py::type::of<Tensor>().ptr());
-  return t;
-}
-
 void add_leaf(Flat& f, Tensor t) {
   f.key += 'T';
   put_shape(f.key, t.dtype(), t.rank(), t.shape().begin());
   f.leaves.push_back(std::move(t));
 }
 
-void flatten(py::handle h, Flat& f) {
-  PyObject* o = h.ptr();
-  if (Py_TYPE(o) == tensor_type())
-    return add_leaf(f,
-                    *reinterpret_cast<py::detail::instance*>(o)->get_value_and_holder().value_ptr<Tensor>());
-  if (PyBool_Check(o)) {
-    f.key += o == Py_True ? "B1" : "B0";
-  } else if (PyLong_Check(o)) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    f.key += 'i';
-    if (overflow)
-      f.key += py::repr(h).cast<std::string>() + ";";
-    else
-      put(f.key, v);
-  } else if (PyFloat_Check(o)) {
-    f.key += 'f';
-    put(f.key, PyFloat_AS_DOUBLE(o));
-  } else if (o == Py_None) {
-    f.key += 'N';
-  } else if (PyUnicode_Check(o)) {
-    Py_ssize_t n;
-    const char* s = PyUnicode_AsUTF8AndSize(o, &n);
-    f.key += 's';
-    put(f.key, static_cast<int64_t>(n));
-    put(f.key, s, n);
-  } else if (PyTuple_Check(o) || PyList_Check(o)) {
-    f.key += PyTuple_Check(o) ? '(' : '[';
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    put(f.key, static_cast<int32_t>(n));
-    for (Py_ssize_t i = 0; i < n; ++i) flatten(PySequence_Fast_GET_ITEM(o, i), f);
-    f.key += ')';
-  } else if (PyDict_Check(o)) {
-    py::list keys = py::module_::import("builtins").attr("sorted")(h);
-    f.key += '{';
-    for (auto kk : keys) {
-      flatten(kk, f);
-      flatten(PyDict_GetItem(o, kk.ptr()), f);
+// The signature key: nest.h's traversal with the kInputs leaves. Python scalars and strings
+// are keyed by value, other objects by identity (kept alive with the entry), a namedtuple
+// by its type too. Dict keys are keyed like values, never as leaves.
+struct KeyVisitor {
+  Flat& f;
+  int in_key = 0;  // > 0 while a dict key is walked
+
+  NodeKind classify(PyObject* o) const {
+    NodeKind k = classify_input(o);
+    return in_key && k == NodeKind::kLeaf ? NodeKind::kOther : k;
+  }
+  void leaf(PyObject* o) {
+    if (Py_TYPE(o) == tensor_type())
+      return add_leaf(
+          f, *reinterpret_cast<py::detail::instance*>(o)->get_value_and_holder().value_ptr<Tensor>());
+    py::handle h(o);
+    if (is_ndarray(o)) return add_leaf(f, to_tensor(h));
+    add_leaf(f, h.cast<const Tensor&>());  // a subclass of Tensor
+  }
+  void other(PyObject* o) {
+    if (PyBool_Check(o)) {
+      f.key += o == Py_True ? "B1" : "B0";
+    } else if (PyLong_Check(o)) {
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+      if (overflow) {
+        std::string r = py::repr(o).cast<std::string>();
+        f.key += 'I';
+        put(f.key, static_cast<int64_t>(r.size()));
+        f.key += r;
+      } else {
+        f.key += 'i';
+        put(f.key, v);
+      }
+    } else if (PyFloat_Check(o)) {
+      f.key += 'f';
+      put(f.key, PyFloat_AS_DOUBLE(o));
+    } else if (o == Py_None) {
+      f.key += 'N';
+    } else if (PyUnicode_Check(o)) {
+      Py_ssize_t n;
+      const char* s = PyUnicode_AsUTF8AndSize(o, &n);
+      if (!s) throw py::error_already_set();
+      f.key += 's';
+      put(f.key, static_cast<int64_t>(n));
+      put(f.key, s, n);
+    } else {
+      // Anything else (variables, layers, modules) is keyed by identity, like TF's weakrefs.
+      identity(o);
     }
-    f.key += '}';
-  } else if (py::isinstance<py::array>(h)) {
-    add_leaf(f, to_tensor(h));
-  } else if (py::isinstance<Tensor>(h)) {  // a subclass of Tensor: the slow path
-    add_leaf(f, h.cast<const Tensor&>());
-  } else {
-    // Anything else (variables, layers, modules) is keyed by identity, like TF's weakrefs.
+  }
+  void identity(PyObject* o) {
     f.key += 'o';
     put(f.key, reinterpret_cast<uintptr_t>(o));
-    f.keepalive.push_back(py::reinterpret_borrow<py::object>(h));
+    f.keepalive.push_back(py::reinterpret_borrow<py::object>(o));
   }
-}
+  void begin_seq(PyObject* o, NodeKind k) {
+    f.key += k == NodeKind::kList ? '[' : '(';
+    if (k == NodeKind::kNamedTuple) identity(reinterpret_cast<PyObject*>(Py_TYPE(o)));
+  }
+  void end_seq(PyObject*, NodeKind, Py_ssize_t n) {
+    f.key += ')';
+    put(f.key, static_cast<int32_t>(n));
+  }
+  void begin_dict(PyObject*, const DictKeys&) { f.key += '{'; }
+  void dict_key(PyObject* key, NestPath& p) {
+    ++in_key;
+    walk_nest(key, *this, p);
+    --in_key;
+  }
+  void end_dict(PyObject*) { f.key += '}'; }
+};
 }  // namespace
 
 py::object& taped_call() {
@@ -125,10 +140,12 @@ bool run_functions_eagerly() { return g_run_eagerly; }
 Flat flatten_inputs(py::handle args, py::handle kwargs) {
   Flat f;
   f.key.reserve(64);
-  flatten(args, f);
+  KeyVisitor v{f};
+  NestPath path;
+  walk_nest(args.ptr(), v, path);
   if (kwargs && !kwargs.is_none() && PyDict_Size(kwargs.ptr()) > 0) {
     f.key += '|';
-    flatten(kwargs, f);
+    walk_nest(kwargs.ptr(), v, path);
   }
   // Traces are per placement (not per scope or input device: a CPU scope, or GPU inputs
   // under one, still run the CPU trace).
@@ -137,66 +154,16 @@ Flat flatten_inputs(py::handle args, py::handle kwargs) {
   return f;
 }
 
-OutTree OutTree::parse(py::handle t) {
-  OutTree n;
-  PyObject* o = t.ptr();
-  if (py::hasattr(t, "_jf_leaf_index")) {
-    n.kind = kLeaf;
-    n.leaf = t.attr("_jf_leaf_index").cast<int>();
-  } else if (PyTuple_Check(o)) {
-    n.kind = PyTuple_CheckExact(o) ? kTuple : kNamedTuple;
-    if (n.kind == kNamedTuple) n.obj = py::type::of(t);
-    for (auto c : py::reinterpret_borrow<py::tuple>(t)) n.kids.push_back(parse(c));
-  } else if (PyList_Check(o)) {
-    n.kind = kList;
-    for (auto c : py::reinterpret_borrow<py::list>(t)) n.kids.push_back(parse(c));
-  } else if (PyDict_Check(o)) {
-    n.kind = kDict;
-    py::list keys;
-    for (auto kv : py::reinterpret_borrow<py::dict>(t)) {
-      keys.append(kv.first);
-      n.kids.push_back(parse(kv.second));
-    }
-    n.obj = keys;
-  } else {
-    n.obj = py::reinterpret_borrow<py::object>(t);
-  }
-  return n;
-}
-
-py::object OutTree::build(const std::vector<Tensor>& v) const {
-  switch (kind) {
-    case kLeaf:
-      return py::cast(v[leaf]);
-    case kTuple:
-    case kNamedTuple: {
-      py::tuple t(kids.size());
-      for (size_t i = 0; i < kids.size(); ++i) t[i] = kids[i].build(v);
-      return kind == kTuple ? py::object(t) : obj(*t);
-    }
-    case kList: {
-      py::list l(kids.size());
-      for (size_t i = 0; i < kids.size(); ++i) l[i] = kids[i].build(v);
-      return l;
-    }
-    case kDict: {
-      py::dict d;
-      py::list keys = obj;
-      for (size_t i = 0; i < kids.size(); ++i) d[keys[i]] = kids[i].build(v);
-      return d;
-    }
-    default:
-      return obj;
-  }
-}
-
 FunctionCache::FunctionCache(py::object python_fn, py::object trace)
     : python_fn_(std::move(python_fn)), trace_(std::move(trace)) {}
 
-void FunctionCache::add(const std::string& key, std::shared_ptr<ConcreteFunction> fn, py::handle templ,
-                        bool general, std::vector<py::object> keepalive) {
-  auto e =
-      std::make_shared<CacheEntry>(CacheEntry{std::move(fn), OutTree::parse(templ), std::move(keepalive)});
+void FunctionCache::add(const std::string& key, std::shared_ptr<ConcreteFunction> fn,
+                        std::shared_ptr<TreeDef> outputs, bool general, std::vector<py::object> keepalive) {
+  if (!outputs || !fn) throw py::type_error("FunctionCache.add: needs a concrete function and a TreeDef");
+  if (static_cast<size_t>(outputs->num_leaves) != fn->graph()->outputs.size())
+    throw py::value_error(str_cat("FunctionCache.add: the output structure has ", outputs->num_leaves,
+                                  " leaves for ", fn->graph()->outputs.size(), " outputs"));
+  auto e = std::make_shared<CacheEntry>(CacheEntry{std::move(fn), std::move(outputs), std::move(keepalive)});
   if (general) general_.push_back(e);
   if (!key.empty()) exact_[key] = e;
 }
@@ -263,7 +230,7 @@ py::object FunctionCache::call(py::handle args, py::handle kwargs) {
     py::gil_scoped_release release;
     out = matched ? e->fn->call_matched(std::move(f.leaves)) : e->fn->call(std::move(f.leaves));
   }
-  return e->out.build(out);
+  return e->out->build([&](int i) { return py::cast(out[i]); });
 }
 
 }  // namespace jf::py_bridge

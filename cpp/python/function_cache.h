@@ -9,12 +9,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "python/nest.h"
 #include "runtime/function.h"
 
 namespace jf::py_bridge {
 namespace py = pybind11;
 
-// Signature key and tensor leaves (Tensors and numpy arrays, depth first; dict keys sorted).
+// Signature key and tensor leaves, in nest.h's order (depth first, dict keys sorted).
 struct Flat {
   std::string key;
   std::vector<Tensor> leaves;
@@ -22,32 +23,22 @@ struct Flat {
 };
 Flat flatten_inputs(py::handle args, py::handle kwargs);
 
-// The Python structure a function returned, with tensor positions as leaves.
-struct OutTree {
-  enum Kind { kLeaf, kTuple, kNamedTuple, kList, kDict, kConst } kind = kConst;
-  int leaf = 0;
-  std::vector<OutTree> kids;
-  py::object obj;  // dict keys (kDict), the type (kNamedTuple) or the constant (kConst)
-  static OutTree parse(py::handle templ);
-  py::object build(const std::vector<Tensor>& values) const;
-};
-
 struct CacheEntry {
   std::shared_ptr<ConcreteFunction> fn;
-  OutTree out;
+  std::shared_ptr<TreeDef> out;  // the structure of the outputs
   std::vector<py::object> keepalive;
 };
 
 class FunctionCache {
  public:
-  // trace(args, kwargs) -> (ConcreteFunction, output template, general: bool); called on a
-  // miss. A general entry (input_signature or relaxed shapes) serves any matching input.
+  // trace(args, kwargs, key) is called on a miss; it registers the traced function with
+  // add(). A general entry (input_signature or relaxed shapes) serves any matching input.
   FunctionCache(py::object python_fn, py::object trace);
   py::object call(py::handle args, py::handle kwargs);
   // Installs call() as tp_call of the bound type (a CPython slot, no pybind11 dispatch).
   static void setup_type(PyHeapTypeObject* type);
-  void add(const std::string& key, std::shared_ptr<ConcreteFunction> fn, py::handle templ, bool general,
-           std::vector<py::object> keepalive);
+  void add(const std::string& key, std::shared_ptr<ConcreteFunction> fn, std::shared_ptr<TreeDef> outputs,
+           bool general, std::vector<py::object> keepalive);
   size_t size() const { return exact_.size(); }
   void clear();
 

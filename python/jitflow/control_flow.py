@@ -2,7 +2,7 @@
 (each branch or loop body traced once into its own graph)."""
 from . import _C
 from ._C import Tensor
-from .function import _flatten_outputs, _pack
+from .function import _flatten_outputs
 
 # If/While nodes are built outside the op dispatcher (no tape hook): jitflow.autodiff.tape
 # registers a callback here so a traced GradientTape still records them.
@@ -19,9 +19,9 @@ def _trace_branch(fn, arg_specs=(), names=()):
     with b:
         args = [b.placeholder(dt, list(shape), n) for (dt, shape), n in zip(arg_specs, names)]
         out = fn(*args)
-        flat, template = _flatten_outputs(out)
+        flat, tree = _flatten_outputs(out)
         graph = b.finish(flat)
-    return b, graph, template
+    return b, graph, tree
 
 
 def cond(pred, true_fn=None, false_fn=None, name=None):
@@ -30,25 +30,14 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         raise TypeError("jf.cond requires both true_fn and false_fn")
     if not _C.is_tracing() or not (isinstance(pred, Tensor) and pred._is_symbolic):
         return true_fn() if bool(pred) else false_fn()
-    tb, tg, ttemplate = _trace_branch(true_fn)
-    eb, eg, etemplate = _trace_branch(false_fn)
-    if _structure(ttemplate) != _structure(etemplate):
+    tb, tg, ttree = _trace_branch(true_fn)
+    eb, eg, etree = _trace_branch(false_fn)
+    if ttree != etree:
         raise ValueError(f"jf.cond: true_fn and false_fn must return the same structure, got "
-                         f"{_structure(ttemplate)} and {_structure(etemplate)}")
+                         f"{ttree} and {etree}")
     outs = _C.make_if(pred, tb, tg, eb, eg, name)
     _notify(outs)
-    return _pack(ttemplate, outs)
-
-
-def _structure(t):
-    from .function import _Leaf
-    if isinstance(t, _Leaf):
-        return "T"
-    if isinstance(t, (list, tuple)):
-        return type(t).__name__ + "(" + ",".join(_structure(x) for x in t) + ")"
-    if isinstance(t, dict):
-        return "{" + ",".join(f"{k}:{_structure(v)}" for k, v in t.items()) + "}"
-    return repr(t)
+    return ttree.unflatten(outs)
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, maximum_iterations=None, name=None):

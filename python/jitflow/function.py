@@ -10,7 +10,6 @@ import warnings
 
 from . import _C
 from . import variables as _variables
-from ._C import Tensor
 
 _RETRACE_WARN_COUNT = 5
 _RETRACE_WINDOW_S = 60.0
@@ -45,54 +44,19 @@ class TensorSpec:
         return f"TensorSpec(shape={self.shape}, dtype=jf.{self.dtype.name}, name={self.name!r})"
 
 
-class _Leaf:
-    __slots__ = ("_jf_leaf_index",)
-
-    def __init__(self, i):
-        self._jf_leaf_index = i
-
-
-def _is_leaf(x):
-    return isinstance(x, Tensor) or type(x).__module__ == "numpy" and type(x).__name__ == "ndarray"
-
-
-def _map_leaves(obj, fn):
-    """Rebuilds obj with every tensor leaf replaced by fn(leaf); the traversal order matches
-    _C.flatten_inputs (depth first, dict keys sorted)."""
-    if _is_leaf(obj) or isinstance(obj, TensorSpec):
-        return fn(obj)
-    if isinstance(obj, tuple):
-        items = [_map_leaves(x, fn) for x in obj]
-        return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
-    if isinstance(obj, list):
-        return [_map_leaves(x, fn) for x in obj]
-    if isinstance(obj, dict):
-        return {k: _map_leaves(obj[k], fn) for k in sorted(obj)}
-    return obj
-
-
 def _flatten_outputs(out):
-    """(flat tensors, template with _Leaf markers) for a traced function's return value."""
-    flat = []
+    """(tensors, TreeDef) for a traced function's return value: its leaves (tensors,
+    variables, numpy values) converted to tensors, in the C++ nest order."""
+    leaves, tree = _C.nest_flatten(out, outputs=True)
+    return [_C.convert_to_tensor(x) for x in leaves], tree
 
-    def leaf(x):
-        flat.append(_C.convert_to_tensor(x))
-        return _Leaf(len(flat) - 1)
 
-    def walk(o):
-        if isinstance(o, Tensor) or hasattr(o, "__jf_tensor__"):
-            return leaf(o)
-        if isinstance(o, tuple):
-            items = [walk(x) for x in o]
-            return type(o)(*items) if hasattr(o, "_fields") else tuple(items)
-        if isinstance(o, list):
-            return [walk(x) for x in o]
-        if isinstance(o, dict):
-            return {k: walk(v) for k, v in o.items()}
-        if type(o).__module__ == "numpy":
-            return leaf(o)
-        return o
-    return flat, walk(out)
+def _map_leaves(structure, fn):
+    """structure with each leaf (tensor, numpy array or TensorSpec) replaced by fn(leaf), in
+    the order of _C.flatten_inputs. A thin adapter over _C.nest_flatten kept for
+    jitflow.autodiff.function_calls; new code calls _C.nest_flatten and TreeDef.unflatten."""
+    leaves, tree = _C.nest_flatten(structure, spec_type=TensorSpec)
+    return tree.unflatten([fn(x) for x in leaves])
 
 
 Cluster = collections.namedtuple("Cluster", "name scope ops backend")
@@ -102,23 +66,26 @@ _warned_messages = set()
 class ConcreteFunction:
     """One traced graph: `.graph` for introspection, callable with matching tensors."""
 
-    def __init__(self, cf, template, function_name, arg_names):
+    def __init__(self, cf, output_tree, function_name, arg_names):
         for w in cf.jit_warnings:  # best-effort compilation: say once why a cluster stays eager
             if w not in _warned_messages:
                 _warned_messages.add(w)
                 warnings.warn(w, RuntimeWarning, stacklevel=4)
         self._cf = cf
-        self._template = template
+        self._output_tree = output_tree
         self.name = function_name
         self._arg_names = arg_names
         from .graph import FuncGraph
         self.graph = FuncGraph(cf.graph, dict(cf.op_cluster))
-        self.structured_outputs = template
 
     def __call__(self, *args, **kwargs):
         _, leaves, _ = _C.flatten_inputs(args, kwargs)
-        out = self._cf.call(leaves)
-        return _pack(self._template, out)
+        return self._output_tree.unflatten(self._cf.call(leaves))
+
+    @property
+    def structured_outputs(self):
+        """The function's return value with its graph's output tensors as the leaves."""
+        return self._output_tree.unflatten(self.graph.outputs)
 
     @property
     def clusters(self):
@@ -135,19 +102,6 @@ class ConcreteFunction:
 
     def pretty_printed_graph(self):
         return self._cf.graph.to_string()
-
-
-def _pack(template, values):
-    if isinstance(template, _Leaf):
-        return values[template._jf_leaf_index]
-    if isinstance(template, tuple):
-        items = [_pack(x, values) for x in template]
-        return type(template)(*items) if hasattr(template, "_fields") else tuple(items)
-    if isinstance(template, list):
-        return [_pack(x, values) for x in template]
-    if isinstance(template, dict):
-        return {k: _pack(v, values) for k, v in template.items()}
-    return template
 
 
 class Function(_C.FunctionCache):
@@ -209,8 +163,8 @@ class Function(_C.FunctionCache):
                 relaxed = _relax(self._traced_specs[-1], specs)
                 if relaxed is not None:
                     specs, general = relaxed, True
-        cf, template = self._trace(args, kwargs, specs, _C.function_placement(leaves))
-        self._cache.add(key, cf._cf, template, general, keepalive)
+        cf = self._trace(args, kwargs, specs, _C.function_placement(leaves))
+        self._cache.add(key, cf._cf, cf._output_tree, general, keepalive)
         return cf
 
     def _check_signature(self, args, kwargs, leaves):
@@ -218,8 +172,7 @@ class Function(_C.FunctionCache):
         if kwargs:
             raise TypeError(f"{self._name}: with an input_signature, pass arguments positionally "
                             f"(got keyword arguments {sorted(kwargs)})")
-        flat_sig = []
-        _map_leaves(list(sig), lambda s: flat_sig.append(s))
+        flat_sig, _ = _C.nest_flatten(list(sig), spec_type=TensorSpec)
         if len(args) != len(sig) or len(leaves) != len(flat_sig):
             raise TypeError(f"{self._name}: expected {len(sig)} argument(s) matching input_signature "
                             f"{sig}, got {len(args)} argument(s)")
@@ -231,44 +184,47 @@ class Function(_C.FunctionCache):
                     f"{t.dtype.name}, which does not match input_signature {s} (full signature: {sig})")
         return flat_sig
 
-    def _trace(self, args, kwargs, specs, gpu_device=-1):
+    def _trace(self, args, kwargs, specs, gpu_device=-1, spec_leaves=False):
+        """Traces the Python function with a placeholder per leaf of (args, kwargs), typed by
+        `specs`; with spec_leaves, TensorSpecs in the arguments are leaves too."""
         self._note_retrace(args, kwargs)
+        leaves, tree = _C.nest_flatten((tuple(args), dict(kwargs)),
+                                       spec_type=TensorSpec if spec_leaves else None)
+        if len(leaves) != len(specs):
+            raise TypeError(f"{self._name}: {len(leaves)} tensor argument(s) for {len(specs)} spec(s)")
         builder = _C.FuncBuilder()
-        specs_iter = iter(specs)
         _variables._creation_guard.append((self._tracing_count == 0, self._name, self._created_variables))
         try:
             with builder:
-                names = iter(self._leaf_names(args, kwargs))
-
-                def placeholder(_leaf):
-                    s = next(specs_iter)
-                    return builder.placeholder(s.dtype, list(s.shape), next(names, "args"))
-                new_args = _map_leaves(tuple(args), placeholder)
-                new_kwargs = _map_leaves(dict(kwargs), placeholder)
+                placeholders = [builder.placeholder(s.dtype, list(s.shape), name)
+                                for s, name in zip(specs, self._leaf_names(tree))]
+                new_args, new_kwargs = tree.unflatten(placeholders)
                 out = self._python_function(*new_args, **new_kwargs)
-                flat, template = _flatten_outputs(out)
+                flat, output_tree = _flatten_outputs(out)
                 graph = builder.finish(flat)
         finally:
             _variables._creation_guard.pop()
         self._tracing_count += 1
         cf = ConcreteFunction(_C.make_concrete_function(graph, self._name, bool(self._jit_compile), gpu_device),
-                              template, self._name, self._arg_names)
+                              output_tree, self._name, self._arg_names)
         self._traced_specs.append(list(specs))
         self._concrete.append(cf)
-        return cf, template
+        return cf
 
-    def _leaf_names(self, args, kwargs):
-        names = []
-        for i, a in enumerate(args):
+    def _leaf_names(self, tree):
+        """Placeholder names for the leaves of tree, the TreeDef of (args, kwargs): an
+        argument's name for its first leaf, then name_1, name_2, ...; a keyword argument's
+        name for each of its leaves."""
+        names, seen = [], collections.Counter()
+        for path in tree.paths():
+            if path[0] == 1:
+                names.append(path[1])
+                continue
+            i = path[1]
             base = self._arg_names[i] if i < len(self._arg_names) else f"args_{i}"
-            n = [0]
-
-            def name(_x, base=base, n=n):
-                names.append(base if n[0] == 0 else f"{base}_{n[0]}")
-                n[0] += 1
-            _map_leaves(a, name)
-        for k in sorted(kwargs):
-            _map_leaves(kwargs[k], lambda _x, k=k: names.append(k))
+            n = seen[i]
+            seen[i] += 1
+            names.append(base if n == 0 else f"{base}_{n}")
         return names
 
     def _note_retrace(self, args, kwargs):
@@ -294,25 +250,23 @@ class Function(_C.FunctionCache):
                 "reduce_retracing=True.", RuntimeWarning, stacklevel=4)
 
     def get_concrete_function(self, *args, **kwargs):
-        has_spec = []
-        _map_leaves((args, kwargs), lambda x: has_spec.append(isinstance(x, TensorSpec)) or x)
-        if not any(has_spec):
+        leaves, _ = _C.nest_flatten((args, kwargs), spec_type=TensorSpec)
+        if not any(isinstance(x, TensorSpec) for x in leaves):
             if self._input_signature is None or args:
-                key, leaves, _ = _C.flatten_inputs(args, kwargs)
+                key, tensors, _ = _C.flatten_inputs(args, kwargs)
                 for cf in self._concrete:
-                    if cf._cf.accepts(leaves):
+                    if cf._cf.accepts(tensors):
                         return cf
                 return self._trace_for_call(args, kwargs, key)
             args = tuple(self._input_signature)
-        specs = []
-        _map_leaves((args, kwargs), lambda x: specs.append(
-            x if isinstance(x, TensorSpec) else TensorSpec(x.shape, x.dtype)) or x)
+            leaves, _ = _C.nest_flatten((args, kwargs), spec_type=TensorSpec)
+        specs = [x if isinstance(x, TensorSpec) else TensorSpec(x.shape, x.dtype) for x in leaves]
         for cf in self._concrete:
             if [tuple(i.shape) for i in cf.inputs] == [s.shape for s in specs] and \
                     [i.dtype for i in cf.inputs] == [s.dtype for s in specs]:
                 return cf
-        cf, template = self._trace(args, kwargs, specs, _C.function_placement([]))
-        self._cache.add(b"", cf._cf, template, True, [])
+        cf = self._trace(args, kwargs, specs, _C.function_placement([]), spec_leaves=True)
+        self._cache.add(b"", cf._cf, cf._output_tree, True, [])
         return cf
 
 

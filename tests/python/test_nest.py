@@ -1,0 +1,242 @@
+"""Nested arguments and results of jf.function: one C++ traversal (cpp/python/nest.h) orders
+the signature key, the placeholders, input_signature checks and the packing of outputs."""
+import collections
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import jitflow as jf
+from jitflow import _C
+
+P = collections.namedtuple("P", "x y")
+Q = collections.namedtuple("Q", "x y")
+
+
+def test_dict_insertion_order_gives_one_trace_and_one_binding(rng):
+    a = jf.constant(rng.standard_normal((2, 3)).astype(np.float32))
+    b = jf.constant(rng.standard_normal(3).astype(np.float32))
+    seen_keys = []
+
+    @jf.function
+    def f(d):
+        seen_keys.append(list(d))
+        first, second = d.values()   # positional use of the dict: the canonical (sorted) order
+        return first * 2.0 + second
+
+    r1 = f({"a": a, "b": b})
+    r2 = f({"b": b, "a": a})
+    assert f.experimental_get_tracing_count() == 1
+    assert seen_keys == [["a", "b"]]
+    want = a.numpy() * 2.0 + b.numpy()
+    np.testing.assert_allclose(r1.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(r2.numpy(), want, rtol=1e-6)
+    # The placeholders follow the sorted keys: d (a's shape), then d_1 (b's shape).
+    cf = f.get_concrete_function({"b": b, "a": a})
+    assert [(i.op.name, tuple(i.shape)) for i in cf.inputs] == [("d", (2, 3)), ("d_1", (3,))]
+    # The key's leaves come in the same order whatever the insertion order.
+    for d in ({"a": a, "b": b}, {"b": b, "a": a}):
+        key, leaves, _ = _C.flatten_inputs((d,), None)
+        assert [tuple(t.shape) for t in leaves] == [(2, 3), (3,)]
+        assert key == _C.flatten_inputs(({"a": a, "b": b},), None)[0]
+
+
+def test_keyword_argument_order_gives_one_trace(rng):
+    x = jf.constant(rng.standard_normal(4).astype(np.float32))
+    y = jf.constant(rng.standard_normal(5).astype(np.float32))
+
+    @jf.function
+    def f(u, v):
+        return jf.reduce_sum(u) - jf.reduce_sum(v)
+
+    r1 = f(u=x, v=y)
+    r2 = f(v=y, u=x)
+    assert f.experimental_get_tracing_count() == 1
+    want = x.numpy().sum() - y.numpy().sum()
+    np.testing.assert_allclose([r1.numpy(), r2.numpy()], [want, want], rtol=1e-5)
+    names = [i.op.name for i in f.get_concrete_function(v=y, u=x).inputs]
+    assert names == ["u", "v"]
+
+
+def test_nest_flatten_matches_the_signature_key_order(rng):
+    t = [jf.constant(rng.standard_normal(k + 1).astype(np.float32)) for k in range(6)]
+    arr = rng.standard_normal(7).astype(np.float32)
+    structure = ({"z": [t[0], P(t[1], 3)], "a": (t[2], {"q": t[3], "b": arr})}, [t[4], "s", None],
+                 Q(y=t[5], x=1.5))
+    _, key_leaves, _ = _C.flatten_inputs(structure, None)
+    leaves, tree = _C.nest_flatten(structure)
+    assert [tuple(x.shape) for x in key_leaves] == [tuple(np.shape(x)) for x in leaves]
+    assert [x.shape for x in key_leaves] == [(3,), (7,), (4,), (1,), (2,), (5,), (6,)]
+    assert tree.num_leaves == 7
+    assert tree.paths()[:2] == [(0, "a", 0), (0, "a", 1, "b")]
+    rebuilt = tree.unflatten(leaves)
+    assert type(rebuilt[2]) is Q and rebuilt[2].x == 1.5 and rebuilt[0]["z"][1].y == 3
+    assert list(rebuilt[0]) == ["a", "z"]   # inputs rebuild in the key's (sorted) order
+    with pytest.raises(ValueError, match="7 leaves, got 6"):
+        tree.unflatten(leaves[:-1])
+
+
+def test_namedtuple_type_is_part_of_the_signature(rng):
+    x = jf.constant(rng.standard_normal(3).astype(np.float32))
+
+    @jf.function
+    def f(p):
+        return p.x + p.y if isinstance(p, P) else p[0] - p[1]
+
+    np.testing.assert_allclose(f(P(x, x)).numpy(), 2 * x.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(f((x, x)).numpy(), 0 * x.numpy())
+    assert f.experimental_get_tracing_count() == 2
+    assert f(Q(x, x)).numpy().tolist() == [0, 0, 0]
+    assert f.experimental_get_tracing_count() == 3
+
+
+def _check_outputs(out, x):
+    xv = x.numpy()
+    assert type(out) is dict and list(out) == ["z", "a", "m", "np"]   # the function's own order
+    z0, (z1, p) = out["z"]
+    assert type(out["z"]) is list and type(out["z"][1]) is tuple and type(p) is P
+    np.testing.assert_allclose(z0.numpy(), xv)
+    np.testing.assert_allclose(z1.numpy(), xv + 1)
+    np.testing.assert_allclose(p.x.numpy(), xv * 2)
+    assert p.y == "const"
+    assert type(out["a"]) is P and out["a"].x is None
+    np.testing.assert_allclose(out["a"].y.numpy(), xv - 1)
+    assert out["m"] == 3
+    assert isinstance(out["np"], jf.Tensor) and out["np"].numpy() == np.float32(0.5)
+
+
+def test_nested_outputs_round_trip(rng):
+    x = jf.constant(rng.standard_normal(3).astype(np.float32))
+
+    @jf.function
+    def g(x):
+        return {"z": [x, (x + 1.0, P(x * 2.0, "const"))], "a": P(x=None, y=x - 1.0), "m": 3,
+                "np": np.float32(0.5)}
+
+    _check_outputs(g(x), x)          # traced
+    _check_outputs(g(x), x)          # cached: packed in C++
+    cf = g.get_concrete_function(x)
+    _check_outputs(cf(x), x)         # the concrete function's own call
+    so = cf.structured_outputs
+    assert list(so) == ["z", "a", "m", "np"] and type(so["a"]) is P and so["m"] == 3
+    # Output leaves are in the one order (sorted keys), whatever order the dict was built in.
+    assert [t.shape for t in cf.outputs] == [(3,), ()] + [(3,)] * 3
+
+
+def test_output_variable_and_cond_branches_with_differently_ordered_dicts(rng):
+    v = jf.Variable(np.float32(2.0))
+    x = jf.constant(rng.standard_normal(3).astype(np.float32))
+
+    @jf.function
+    def f(x, flag):
+        out = jf.cond(flag, lambda: {"a": x * 1.0, "b": x + 1.0}, lambda: {"b": x - 1.0, "a": x * 3.0})
+        return out, [v]
+
+    out, (var,) = f(x, jf.constant(False))
+    np.testing.assert_allclose(out["a"].numpy(), x.numpy() * 3, rtol=1e-6)
+    np.testing.assert_allclose(out["b"].numpy(), x.numpy() - 1, rtol=1e-6)
+    assert isinstance(var, jf.Tensor) and var.numpy() == 2.0
+
+    @jf.function
+    def bad(x, flag):
+        return jf.cond(flag, lambda: (x, x), lambda: [x, x])
+
+    with pytest.raises(ValueError, match=r"same structure, got TreeDef\(\(\*, \*\)\) and TreeDef\(\[\*, \*\]\)"):
+        bad(x, jf.constant(True))
+
+
+def test_get_concrete_function_with_specs_in_a_dict(rng):
+    @jf.function
+    def f(d):
+        return d["w"] * 2.0 + d["a"]
+
+    cf = f.get_concrete_function({"w": jf.TensorSpec([None, 3]), "a": jf.TensorSpec([3])})
+    assert [tuple(i.shape) for i in cf.inputs] == [(3,), (None, 3)]
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    a = rng.standard_normal(3).astype(np.float32)
+    np.testing.assert_allclose(f({"a": a, "w": w}).numpy(), w * 2 + a, rtol=1e-6)
+    np.testing.assert_allclose(cf({"w": w, "a": a}).numpy(), w * 2 + a, rtol=1e-6)
+    assert f.experimental_get_tracing_count() == 1
+
+
+# Structures the flattener must refuse with a Python exception, each run in its own process so
+# that a crash (a C++ stack overflow) fails one test instead of the session.
+_UNSAFE = {
+    "self_list_argument": """
+        a = [x]
+        a.append(a)
+        f(a)""",
+    "self_dict_argument": """
+        d = {"x": x}
+        d["me"] = d
+        f(d)""",
+    "self_dict_keyword": """
+        d = {"x": x}
+        d["me"] = [d]
+        f(x, extra=d)""",
+    "deep_argument": """
+        deep = x
+        for _ in range(200000):
+            deep = [deep]
+        f(deep)""",
+    "deep_dict_argument": """
+        deep = x
+        for _ in range(200000):
+            deep = {"k": deep}
+        f(deep)""",
+    "self_list_output": """
+        a = [x]
+        a.append(a)
+        jf.function(lambda y: [y, a])(x)""",
+    "deep_output": """
+        deep = x
+        for _ in range(200000):
+            deep = (deep,)
+        jf.function(lambda y: deep)(x)""",
+    "deep_nest_flatten": """
+        deep = x
+        for _ in range(200000):
+            deep = [deep]
+        jf._C.nest_flatten(deep, outputs=True)""",
+}
+_EXPECTED = {"self": "ValueError: cannot flatten a nested structure that contains itself",
+             "deep": "RecursionError: cannot flatten a nested structure deeper than 1000 levels"}
+
+_CHILD = """
+import numpy as np, jitflow as jf
+x = jf.constant(np.ones(2, np.float32))
+f = jf.function(lambda *a, **k: x * 2.0)
+try:
+{body}
+except (ValueError, RecursionError) as e:
+    print(type(e).__name__ + ": " + str(e))
+else:
+    print("no exception")
+"""
+
+
+@pytest.mark.parametrize("case", sorted(_UNSAFE))
+def test_unflattenable_structures_raise(case):
+    body = textwrap.indent(textwrap.dedent(_UNSAFE[case]).strip(), "    ")
+    r = subprocess.run([sys.executable, "-c", _CHILD.format(body=body)], check=False, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, f"child died with {r.returncode}: {r.stderr[-2000:]}"
+    assert r.stdout.strip().startswith(_EXPECTED[case.split("_")[0]]), r.stdout + r.stderr
+
+
+def test_containers_changed_while_flattened_do_not_crash():
+    x = jf.constant(np.ones(2, np.float32))
+    outer = []
+
+    class Key(str):
+        def __lt__(self, other):
+            outer.clear()          # runs while the dict inside `outer` sorts its keys
+            return str.__lt__(self, other)
+
+    outer.extend([{Key("b"): x, Key("a"): x}, x, x, x])
+    _, leaves, _ = _C.flatten_inputs((outer,), None)
+    assert len(leaves) == 2 and outer == []
+    with pytest.raises(TypeError, match="not supported"):
+        _C.flatten_inputs(({1: x, "a": x},), None)
