@@ -97,7 +97,8 @@ ClusteringResult assemble(const Graph& g, const std::vector<Members>& groups,
 std::string worth_compiling(int real_ops, bool has_compile_true, const ClusterOptions& opts) {
   if (!opts.auto_jit && !opts.whole_function && !has_compile_true)
     return "not in a jit_scope (no op in its cluster has _XlaCompile=True)";
-  if (real_ops == 0) return kTrivialOnly;
+  // jit_compile=True promises compiled code, whatever the ops (XLA compiles a lone reshape).
+  if (real_ops == 0 && !opts.whole_function) return kTrivialOnly;
   if (opts.auto_jit && !opts.whole_function && real_ops < 2) return "auto-clustering: cluster too small";
   return "";
 }

@@ -312,26 +312,23 @@ Value* ElementalEmitter::cast(DType from, DType to, Value* x) {
   return b_.CreateSExtOrTrunc(x, t);
 }
 
+// Integer identities are built as integers: INT64_MAX does not survive a trip through double.
 Value* ElementalEmitter::reduce_identity(const KExpr* e) {
   DType dt = e->dtype;
-  bool f = is_float(dt);
-  double init = 0;
-  switch (reduce_formula(e->op)->init) {
-    case ReduceFormula::kZero:
-      break;
-    case ReduceFormula::kOne:
-      init = 1;
-      break;
-    case ReduceFormula::kLowest:
-      init = f ? -std::numeric_limits<double>::infinity()
-               : (dt == DType::kInt32 ? INT32_MIN : static_cast<double>(INT64_MIN));
-      break;
-    case ReduceFormula::kHighest:
-      init = f ? std::numeric_limits<double>::infinity()
-               : (dt == DType::kInt32 ? INT32_MAX : static_cast<double>(INT64_MAX));
-      break;
+  const ReduceFormula::Init init = reduce_formula(e->op)->init;
+  if (!is_float(dt)) {
+    bool i32 = dt == DType::kInt32;
+    int64_t v = 0;
+    if (init == ReduceFormula::kOne) v = 1;
+    if (init == ReduceFormula::kLowest) v = i32 ? INT32_MIN : INT64_MIN;
+    if (init == ReduceFormula::kHighest) v = i32 ? INT32_MAX : INT64_MAX;
+    return llvm::ConstantInt::get(reg_type(dt), v, /*isSigned=*/true);
   }
-  return fconst(dt, init);
+  double v = 0;
+  if (init == ReduceFormula::kOne) v = 1;
+  if (init == ReduceFormula::kLowest) v = -std::numeric_limits<double>::infinity();
+  if (init == ReduceFormula::kHighest) v = std::numeric_limits<double>::infinity();
+  return fconst(dt, v);
 }
 
 // The element first: NaN-propagating max/min then keep the accumulator on ties.

@@ -49,6 +49,11 @@ def _axis(x, axis):
 # ---- creation ------------------------------------------------------------------------
 @export('constant')
 def constant(value, dtype=None, shape=None, name=None):
+    if isinstance(value, Tensor) and value._is_symbolic:
+        # TF's graph-mode constant takes values, not graph tensors (a Const holding a symbolic
+        # tensor has no value to hold).
+        raise TypeError(f"Expected any non-tensor type, but got a tensor instead: {value!r}. "
+                        "jf.constant takes values; use jf.identity or jf.cast on a graph tensor.")
     t = _C.convert_to_tensor(value, dtype)
     if _C.is_tracing():  # inside a trace a constant is a Const node, like TF's graph mode
         if shape is not None:

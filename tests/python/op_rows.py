@@ -1,0 +1,213 @@
+"""The differential rows: one per op record (cpp/ir/ops.def), saying how to call the op through
+its public function on generated inputs of a dtype, and the float64 (or exact) numpy result it
+must give. test_op_coverage.py runs every row for every dtype its record claims, eagerly and
+compiled, and checks gradients against finite differences; an op added to the records without
+a row here fails that test.
+
+A row: `make(dtype, rng) -> inputs` (numpy arrays, or Python values), `call(*inputs)` (the
+jitflow call; numpy arrays become tensors), `ref(*inputs)` (numpy, computed in float64 for
+floats), and `grad` — the indices of the inputs to differentiate (float dtypes only)."""
+import dataclasses
+import math
+
+import numpy as np
+
+import jitflow as jf
+
+F32, F64, I32, I64, BOOL = "float32", "float64", "int32", "int64", "bool"
+
+
+@dataclasses.dataclass
+class Row:
+    make: object
+    call: object
+    ref: object = None
+    grad: tuple = ()
+    # Instead of `ref`, for ops without reference values (random numbers):
+    # check(outputs as numpy, dtype) raises AssertionError.
+    check: object = None
+    # Compiled mode passes the inputs as values baked into the function, not as arguments
+    # (Const takes values, not graph tensors).
+    baked: bool = False
+    # The gradient check's input dtype, and its float64 reference when `ref` rounds (a cast).
+    grad_dtype: str = F64
+    grad_ref: object = None
+
+
+def _np_dtype(d):
+    return np.dtype(d)
+
+
+def data(shape, lo=-3.0, hi=3.0, nonzero=False):
+    """Inputs of one shape: floats uniform in [lo, hi), ints in [lo, hi], bools at random."""
+    def make(d, rng):
+        if d == BOOL:
+            return np.asarray(rng.random(shape) < 0.5)
+        if d in (I32, I64):
+            v = np.asarray(rng.integers(int(lo), int(hi) + 1, size=shape).astype(d))
+            if nonzero:
+                v[v == 0] = 1
+            return np.asarray(v)
+        v = np.asarray(rng.uniform(lo, hi, size=shape).astype(d))
+        if nonzero:
+            v[np.abs(v) < 0.1] = 0.5
+        return v
+    return make
+
+
+def inputs(*makers):
+    return lambda d, rng: tuple(m(d, rng) for m in makers)
+
+
+def _f64(fn):
+    """A numpy reference computed in float64 for float inputs, cast back to their dtype."""
+    def ref(*xs):
+        dt = next((x.dtype for x in xs if isinstance(x, np.ndarray)), None)
+        up = [x.astype(np.float64) if isinstance(x, np.ndarray) and x.dtype.kind == "f" else x for x in xs]
+        r = fn(*up)
+        if dt is not None and dt.kind == "f" and isinstance(r, np.ndarray) and r.dtype.kind == "f":
+            r = r.astype(dt)
+        return r
+    return ref
+
+
+def unary(fn, ref, lo=-3.0, hi=3.0, grad=(0,)):
+    return Row(inputs(data((2, 3), lo, hi)), fn, _f64(ref), grad)
+
+
+def binary(fn, ref, nonzero=False, lo=-3.0, hi=3.0, grad=(0, 1)):
+    # (2, 3) with (3,): numpy broadcasting in every row.
+    return Row(inputs(data((2, 3), lo, hi), data((3,), lo, hi, nonzero)), fn, _f64(ref), grad)
+
+
+def _floordiv(x, y):
+    return np.floor_divide(x, y)
+
+
+def _split_ref(x):
+    return tuple(np.split(x, 2, axis=1))
+
+
+def _mean_ref(x):
+    if x.dtype.kind == "f":
+        return np.mean(x.astype(np.float64), axis=1).astype(x.dtype)
+    return np.trunc(np.sum(x, axis=1) / x.shape[1]).astype(x.dtype)  # C++ integer division
+
+
+def _check_uniform(out, d):
+    assert out.shape == (500,) and out.dtype == np.dtype(d)
+    assert out.min() >= 0 and out.max() < 1 and 0.4 < out.mean() < 0.6, (out.min(), out.max(), out.mean())
+
+
+def _check_normal(out, d):
+    assert out.shape == (500,) and out.dtype == np.dtype(d)
+    assert abs(out.mean()) < 0.2 and 0.8 < out.std() < 1.2, (out.mean(), out.std())
+
+
+def _variable(fn):
+    """Runs fn(v, y) on a new variable v holding x, then reads v."""
+    def call(x, y):
+        v = jf.Variable(x)
+        fn(v, y)
+        return v.read_value()
+    return call
+
+
+ROWS = {
+    "Const": Row(inputs(data((2, 3))), lambda x: jf.constant(x), lambda x: x, baked=True),
+    "Identity": unary(jf.identity, lambda x: x),
+    "Neg": unary(jf.negative, np.negative),
+    "Abs": Row(inputs(data((2, 3), nonzero=True)), jf.abs, _f64(np.abs), (0,)),
+    "Square": unary(jf.square, np.square),
+    "Relu": Row(inputs(data((2, 3), nonzero=True)), jf.nn.relu, _f64(lambda x: np.maximum(x, 0)), (0,)),
+    "Exp": unary(jf.exp, np.exp),
+    "Log": unary(jf.math.log, np.log, lo=0.2, hi=3.0),
+    "Tanh": unary(jf.tanh, np.tanh),
+    "Sigmoid": unary(jf.sigmoid, lambda x: 1 / (1 + np.exp(-x))),
+    "Sqrt": unary(jf.sqrt, np.sqrt, lo=0.2, hi=3.0),
+    "Rsqrt": unary(jf.math.rsqrt, lambda x: 1 / np.sqrt(x), lo=0.2, hi=3.0),
+    "Sin": unary(jf.sin, np.sin),
+    "Cos": unary(jf.cos, np.cos),
+    "Erf": unary(jf.math.erf, np.vectorize(math.erf)),
+    "LogicalNot": unary(jf.logical_not, np.logical_not, grad=()),
+    # To another dtype (a cast to the same dtype is no op at all).
+    "Cast": Row(inputs(data((2, 3))), lambda x: jf.cast(x, jf.float32 if x.dtype == jf.float64 else jf.float64),
+                lambda x: x.astype(np.float32 if x.dtype == np.float64 else np.float64), (0,),
+                grad_dtype=F32, grad_ref=lambda x: x),
+    "AddV2": binary(jf.add, np.add),
+    "Sub": binary(jf.subtract, np.subtract),
+    "Mul": binary(jf.multiply, np.multiply),
+    "RealDiv": binary(jf.math.truediv, np.divide, nonzero=True),
+    "FloorDiv": binary(jf.math.floordiv, _floordiv, nonzero=True, grad=()),
+    "FloorMod": binary(jf.math.floormod, np.mod, nonzero=True, grad=(0,)),
+    "Maximum": binary(jf.maximum, np.maximum),
+    "Minimum": binary(jf.minimum, np.minimum),
+    "Pow": binary(jf.pow, np.power, lo=0.0, hi=3.0, grad=(0,)),
+    "Equal": binary(jf.equal, np.equal, lo=-1, hi=1, grad=()),
+    "NotEqual": binary(jf.not_equal, np.not_equal, lo=-1, hi=1, grad=()),
+    "Less": binary(jf.less, np.less, grad=()),
+    "LessEqual": binary(jf.less_equal, np.less_equal, grad=()),
+    "Greater": binary(jf.greater, np.greater, grad=()),
+    "GreaterEqual": binary(jf.greater_equal, np.greater_equal, grad=()),
+    "LogicalAnd": binary(jf.logical_and, np.logical_and, grad=()),
+    "LogicalOr": binary(jf.logical_or, np.logical_or, grad=()),
+    "SelectV2": Row(lambda d, rng: (rng.random((2, 3)) < 0.5,) + inputs(data((2, 3)), data((3,)))(d, rng),
+                    jf.where, _f64(np.where), (1, 2)),
+    "AddN": Row(inputs(data((2, 3)), data((2, 3)), data((2, 3))), lambda *xs: jf.add_n(list(xs)),
+                _f64(lambda *xs: sum(xs)), (0, 1, 2)),
+    "Sum": unary(lambda x: jf.reduce_sum(x, axis=1), lambda x: np.sum(x, axis=1)),
+    "Mean": Row(inputs(data((2, 4))), lambda x: jf.reduce_mean(x, axis=1), _mean_ref, (0,)),
+    "Max": Row(inputs(data((2, 3))), lambda x: jf.reduce_max(x, axis=1), _f64(lambda x: np.max(x, axis=1)), (0,)),
+    "Min": Row(inputs(data((2, 3))), lambda x: jf.reduce_min(x, axis=1), _f64(lambda x: np.min(x, axis=1)), (0,)),
+    "Prod": unary(lambda x: jf.reduce_prod(x, axis=1), lambda x: np.prod(x, axis=1)),
+    "ArgMax": Row(inputs(data((2, 5), -100, 100)), lambda x: jf.argmax(x, axis=1), lambda x: np.argmax(x, axis=1)),
+    "ArgMin": Row(inputs(data((2, 5), -100, 100)), lambda x: jf.argmin(x, axis=1), lambda x: np.argmin(x, axis=1)),
+    "Softmax": unary(jf.nn.softmax, lambda x: np.exp(x) / np.exp(x).sum(-1, keepdims=True)),
+    "LogSoftmax": unary(jf.nn.log_softmax, lambda x: x - np.log(np.exp(x).sum(-1, keepdims=True))),
+    "MatMul": Row(inputs(data((2, 3)), data((3, 4))), jf.matmul, _f64(np.matmul), (0, 1)),
+    "BatchMatMulV2": Row(inputs(data((2, 2, 3)), data((2, 3, 4))), jf.matmul, _f64(np.matmul), (0, 1)),
+    "Reshape": unary(lambda x: jf.reshape(x, [3, 2]), lambda x: x.reshape(3, 2)),
+    "Transpose": unary(jf.transpose, np.transpose),
+    "ConcatV2": Row(inputs(data((2, 3)), data((2, 2))), lambda a, b: jf.concat([a, b], axis=1),
+                    lambda a, b: np.concatenate([a, b], axis=1), (0, 1)),
+    "Pack": Row(inputs(data((2, 3)), data((2, 3))), lambda a, b: jf.stack([a, b], axis=1),
+                lambda a, b: np.stack([a, b], axis=1), (0, 1)),
+    "Split": Row(inputs(data((2, 4))), lambda x: tuple(jf.split(x, 2, axis=1)), _split_ref, (0,)),
+    "SplitV": Row(inputs(data((2, 4))), lambda x: tuple(jf.split(x, [1, 3], axis=1)),
+                  lambda x: (x[:, :1], x[:, 1:]), (0,)),
+    "Squeeze": Row(inputs(data((2, 1, 3))), lambda x: jf.squeeze(x, 1), lambda x: x.reshape(2, 3), (0,)),
+    "ExpandDims": unary(lambda x: jf.expand_dims(x, 1), lambda x: x[:, None]),
+    "BroadcastTo": Row(inputs(data((1, 3))), lambda x: jf.broadcast_to(x, [2, 3]),
+                       lambda x: np.broadcast_to(x, (2, 3)), (0,)),
+    "StridedSlice": Row(inputs(data((4, 5))), lambda x: jf.strided_slice(x, [1, 0], [4, 5], [2, 2]),
+                        lambda x: x[1:4:2, 0:5:2], (0,)),
+    "Shape": unary(lambda x: jf.shape(x), lambda x: np.array(x.shape, np.int32), grad=()),
+    "Fill": Row(lambda d, rng: (data((), 0, 3)(d, rng),), lambda v: jf.fill([2, 3], v),
+                lambda v: np.full((2, 3), v), (0,)),
+    "ZerosLike": unary(jf.zeros_like, np.zeros_like, grad=()),
+    "OnesLike": unary(jf.ones_like, np.ones_like, grad=()),
+    "Range": Row(lambda d, rng: (np.array(1, d), np.array(9, d), np.array(2, d)),
+                 lambda a, b, c: jf.range(a, b, c), lambda a, b, c: np.arange(a, b, c).astype(a.dtype)),
+    "RandomUniform": Row(lambda d, rng: (), None, check=_check_uniform),
+    "RandomStandardNormal": Row(lambda d, rng: (), None, check=_check_normal),
+    "ReadVariableOp": Row(inputs(data((2, 3)), data((2, 3))), _variable(lambda v, y: None), lambda x, y: x),
+    "AssignVariableOp": Row(inputs(data((2, 3)), data((2, 3))), _variable(lambda v, y: v.assign(y)),
+                            lambda x, y: y),
+    "AssignAddVariableOp": Row(inputs(data((2, 3)), data((2, 3))), _variable(lambda v, y: v.assign_add(y)),
+                               lambda x, y: x + y),
+    "AssignSubVariableOp": Row(inputs(data((2, 3)), data((2, 3))), _variable(lambda v, y: v.assign_sub(y)),
+                               lambda x, y: x - y),
+}
+
+# Random rows take their dtype from the call.
+ROWS["RandomUniform"].call = lambda d: jf.random.uniform([500], dtype=getattr(jf, d))
+ROWS["RandomStandardNormal"].call = lambda d: jf.random.normal([500], dtype=getattr(jf, d))
+
+# Ops without a row, and why (each is exercised by its own tests).
+EXEMPT = {
+    "Placeholder": "a function's input: every function-mode row makes them",
+    "XlaLaunch": "a compiled cluster: every jit_compile row runs one",
+    "If": "control flow: tests/python/test_function.py and test_while_grad.py",
+    "While": "control flow: tests/python/test_function.py and test_while_grad.py",
+    "PrintV2": "prints, returns nothing: tests/python/test_function.py (test_print_*)",
+}
