@@ -75,6 +75,7 @@ struct LogF {
       if (x[i] > T(0) && x[i] < std::numeric_limits<T>::min()) y[i] = std::log(x[i]);
   }
 };
+JF_UNARY_FUNCTOR(Log1pF, a.log1p())
 JF_UNARY_FUNCTOR(TanhF, a.tanh())
 // Not Eigen's logistic(): for float it is only ~1e-7 absolute (2e-4 relative near x = -8).
 // 1 / (1 + exp(-x)) is accurate to a few ulps; where exp(-x) overflows the result is exp(x).
@@ -279,6 +280,7 @@ void k_Square(OpCall& c) { unary_numeric<SquareF>(c, 1); }
 void k_Relu(OpCall& c) { unary_numeric<ReluF>(c, 1); }
 void k_Exp(OpCall& c) { unary_float<ExpF>(c, 10); }
 void k_Log(OpCall& c) { unary_float<LogF>(c, 10); }
+void k_Log1p(OpCall& c) { unary_float<Log1pF>(c, 10); }
 void k_Tanh(OpCall& c) { unary_float<TanhF>(c, 10); }
 void k_Sigmoid(OpCall& c) { unary_float<SigmoidF>(c, 10); }
 void k_Sqrt(OpCall& c) { unary_float<SqrtF>(c, 5); }

@@ -122,6 +122,7 @@ ROWS = {
     "Relu": Row(inputs(data((2, 3), nonzero=True)), jf.nn.relu, _f64(lambda x: np.maximum(x, 0)), (0,)),
     "Exp": unary(jf.exp, np.exp),
     "Log": unary(jf.math.log, np.log, lo=0.2, hi=3.0),
+    "Log1p": unary(jf.math.log1p, np.log1p, lo=-0.5, hi=3.0),
     "Tanh": unary(jf.tanh, np.tanh),
     "Sigmoid": unary(jf.sigmoid, lambda x: 1 / (1 + np.exp(-x))),
     "Sqrt": unary(jf.sqrt, np.sqrt, lo=0.2, hi=3.0),

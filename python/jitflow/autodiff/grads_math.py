@@ -69,6 +69,11 @@ def _log_grad(op, g):
     return [g / op.inputs[0]]
 
 
+@_grad("Log1p")
+def _log1p_grad(op, g):
+    return [g / (1.0 + op.inputs[0])]
+
+
 @_grad("Tanh")
 def _tanh_grad(op, g):
     y = op.outputs[0]
