@@ -51,14 +51,6 @@ def _flatten_outputs(out):
     return [_C.convert_to_tensor(x) for x in leaves], tree
 
 
-def _map_leaves(structure, fn):
-    """structure with each leaf (tensor, numpy array or TensorSpec) replaced by fn(leaf), in
-    the order of _C.flatten_inputs. A thin adapter over _C.nest_flatten kept for
-    jitflow.autodiff.function_calls; new code calls _C.nest_flatten and TreeDef.unflatten."""
-    leaves, tree = _C.nest_flatten(structure, spec_type=TensorSpec)
-    return tree.unflatten([fn(x) for x in leaves])
-
-
 Cluster = collections.namedtuple("Cluster", "name scope ops backend")
 _warned_messages = set()
 

@@ -26,16 +26,15 @@ class _CallSite:
     """One call signature of one jf.function: what its graph reads and its backward."""
 
     def __init__(self, function, args, kwargs):
-        from ..function import TensorSpec, _map_leaves
         cf = function.get_concrete_function(*args, **kwargs)
         operations = cf.graph.get_operations()
         self.replayable = not any(op.type in _NOT_REPLAYABLE for op in operations)
         var_ids = dict.fromkeys(op.get_attr("var_id") for op in operations if op.type == "ReadVariableOp")
         found = (_variables._by_id.get(i) for i in var_ids)
         self.variables = [v for v in found if v is not None and v.trainable and v.dtype.is_floating]
-        # The arguments with every tensor replaced by its spec: the replay's template.
-        self.template = _map_leaves((tuple(args), dict(kwargs)),
-                                    lambda t: TensorSpec(t.shape, t.dtype))
+        # The arguments' structure (the signature key's traversal): the replay rebuilds them
+        # around the recorded leaves.
+        self.tree = _C.nest_flatten((tuple(args), dict(kwargs)))[1]
         self.python_function = function.python_function
         self.name = function._name
         self._backward = None
@@ -50,11 +49,9 @@ class _CallSite:
         return [next(flat) if is_float(t) else None for t in leaves] + [next(flat) for _ in self.variables]
 
     def _replay_gradients(self, leaves, dys):
-        from ..function import _map_leaves
         from .tape import GradientTape
         float_leaves = [t for t in leaves if is_float(t)]
-        it = iter(leaves)
-        args, kwargs = _map_leaves(self.template, lambda _spec: next(it))
+        args, kwargs = self.tree.unflatten(list(leaves))
         with GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(float_leaves)
             tape.watch(self.variables)
