@@ -1,4 +1,4 @@
-// The reductions' formulas, and the formula tables generated from ops.def.
+// The reductions' formulas, and the formula table generated from ops.def.
 #include "codegen/formulas.h"
 
 namespace jf {
@@ -9,47 +9,37 @@ JF_REDUCE_FORMULA(Prod, ReduceFormula::kOne, OpId::Mul);
 JF_REDUCE_FORMULA(Max, ReduceFormula::kLowest, OpId::Maximum);
 JF_REDUCE_FORMULA(Min, ReduceFormula::kHighest, OpId::Minimum);
 
-// A reference in a discarded `if constexpr` branch is no odr-use: only ops of the table's
-// kind need their formula defined.
-#define JF_FORMULA_CASE(NAME, LOWER, KIND, REF)             \
-  case OpId::NAME:                                          \
-    if constexpr (LowerKind::k##LOWER == LowerKind::KIND) { \
-      return REF;                                           \
-    } else {                                                \
-      return nullptr;                                       \
-    }
+namespace {
 
-UnaryFormula unary_formula(OpId op) {
-  switch (op) {
-#define JF_OP(NAME, NIN, INFER, TYPES, SHAPE_IN, LOWER, ...) \
-  JF_FORMULA_CASE(NAME, LOWER, kUnary, &unary_##NAME)
+struct Formulas {
+  UnaryFormula unary = nullptr;
+  BinaryFormula binary = nullptr;
+  const ReduceFormula* reduce = nullptr;
+};
+
+// One entry per op, naming the formula its record's kind needs. A reference in a discarded
+// `if constexpr` branch is no odr-use, so only ops of that kind need a definition, and a
+// missing one fails to link.
+const Formulas& formulas(OpId op) {
+  static const Formulas kTable[] = {
+#define JF_OP(NAME, NIN, INFER, TYPES, SHAPE_IN, LOWER, ...)                            \
+  [] {                                                                                  \
+    Formulas f;                                                                         \
+    if constexpr (LowerKind::k##LOWER == LowerKind::kUnary) f.unary = &unary_##NAME;    \
+    if constexpr (LowerKind::k##LOWER == LowerKind::kBinary) f.binary = &binary_##NAME; \
+    if constexpr (LowerKind::k##LOWER == LowerKind::kReduce) f.reduce = &reduce_##NAME; \
+    return f;                                                                           \
+  }(),
 #include "ir/ops.def"
 #undef JF_OP
-    default:
-      return nullptr;
-  }
+  };
+  return kTable[static_cast<int>(op)];
 }
 
-BinaryFormula binary_formula(OpId op) {
-  switch (op) {
-#define JF_OP(NAME, NIN, INFER, TYPES, SHAPE_IN, LOWER, ...) \
-  JF_FORMULA_CASE(NAME, LOWER, kBinary, &binary_##NAME)
-#include "ir/ops.def"
-#undef JF_OP
-    default:
-      return nullptr;
-  }
-}
+}  // namespace
 
-const ReduceFormula* reduce_formula(OpId op) {
-  switch (op) {
-#define JF_OP(NAME, NIN, INFER, TYPES, SHAPE_IN, LOWER, ...) \
-  JF_FORMULA_CASE(NAME, LOWER, kReduce, &reduce_##NAME)
-#include "ir/ops.def"
-#undef JF_OP
-    default:
-      return nullptr;
-  }
-}
+UnaryFormula unary_formula(OpId op) { return formulas(op).unary; }
+BinaryFormula binary_formula(OpId op) { return formulas(op).binary; }
+const ReduceFormula* reduce_formula(OpId op) { return formulas(op).reduce; }
 
 }  // namespace jf
