@@ -58,8 +58,13 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
     std::string why;
     std::vector<std::string> op_names;
     for (Node* n : c.nodes) op_names.push_back(n->name);
-    ClusterToCompile todo{
-        c.name, c.scope, label + "." + c.name, op_names, lower_cluster(a, c.nodes, &why), opts.gpu_device};
+    ClusterToCompile todo{c.name,
+                          c.scope,
+                          label + "." + c.name,
+                          op_names,
+                          lower_cluster(a, c.nodes, &why),
+                          opts.gpu_device,
+                          opts.whole_function};
     CompiledClusterRef cc;
     if (todo.program) {
       try {

@@ -35,6 +35,8 @@ struct ClusterToCompile {
   std::vector<std::string> op_names;
   std::unique_ptr<ClusterProgram> program;
   int gpu_device = -1;  // >= 0: compile for /GPU:<n> (PTX), else for this CPU
+  // jit_compile=True: a run that cannot use compiled code raises instead of falling back.
+  bool must_compile = false;
 };
 
 // A compiled cluster as the pass sees it: `cluster` owns `program`.

@@ -161,10 +161,17 @@ void bind_graph(py::module_& m) {
           "clusters",
           [](const ConcreteFunction& f) {
             py::list l;
-            for (const auto& c : f.jit_report().clusters)
+            const JitReport& r = f.jit_report();
+            for (size_t i = 0; i < r.clusters.size(); ++i) {
+              const ClusterSummary& c = r.clusters[i];
+              const CompiledCluster& cc = *r.compiled.at(i);
               l.append(py::dict(py::arg("name") = c.name, py::arg("scope") = c.scope, py::arg("ops") = c.ops,
                                 py::arg("backend") = c.backend, py::arg("from_cache") = c.from_cache,
-                                py::arg("compile_seconds") = c.compile_seconds));
+                                py::arg("compile_seconds") = c.compile_seconds,
+                                py::arg("specializations") = cc.num_specializations(),
+                                py::arg("fallbacks") = cc.fallbacks(),
+                                py::arg("fallback_reason") = cc.fallback_reason()));
+            }
             return l;
           })
       .def_property_readonly("op_cluster",

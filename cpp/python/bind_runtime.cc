@@ -12,7 +12,17 @@
 
 namespace jf::py_bridge {
 
+namespace {
+// Runtime warnings (a compiled cluster falling back to eager kernels) become Python
+// RuntimeWarnings; warnings configured as errors raise from the call.
+void warn_in_python(const std::string& message) {
+  py::gil_scoped_acquire gil;
+  if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) < 0) throw py::error_already_set();
+}
+}  // namespace
+
 void bind_runtime(py::module_& m) {
+  set_warn_hook(&warn_in_python);
   m.def("stats", &stats_snapshot);
   m.def("reset_stats", &reset_stats);
   m.def("num_threads", &num_threads);

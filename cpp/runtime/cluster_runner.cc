@@ -15,6 +15,8 @@ CompiledClusterRef compile_cluster(ClusterToCompile c) {
   auto cc = std::make_shared<CompiledCluster>();
   cc->name = std::move(c.name);
   cc->scope = std::move(c.scope);
+  cc->label = c.label;
+  cc->must_compile = c.must_compile;
   cc->op_names = std::move(c.op_names);
   cc->program = std::move(c.program);
   if (c.gpu_device >= 0)
@@ -28,6 +30,122 @@ CompiledClusterRef compile_cluster(ClusterToCompile c) {
 namespace {
 Tensor view_of(const Tensor& t) { return Tensor(t.dtype(), t.shape(), nullptr); }
 }  // namespace
+
+// Which dims are 1: the part of the shapes a program's dims depend on.
+static void add_pattern(const Shape& s, std::string* k) {
+  for (int d = 0; d < s.rank(); ++d) *k += s[d] == 1 ? '1' : 'n';
+  *k += '|';
+}
+
+std::string CompiledCluster::fallback_reason() const {
+  std::lock_guard<std::mutex> g(spec_mu_);
+  return fallback_reason_;
+}
+
+int CompiledCluster::num_specializations() const {
+  std::lock_guard<std::mutex> g(spec_mu_);
+  int n = 0;
+  for (const auto& kv : specializations_) n += kv.second.cluster != nullptr;
+  return n;
+}
+
+std::vector<Tensor> CompiledCluster::fall_back(const std::vector<Tensor>& inputs,
+                                               const std::string& why) const {
+  std::string inputs_desc, ops;
+  for (const Tensor& t : inputs) inputs_desc += (inputs_desc.empty() ? "" : ", ") + t.desc();
+  int shown = 0;
+  for (const Node* n : program->members)
+    if (n->op != OpId::Const && shown++ < 4) ops += (ops.empty() ? "" : ", ") + n->name;
+  if (shown > 4) ops += ", ...";
+  std::string msg =
+      str_cat(label, " (ops ", ops, ") cannot run compiled code for inputs (", inputs_desc, "): ", why);
+  if (must_compile) throw_invalid("jit_compile=True: ", msg);
+  {
+    std::lock_guard<std::mutex> g(spec_mu_);
+    fallback_reason_ = why;
+  }
+  fallbacks_.fetch_add(1);
+  stats().cluster_fallbacks.fetch_add(1);
+  if (!warned_.exchange(true))
+    warn("jitflow: " + msg +
+         "; it runs on eager kernels (counted in "
+         "jf.debugging.stats()['cluster_fallbacks'], shown by jf.explain)");
+  return run_eagerly(inputs);
+}
+
+// Entries are never changed once stored (std::map keeps their addresses).
+const CompiledCluster::Specialization& CompiledCluster::specialized_for(const std::vector<Tensor>& inputs,
+                                                                        const std::string& key) const {
+  {
+    std::lock_guard<std::mutex> g(spec_mu_);
+    auto it = specializations_.find(key);
+    if (it != specializations_.end()) return it->second;
+  }
+  Specialization sp;
+  try {
+    // Built outside the lock: another thread may build the same one; the first stored wins.
+    auto sc = specialize(inputs);
+    sp.cluster = sc;
+    std::map<const Node*, int> index;
+    for (size_t i = 0; i < sc->owned_graph->inputs.size(); ++i)
+      index[sc->owned_graph->inputs[i]] = static_cast<int>(i);
+    for (const Output& o : sc->program->inputs) sp.input_of.push_back(index.at(o.node));
+    stats().specializations.fetch_add(1);
+  } catch (const Error& e) {
+    sp.error = str_cat("its specialization for this broadcast pattern could not be compiled: ", e.what());
+  }
+  std::lock_guard<std::mutex> g(spec_mu_);
+  return specializations_.emplace(key, std::move(sp)).first->second;
+}
+
+// The cluster's members copied into a graph of their own whose inputs have these inputs'
+// shapes, lowered and compiled like any cluster. Lowering keeps only which dims are 1 (the
+// others are run-time parameters), so the program serves every shapes of this pattern, and
+// the compile cache, keyed by the program, serves a pattern seen before in any function.
+std::shared_ptr<const CompiledCluster> CompiledCluster::specialize(const std::vector<Tensor>& inputs) const {
+  const ClusterProgram& p = *program;
+  auto g = std::make_shared<Graph>();
+  std::map<std::pair<const Node*, int>, Output> value;
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    TensorSpec s{inputs[i].dtype(), inputs[i].shape()};
+    Node* ph = g->add_node(OpId::Placeholder, g->unique_name("input"), {}, Attrs(), {s});
+    g->inputs.push_back(ph);
+    value[{p.inputs[i].node, p.inputs[i].index}] = {ph, 0};
+  }
+  std::vector<Node*> members;
+  for (Node* n : p.members) {
+    std::vector<Output> ins;
+    std::vector<Tensor> views;
+    for (const Output& o : n->inputs) {
+      auto it = value.find({o.node, o.index});
+      if (it == value.end()) {
+        const Tensor* c = o.node->const_value();
+        JF_CHECK(c, name, ": input ", o.node->name, " of ", n->name, " is not a cluster value");
+        Node* k = g->add_node(OpId::Const, g->unique_name(o.node->name), {}, o.node->attrs, o.node->outputs);
+        it = value.emplace(std::make_pair(o.node, o.index), Output{k, o.index}).first;
+      }
+      ins.push_back(it->second);
+      const Tensor* c = it->second.node->const_value();
+      const TensorSpec& s = it->second.node->outputs[it->second.index];
+      views.push_back(c ? *c : Tensor(s.dtype, s.shape, nullptr));
+    }
+    std::vector<TensorSpec> specs =
+        n->op == OpId::Const ? n->outputs : infer_specs(n->def(), views, n->attrs);
+    Node* m = g->add_node(n->op, n->name, ins, n->attrs, specs);
+    members.push_back(m);
+    for (size_t k = 0; k < specs.size(); ++k) value[{n, static_cast<int>(k)}] = {m, static_cast<int>(k)};
+  }
+  for (const Output& o : p.outputs) g->outputs.push_back(value.at({o.node, o.index}));
+  std::string why;
+  ClusterToCompile todo{
+      name,       scope,       label + ".specialized", op_names, lower_cluster(*g, members, &why),
+      gpu_device, must_compile};
+  if (!todo.program) throw_unimplemented(why);
+  auto cc = std::const_pointer_cast<CompiledCluster>(compile_cluster(std::move(todo)).cluster);
+  cc->owned_graph = g;
+  cc->is_specialization = true;
+  return cc;
+}
 
 // Concrete specs of every member (shape inference on the actual input shapes), then the
 // parameter slots. Returns false when a dim equality the kernels assume does not hold.
@@ -56,6 +174,9 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
     }
     specs[m] = n->op == OpId::Const ? n->outputs : infer_specs(n->def(), v, n->attrs);
   }
+  for (const Tensor& t : inputs) add_pattern(t.shape(), &pr->pattern);
+  for (const auto& node_specs : specs)
+    for (const TensorSpec& s : node_specs) add_pattern(s.shape, &pr->pattern);
   pr->step_specs.assign(p.steps.size(), {});
   pr->library_out.assign(p.num_buffers, 0);
   for (size_t k = 0; k < p.steps.size(); ++k)
@@ -139,7 +260,14 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
   for (size_t i = 0; same && i < inputs.size(); ++i) same = pr->input_shapes[i] == inputs[i].shape();
   if (!same) {
     auto fresh = std::make_unique<Prepared>();
-    if (!prepare(inputs, fresh.get())) return run_eagerly(inputs);  // broadcast pattern changed
+    if (!prepare(inputs, fresh.get())) {  // another size-1 (broadcast) pattern than traced
+      if (is_specialization) return fall_back(inputs, "the inputs' dims do not match its specialization");
+      const Specialization& sp = specialized_for(inputs, fresh->pattern);
+      if (!sp.cluster) return fall_back(inputs, sp.error);
+      std::vector<Tensor> in;
+      for (int i : sp.input_of) in.push_back(inputs[i]);
+      return sp.cluster->run(in);
+    }
     st.prepared = std::move(fresh);
     pr = st.prepared.get();
   }

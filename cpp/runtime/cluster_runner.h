@@ -2,6 +2,8 @@
 // concrete input shapes, allocates the materialized buffers, then runs the steps: JIT'd
 // loops across the thread pool, matmuls on Eigen.
 #pragma once
+#include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,9 +21,14 @@ class GpuModule;
 struct CompiledCluster {
   std::string name;   // cluster_0, ...
   std::string scope;  // _XlaScope of its members
+  std::string label;  // <function>.<cluster>: the dump and compile-cache label
   std::vector<std::string> op_names;
   std::unique_ptr<ClusterProgram> program;
   CpuKernels kernels;
+  bool must_compile = false;  // jit_compile=True: raise rather than run on eager kernels
+  // A specialization owns the graph its program was lowered from (see specialized_for).
+  std::shared_ptr<Graph> owned_graph;
+  bool is_specialization = false;
   // A GPU cluster (gpu_device >= 0, set by compile_for_gpu) runs the loop steps as the
   // kernels of gpu_module (one entry per loop step) and its matmuls on cuBLAS.
   int gpu_device = -1;
@@ -31,6 +38,11 @@ struct CompiledCluster {
   // inputs follow program->inputs; returns values for program->outputs.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 
+  // Runs of this cluster (and its specializations) on eager kernels, and the last reason.
+  int64_t fallbacks() const { return fallbacks_.load(); }
+  std::string fallback_reason() const;
+  int num_specializations() const;
+
  private:
   struct Prepared {
     std::vector<Shape> input_shapes;
@@ -38,6 +50,7 @@ struct CompiledCluster {
     std::vector<Shape> buffer_shapes;
     std::vector<std::vector<TensorSpec>> step_specs;  // library steps: their node's output specs
     std::vector<char> library_out;                    // per buffer: a library step allocates it
+    std::string pattern;  // which input and member dims are 1 (the specialization key)
     bool ok = false;
   };
   // What a run needs besides its inputs, parked between runs like the executor's arena:
@@ -55,7 +68,26 @@ struct CompiledCluster {
     }
   };
   bool prepare(const std::vector<Tensor>& inputs, Prepared* p) const;
+  // The eager kernels, when no compiled code can run these inputs: counted in stats(),
+  // warned once per cluster, remembered for jf.explain; under jit_compile=True an error.
+  std::vector<Tensor> fall_back(const std::vector<Tensor>& inputs, const std::string& why) const;
   std::vector<Tensor> run_eagerly(const std::vector<Tensor>& inputs) const;
+  // The program's dims assume the size-1 pattern seen at trace time (an unknown dim is not
+  // 1). Inputs giving another pattern (a None dim that is 1 at run time: broadcasting, a
+  // slice of length 1) run a specialization lowered from the input shapes, which compiles to
+  // the same program for every input shapes with the same size-1 dims: cached per pattern.
+  struct Specialization {
+    std::shared_ptr<const CompiledCluster> cluster;
+    std::vector<int> input_of;  // per input of the specialization: the index in ours
+    std::string error;          // when it could not be built
+  };
+  const Specialization& specialized_for(const std::vector<Tensor>& inputs, const std::string& pattern) const;
+  std::shared_ptr<const CompiledCluster> specialize(const std::vector<Tensor>& inputs) const;
+  mutable std::mutex spec_mu_;
+  mutable std::map<std::string, Specialization> specializations_;  // by size-1 pattern
+  mutable std::atomic<int64_t> fallbacks_{0};
+  mutable std::atomic<bool> warned_{false};
+  mutable std::string fallback_reason_;                                  // under spec_mu_
   std::vector<Tensor> run_gpu(const std::vector<Tensor>& inputs) const;  // runtime/gpu/gpu_cluster.cc
   Parked<RunState> state_;
   mutable std::mutex gpu_mu_;

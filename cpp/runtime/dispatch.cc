@@ -1,6 +1,8 @@
 // The op dispatcher: graph recording when a trace is active, otherwise the eager kernel.
 #include "runtime/dispatch.h"
 
+#include <cstdio>
+
 #include "runtime/placement.h"
 #include "runtime/stats.h"
 
@@ -44,9 +46,14 @@ Stats& stats() {
 
 std::map<std::string, int64_t> stats_snapshot() {
   Stats& s = stats();
-  return {{"traces", s.traces},         {"compilations", s.compilations},
-          {"cache_hits", s.cache_hits}, {"cluster_runs", s.cluster_runs},
-          {"eager_ops", s.eager_ops},   {"graph_runs", s.graph_runs}};
+  return {{"traces", s.traces},
+          {"compilations", s.compilations},
+          {"cache_hits", s.cache_hits},
+          {"cluster_runs", s.cluster_runs},
+          {"eager_ops", s.eager_ops},
+          {"graph_runs", s.graph_runs},
+          {"cluster_fallbacks", s.cluster_fallbacks},
+          {"specializations", s.specializations}};
 }
 
 void reset_stats() {
@@ -57,6 +64,15 @@ void reset_stats() {
   s.cluster_runs = 0;
   s.eager_ops = 0;
   s.graph_runs = 0;
+  s.cluster_fallbacks = 0;
+  s.specializations = 0;
+}
+
+static std::atomic<WarnHook> g_warn_hook{nullptr};
+void set_warn_hook(WarnHook hook) { g_warn_hook = hook; }
+void warn(const std::string& message) {
+  if (WarnHook h = g_warn_hook.load()) return h(message);
+  std::fprintf(stderr, "%s\n", message.c_str());
 }
 
 }  // namespace jf

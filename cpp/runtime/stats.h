@@ -14,10 +14,20 @@ struct Stats {
   std::atomic<int64_t> cluster_runs{0};
   std::atomic<int64_t> eager_ops{0};
   std::atomic<int64_t> graph_runs{0};
+  // Runs of a compiled cluster on eager kernels (no compiled code ran), and compiled
+  // specializations of a cluster for a new broadcast pattern of its inputs.
+  std::atomic<int64_t> cluster_fallbacks{0};
+  std::atomic<int64_t> specializations{0};
 };
 
 Stats& stats();
 std::map<std::string, int64_t> stats_snapshot();
 void reset_stats();
+
+// A warning for the user (Python's RuntimeWarning once the bindings install their hook;
+// stderr before). Called without the GIL.
+using WarnHook = void (*)(const std::string& message);
+void set_warn_hook(WarnHook hook);
+void warn(const std::string& message);
 
 }  // namespace jf

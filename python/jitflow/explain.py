@@ -25,13 +25,19 @@ def explain(f, *args, **kwargs):
     cf = f.get_concrete_function(*args, **kwargs) if hasattr(f, "get_concrete_function") else f
     clustered = cf._cf.op_cluster
     reasons = cf._cf.op_reason
+    # Runs that could not use a cluster's compiled code (counted, warned once) say so here.
+    fell_back = {c["name"]: c for c in cf._cf.clusters if c["fallbacks"]}
     optimized = {r.name for r in cf._cf.optimized_graph.nodes()}
     rows = Report()
     for op in cf.graph.get_operations():
         if op.type == "Placeholder":
             continue
         if op.name in clustered:
-            rows.append(Explanation(op.name, op.type, "compiled", clustered[op.name], "in a compiled cluster"))
+            c = fell_back.get(clustered[op.name])
+            why = "in a compiled cluster" if c is None else (
+                f"in a compiled cluster; {c['fallbacks']} run(s) fell back to eager kernels: "
+                f"{c['fallback_reason']}")
+            rows.append(Explanation(op.name, op.type, "compiled", clustered[op.name], why))
         elif op.name not in optimized:
             rows.append(Explanation(op.name, op.type, "removed", None,
                                     "removed by graph optimization (constant folding, CSE or DCE)"))

@@ -15,6 +15,25 @@ collect_ignore = [] if os.environ.get("JITFLOW_FAKE_GPU") else ["fake_gpu"]
 os.environ.setdefault("JITFLOW_CACHE_DIR", tempfile.mkdtemp(prefix="jitflow-test-cache-"))
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "allows_fallback: the test expects compiled clusters to fall back "
+                            "to eager kernels at run time")
+
+
+@pytest.fixture(autouse=True)
+def no_silent_fallback(request):
+    """Every test fails when a compiled cluster ran on eager kernels during it (the fallback is
+    counted in jf.debugging.stats()['cluster_fallbacks']), unless it is marked allows_fallback:
+    a test that claims a compiled path cannot pass on the eager one."""
+    import jitflow as jf
+    before = jf.debugging.stats()["cluster_fallbacks"]
+    yield
+    if request.node.get_closest_marker("allows_fallback") is None:
+        after = jf.debugging.stats()["cluster_fallbacks"]
+        ran_eagerly = after - before if after >= before else after  # the test reset the counters
+        assert ran_eagerly == 0, f"{ran_eagerly} run(s) of compiled clusters fell back to eager kernels"
+
+
 @pytest.fixture
 def rng(request):
     """A numpy Generator seeded from the test's id: every test (and every parametrization of

@@ -55,7 +55,9 @@ std::vector<Tensor> CompiledCluster::run_gpu(const std::vector<Tensor>& inputs) 
   std::vector<Tensor> in(inputs);
   for (size_t i = 0; i < in.size(); ++i) in[i] = in[i].to_device(read[i] ? dev : Device{});
   Prepared pr;
-  if (!prepare(in, &pr)) return run_eagerly(in);  // broadcast pattern changed
+  // Another size-1 (broadcast) pattern than traced: GPU clusters have no specializations yet.
+  if (!prepare(in, &pr))
+    return fall_back(in, "a broadcast pattern other than traced (no GPU specialization yet)");
   stats().cluster_runs.fetch_add(1, std::memory_order_relaxed);
   int nin = static_cast<int>(in.size());
   {
