@@ -29,6 +29,12 @@ class Row:
     # Compiled mode passes the inputs as values baked into the function, not as arguments
     # (Const takes values, not graph tensors).
     baked: bool = False
+    # Whether the row's call works for any size of its 2-dims (see `sized`); False when the
+    # call names a size itself.
+    resizable: bool = True
+    # Variable reads and writes: jit_compile=True runs them around the compiled unit (as XLA
+    # passes resource variables in and out of a computation) instead of refusing them.
+    runs_around_jit: bool = False
     # The gradient check's input dtype, and its float64 reference when `ref` rounds (a cast).
     grad_dtype: str = F64
     grad_ref: object = None
@@ -38,9 +44,31 @@ def _np_dtype(d):
     return np.dtype(d)
 
 
+# The size that stands for every dim written as 2 in a row's shapes: the harness runs each
+# row with 2, and with 1 and 0 (size-1 and empty dims) for rows that allow it.
+_SIZE = [2]
+
+
+class sized:
+    """`with sized(0): row.make(...)`: the row's inputs with its 2-dims of size 0."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        _SIZE.append(self.n)
+
+    def __exit__(self, *exc):
+        _SIZE.pop()
+
+
 def data(shape, lo=-3.0, hi=3.0, nonzero=False):
     """Inputs of one shape: floats uniform in [lo, hi), ints in [lo, hi], bools at random."""
     def make(d, rng):
+        shape_now = tuple(_SIZE[-1] if n == 2 else n for n in shape)
+        return _make(shape_now, d, rng)
+
+    def _make(shape, d, rng):
         if d == BOOL:
             return np.asarray(rng.random(shape) < 0.5)
         if d in (I32, I64):
@@ -104,13 +132,14 @@ def _check_normal(out, d):
     assert abs(out.mean()) < 0.2 and 0.8 < out.std() < 1.2, (out.mean(), out.std())
 
 
-def _variable(fn):
-    """Runs fn(v, y) on a new variable v holding x, then reads v."""
+def _variable(fn, ref):
+    """A row running fn(v, y) on a new variable v holding x, then reading v. Its inputs are
+    baked into functions: a variable's initial value cannot be a traced input."""
     def call(x, y):
         v = jf.Variable(x)
         fn(v, y)
         return v.read_value()
-    return call
+    return Row(inputs(data((2, 3)), data((2, 3))), call, ref, baked=True, runs_around_jit=True)
 
 
 ROWS = {
@@ -129,7 +158,7 @@ ROWS = {
     "Rsqrt": unary(jf.math.rsqrt, lambda x: 1 / np.sqrt(x), lo=0.2, hi=3.0),
     "Sin": unary(jf.sin, np.sin),
     "Cos": unary(jf.cos, np.cos),
-    "Erf": unary(jf.math.erf, np.vectorize(math.erf)),
+    "Erf": unary(jf.math.erf, np.vectorize(math.erf, otypes=[np.float64])),
     "LogicalNot": unary(jf.logical_not, np.logical_not, grad=()),
     # To another dtype (a cast to the same dtype is no op at all).
     "Cast": Row(inputs(data((2, 3))), lambda x: jf.cast(x, jf.float32 if x.dtype == jf.float64 else jf.float64),
@@ -152,7 +181,7 @@ ROWS = {
     "GreaterEqual": binary(jf.greater_equal, np.greater_equal, grad=()),
     "LogicalAnd": binary(jf.logical_and, np.logical_and, grad=()),
     "LogicalOr": binary(jf.logical_or, np.logical_or, grad=()),
-    "SelectV2": Row(lambda d, rng: (rng.random((2, 3)) < 0.5,) + inputs(data((2, 3)), data((3,)))(d, rng),
+    "SelectV2": Row(lambda d, rng: (data((2, 3))(BOOL, rng),) + inputs(data((2, 3)), data((3,)))(d, rng),
                     jf.where, _f64(np.where), (1, 2)),
     "AddN": Row(inputs(data((2, 3)), data((2, 3)), data((2, 3))), lambda *xs: jf.add_n(list(xs)),
                 _f64(lambda *xs: sum(xs)), (0, 1, 2)),
@@ -167,7 +196,7 @@ ROWS = {
     "LogSoftmax": unary(jf.nn.log_softmax, lambda x: x - np.log(np.exp(x).sum(-1, keepdims=True))),
     "MatMul": Row(inputs(data((2, 3)), data((3, 4))), jf.matmul, _f64(np.matmul), (0, 1)),
     "BatchMatMulV2": Row(inputs(data((2, 2, 3)), data((2, 3, 4))), jf.matmul, _f64(np.matmul), (0, 1)),
-    "Reshape": unary(lambda x: jf.reshape(x, [3, 2]), lambda x: x.reshape(3, 2)),
+    "Reshape": unary(lambda x: jf.reshape(x, [3, -1]), lambda x: x.reshape(3, -1)),
     "Transpose": unary(jf.transpose, np.transpose),
     "ConcatV2": Row(inputs(data((2, 3)), data((2, 2))), lambda a, b: jf.concat([a, b], axis=1),
                     lambda a, b: np.concatenate([a, b], axis=1), (0, 1)),
@@ -176,7 +205,7 @@ ROWS = {
     "Split": Row(inputs(data((2, 4))), lambda x: tuple(jf.split(x, 2, axis=1)), _split_ref, (0,)),
     "SplitV": Row(inputs(data((2, 4))), lambda x: tuple(jf.split(x, [1, 3], axis=1)),
                   lambda x: (x[:, :1], x[:, 1:]), (0,)),
-    "Squeeze": Row(inputs(data((2, 1, 3))), lambda x: jf.squeeze(x, 1), lambda x: x.reshape(2, 3), (0,)),
+    "Squeeze": Row(inputs(data((2, 1, 3))), lambda x: jf.squeeze(x, 1), lambda x: x.squeeze(1), (0,)),
     "ExpandDims": unary(lambda x: jf.expand_dims(x, 1), lambda x: x[:, None]),
     "BroadcastTo": Row(inputs(data((1, 3))), lambda x: jf.broadcast_to(x, [2, 3]),
                        lambda x: np.broadcast_to(x, (2, 3)), (0,)),
@@ -191,13 +220,10 @@ ROWS = {
                  lambda a, b, c: jf.range(a, b, c), lambda a, b, c: np.arange(a, b, c).astype(a.dtype)),
     "RandomUniform": Row(lambda d, rng: (), None, check=_check_uniform),
     "RandomStandardNormal": Row(lambda d, rng: (), None, check=_check_normal),
-    "ReadVariableOp": Row(inputs(data((2, 3)), data((2, 3))), _variable(lambda v, y: None), lambda x, y: x),
-    "AssignVariableOp": Row(inputs(data((2, 3)), data((2, 3))), _variable(lambda v, y: v.assign(y)),
-                            lambda x, y: y),
-    "AssignAddVariableOp": Row(inputs(data((2, 3)), data((2, 3))), _variable(lambda v, y: v.assign_add(y)),
-                               lambda x, y: x + y),
-    "AssignSubVariableOp": Row(inputs(data((2, 3)), data((2, 3))), _variable(lambda v, y: v.assign_sub(y)),
-                               lambda x, y: x - y),
+    "ReadVariableOp": _variable(lambda v, y: None, lambda x, y: x),
+    "AssignVariableOp": _variable(lambda v, y: v.assign(y), lambda x, y: y),
+    "AssignAddVariableOp": _variable(lambda v, y: v.assign_add(y), lambda x, y: x + y),
+    "AssignSubVariableOp": _variable(lambda v, y: v.assign_sub(y), lambda x, y: x - y),
 }
 
 # Random rows take their dtype from the call.
