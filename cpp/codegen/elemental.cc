@@ -3,6 +3,7 @@
 #include "codegen/elemental.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
 #include <limits>
@@ -259,6 +260,13 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
     }
     case KKind::kConcat:
       return concat(e, idx, root);
+    case KKind::kShapeOf: {
+      const KExpr* o = e->operands[0];
+      Value* v = b_.getInt64(0);
+      for (int d = o->rank() - 1; d >= 0; --d)
+        v = b_.CreateSelect(b_.CreateICmpEQ(idx[0], b_.getInt64(d)), dim(o->dims[d]), v);
+      return b_.CreateTrunc(v, reg_type(e->dtype));  // an int64 stays as it is
+    }
     case KKind::kReduce:
       return reduce(e, idx, root);
     default:
@@ -280,6 +288,24 @@ Value* ElementalEmitter::binary(const KExpr* e, DType in, Value* x, Value* y) {
   BinaryFormula f = binary_formula(e->op);
   JF_CHECK(f, "binary op without a formula: ", op_def(e->op).name);
   return f(*this, e, in, x, y);
+}
+
+void ElementalEmitter::fail_if(const KExpr* e, Value* cond, CheckKind kind) {
+  if (status_slot_ < 0)
+    throw_unimplemented(e->node ? e->node->name : "an op", ": its run-time check (", op_def(e->op).name,
+                        " on ", dtype_name(e->dtype), ") has no GPU kernel yet");
+  llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  llvm::BasicBlock* fail = llvm::BasicBlock::Create(ctx_, "check.fail", fn);
+  llvm::BasicBlock* ok = llvm::BasicBlock::Create(ctx_, "check.ok", fn);
+  llvm::MDBuilder md(ctx_);
+  b_.CreateCondBr(cond, fail, ok, md.createBranchWeights(1, 1 << 20));
+  b_.SetInsertPoint(fail);
+  // Parts running on other threads may store too: atomic, any one code is enough.
+  auto* st = b_.CreateStore(b_.getInt64(status_code(e, kind)), buffer_ptr(status_slot_));
+  st->setAtomic(llvm::AtomicOrdering::Monotonic);
+  st->setAlignment(llvm::Align(8));
+  b_.CreateBr(ok);
+  b_.SetInsertPoint(ok);
 }
 
 Value* ElementalEmitter::math_call(const KExpr* e, Value* x, Value* y) {

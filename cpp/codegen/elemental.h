@@ -56,6 +56,12 @@ class ElementalEmitter {
   // there is one, else a call to libm's (name + "f" for float32), which each backend maps to
   // its vector library or libdevice.
   llvm::Value* math_call(const KExpr* e, llvm::Value* x, llvm::Value* y = nullptr);
+  // Where cond holds, the element fails the check: its status code (kernel_ir.h) goes to the
+  // status word, and the formula goes on with a defined value. Needs set_status_slot.
+  void fail_if(const KExpr* e, llvm::Value* cond, CheckKind kind);
+  // The buffer-pointer slot of the status word (the CPU passes one after the last buffer);
+  // without one, a formula with a check cannot be emitted (the GPU has none yet).
+  void set_status_slot(int slot) { status_slot_ = slot; }
 
  private:
   llvm::IRBuilder<>& b_;
@@ -66,6 +72,7 @@ class ElementalEmitter {
   std::map<int, llvm::Value*> dims_;
   std::map<int, llvm::Value*> buf_ptrs_;
   std::map<const KExpr*, llvm::Value*> computed_;  // roots of the current element (emit_roots)
+  int status_slot_ = -1;
 
   llvm::Value* buffer_ptr(int buffer);
   llvm::Value* unary(const KExpr* e, llvm::Value* x);

@@ -69,15 +69,83 @@ JF_BINARY_FORMULA(Sub) { return is_float(in) ? E.builder().CreateFSub(x, y) : E.
 JF_BINARY_FORMULA(Mul) { return is_float(in) ? E.builder().CreateFMul(x, y) : E.builder().CreateMul(x, y); }
 JF_BINARY_FORMULA(RealDiv) { return E.builder().CreateFDiv(x, y); }
 
-// Float only (the record keeps integer division eager).
-JF_BINARY_FORMULA(FloorDiv) { return E.call_intrinsic(llvm::Intrinsic::floor, E.builder().CreateFDiv(x, y)); }
+// Integer division as eager does it: a zero divisor fails the check (TF's error), lowest / -1
+// wraps (as numpy; the hardware would trap), the quotient rounds toward -inf.
+namespace {
+struct IntDivision {
+  Value *zero_divisor, *minus_one, *q, *r, *divisor;
+};
+IntDivision int_division(ElementalEmitter& E, const KExpr* e, Value* x, Value* y) {
+  auto& b = E.builder();
+  IntDivision d;
+  d.zero_divisor = b.CreateICmpEQ(y, zero(y));
+  d.minus_one = b.CreateICmpEQ(y, llvm::ConstantInt::get(y->getType(), -1, true));
+  E.fail_if(e, d.zero_divisor, CheckKind::kDivisionByZero);
+  d.divisor =
+      b.CreateSelect(b.CreateOr(d.zero_divisor, d.minus_one), llvm::ConstantInt::get(y->getType(), 1), y);
+  d.q = b.CreateSDiv(x, d.divisor);
+  d.r = b.CreateSRem(x, d.divisor);
+  return d;
+}
+// Whether a nonzero remainder has the other sign than the divisor: floor rounding adjusts.
+Value* floor_fix(ElementalEmitter& E, Value* r, Value* divisor) {
+  auto& b = E.builder();
+  return b.CreateAnd(b.CreateICmpNE(r, zero(r)),
+                     b.CreateXor(b.CreateICmpSLT(r, zero(r)), b.CreateICmpSLT(divisor, zero(divisor))));
+}
+}  // namespace
+
+JF_BINARY_FORMULA(FloorDiv) {
+  auto& b = E.builder();
+  if (is_float(in)) return E.call_intrinsic(llvm::Intrinsic::floor, b.CreateFDiv(x, y));
+  IntDivision d = int_division(E, e, x, y);
+  Value* q = b.CreateSub(d.q, b.CreateZExt(floor_fix(E, d.r, d.divisor), x->getType()));
+  q = b.CreateSelect(d.minus_one, b.CreateNeg(x), q);
+  return b.CreateSelect(d.zero_divisor, zero(x), q);
+}
 
 JF_BINARY_FORMULA(FloorMod) {
   auto& b = E.builder();
+  if (!is_float(in)) {
+    IntDivision d = int_division(E, e, x, y);
+    Value* m = b.CreateAdd(d.r, b.CreateSelect(floor_fix(E, d.r, d.divisor), d.divisor, zero(x)));
+    return b.CreateSelect(b.CreateOr(d.zero_divisor, d.minus_one), zero(x), m);
+  }
   Value* m = b.CreateFRem(x, y);
   Value* fix = b.CreateAnd(b.CreateFCmpUNE(m, zero(x)),
                            b.CreateXor(b.CreateFCmpOLT(m, zero(x)), b.CreateFCmpOLT(y, zero(x))));
   return b.CreateSelect(fix, b.CreateFAdd(m, y), m);
+}
+
+// Float: the record's math function (pow). Integer: square-and-multiply, as eager; a negative
+// exponent fails the check (TF's error).
+JF_BINARY_FORMULA(Pow) {
+  if (is_float(in)) return E.math_call(e, x, y);
+  auto& b = E.builder();
+  E.fail_if(e, b.CreateICmpSLT(y, zero(y)), CheckKind::kNegativePower);
+  llvm::Type* t = x->getType();
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* head = llvm::BasicBlock::Create(b.getContext(), "ipow.head", fn);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(b.getContext(), "ipow.body", fn);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "ipow.done", fn);
+  b.CreateBr(head);
+  b.SetInsertPoint(head);
+  llvm::PHINode* r = b.CreatePHI(t, 2);
+  llvm::PHINode* base = b.CreatePHI(t, 2);
+  llvm::PHINode* ex = b.CreatePHI(t, 2);
+  r->addIncoming(llvm::ConstantInt::get(t, 1), pre);
+  base->addIncoming(x, pre);
+  ex->addIncoming(y, pre);
+  b.CreateCondBr(b.CreateICmpSGT(ex, zero(y)), body, done);
+  b.SetInsertPoint(body);
+  Value* odd = b.CreateICmpNE(b.CreateAnd(ex, llvm::ConstantInt::get(t, 1)), zero(y));
+  r->addIncoming(b.CreateSelect(odd, b.CreateMul(r, base), r), body);
+  base->addIncoming(b.CreateMul(base, base), body);
+  ex->addIncoming(b.CreateAShr(ex, llvm::ConstantInt::get(t, 1)), body);
+  b.CreateBr(head);
+  b.SetInsertPoint(done);
+  return r;
 }
 
 JF_BINARY_FORMULA(Maximum) {

@@ -23,6 +23,7 @@ enum class KKind {
   kReshape,    // same elements, new dims (row-major)
   kSlice,      // per output dim: input dim, start/stride params; shrink and new-axis dims
   kConcat,     // along axis
+  kShapeOf,    // element i is dim i of the operand (its values are never read)
   kReduce,     // op: Sum, Max, Min, Prod over axes (a loop root)
 };
 
@@ -35,6 +36,7 @@ struct KExpr {
   int id = 0;
   KKind kind;
   OpId op = OpId::Identity;
+  const Node* node = nullptr;  // the graph node an elementwise expr computes (for check errors)
   DType dtype = DType::kFloat32;
   std::vector<int> dims;  // param slot per dim, or -1 for a dim that is statically 1
   std::vector<KExpr*> operands;
@@ -75,6 +77,12 @@ inline int64_t reduced_extent(const Step& s, const int64_t* params) {
   for (int a : s.root->axes) red *= x->dims[a] < 0 ? 1 : params[x->dims[a]];
   return red;
 }
+
+// Run-time checks of compiled code (ElementalEmitter::fail_if): an element that fails stores
+// status_code() into the status word, whose pointer follows the last buffer's; the runner
+// raises the check's error after the steps (compiled code keeps eager's errors).
+enum class CheckKind : int { kDivisionByZero = 1, kNegativePower = 2 };
+inline int64_t status_code(const KExpr* e, CheckKind k) { return (e->id + 1) * 4 + static_cast<int>(k); }
 
 struct ClusterProgram {
   std::vector<std::unique_ptr<KExpr>> exprs;

@@ -114,7 +114,9 @@ class Lowering {
     for (size_t i = 0; i < n->inputs.size(); ++i) {
       if (!is_shape_input(n->op, i, n->inputs.size())) continue;
       const Output& o = n->inputs[i];
-      if (is_member(o.node) && !o.node->const_value())
+      // A Shape member's value is known before the kernels run (the runner computes it from
+      // the input shapes); other computed shapes are not.
+      if (is_member(o.node) && !o.node->const_value() && o.node->op != OpId::Shape)
         throw_unimplemented(n->name, ": its shape input is computed inside the cluster");
       if (!is_member(o.node) && !o.node->const_value()) input(o);
     }
@@ -125,6 +127,7 @@ class Lowering {
   KExpr* elementwise(KKind k, Node* n, std::vector<KExpr*> ops, OpId op) {
     KExpr* e = make(k, n->outputs[0].dtype, node_dims(n, 0));
     e->op = op;
+    e->node = n;
     e->operands = ops;
     check_broadcast(e);
     return e;
@@ -301,6 +304,12 @@ class Lowering {
           e->operands.push_back(v);
         }
         e->axes = {axis};
+        outs.push_back(e);
+        break;
+      }
+      case LowerKind::kShape: {
+        KExpr* e = make(KKind::kShapeOf, n->outputs[0].dtype, node_dims(n, 0));
+        e->operands = {in(0)};  // an outside operand becomes a cluster input: shape inference reads it
         outs.push_back(e);
         break;
       }

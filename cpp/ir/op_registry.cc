@@ -30,9 +30,9 @@ constexpr bool record_ok(const OpDef& d) {
   if (never_compiled && empty(d.jit.reason)) return false;        // ... and says why
   if ((d.jit.types & ~d.types) != 0 && d.lower != LowerKind::kGraph) return false;     // no more than eager
   if (!never_compiled && d.jit.types != d.types && empty(d.jit.reason)) return false;  // fewer: why
-  if ((d.lower == LowerKind::kMath) == empty(d.math)) return false;  // Math ops name their function
-  if (!d.grad.registered && empty(d.grad.reason)) return false;      // no gradient: why
-  if (empty(d.py.names) && empty(d.py.reason)) return false;         // no public name: why
+  if (d.lower == LowerKind::kMath && empty(d.math)) return false;  // Math ops name their function
+  if (!d.grad.registered && empty(d.grad.reason)) return false;    // no gradient: why
+  if (empty(d.py.names) && empty(d.py.reason)) return false;       // no public name: why
   if ((d.lower == LowerKind::kUnary) && d.num_inputs != 1) return false;
   if ((d.lower == LowerKind::kBinary) && d.num_inputs != 2) return false;
   if ((d.lower == LowerKind::kMath) && d.num_inputs != 1 && d.num_inputs != 2) return false;
@@ -47,10 +47,11 @@ constexpr bool record_ok(const OpDef& d) {
 }  // namespace
 
 const char* lower_kind_name(LowerKind k) {
-  static const char* const kNames[] = {"const",     "view",    "unary", "binary",    "math",
-                                       "cast",      "select",  "addn",  "broadcast", "fill_like",
-                                       "transpose", "reduce",  "slice", "split",     "concat",
-                                       "stack",     "library", "eager", "graph"};
+  static const char* const kNames[] = {"const",     "view",   "unary",   "binary",    "math",
+                                       "cast",      "select", "addn",    "broadcast", "fill_like",
+                                       "transpose", "reduce", "slice",   "split",     "concat",
+                                       "stack",     "shape",  "library", "eager",     "graph"};
+  static_assert(sizeof(kNames) / sizeof(*kNames) == static_cast<int>(LowerKind::kGraph) + 1);
   return kNames[static_cast<int>(k)];
 }
 

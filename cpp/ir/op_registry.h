@@ -66,6 +66,7 @@ enum class LowerKind {
   kSplit,      // Split / SplitV: one slice per output along a constant axis
   kConcat,     // ConcatV2 along a constant axis
   kStack,      // Pack: concat of values given a new unit axis
+  kShape,      // the operand's dims (from the run-time parameters)
   kLibrary,    // a library step (GEMM, row softmax) on the eager kernel or cuBLAS
   kEager,      // never compiled
   kGraph,      // control flow and graph plumbing, run by the executor

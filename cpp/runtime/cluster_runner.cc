@@ -29,6 +29,13 @@ CompiledClusterRef compile_cluster(ClusterToCompile c) {
 
 namespace {
 Tensor view_of(const Tensor& t) { return Tensor(t.dtype(), t.shape(), nullptr); }
+
+// The value of a Shape member, known from its input's shape before any kernel runs: shape
+// inference of the members that take it as a shape input (a fill to the shape of x) reads it.
+Tensor shape_value(const TensorSpec& out, const Shape& in) {
+  std::vector<int64_t> dims(in.begin(), in.end());
+  return Tensor::from_int64s(dims, out.dtype);
+}
 }  // namespace
 
 // Which dims are 1: the part of the shapes a program's dims depend on.
@@ -113,6 +120,7 @@ std::shared_ptr<const CompiledCluster> CompiledCluster::specialize(const std::ve
     value[{p.inputs[i].node, p.inputs[i].index}] = {ph, 0};
   }
   std::vector<Node*> members;
+  std::map<const Node*, Tensor> shape_values;  // Shape members' values, for their consumers
   for (Node* n : p.members) {
     std::vector<Output> ins;
     std::vector<Tensor> views;
@@ -127,11 +135,13 @@ std::shared_ptr<const CompiledCluster> CompiledCluster::specialize(const std::ve
       ins.push_back(it->second);
       const Tensor* c = it->second.node->const_value();
       const TensorSpec& s = it->second.node->outputs[it->second.index];
-      views.push_back(c ? *c : Tensor(s.dtype, s.shape, nullptr));
+      auto sv = shape_values.find(it->second.node);
+      views.push_back(c ? *c : sv != shape_values.end() ? sv->second : Tensor(s.dtype, s.shape, nullptr));
     }
     std::vector<TensorSpec> specs =
         n->op == OpId::Const ? n->outputs : infer_specs(n->def(), views, n->attrs);
     Node* m = g->add_node(n->op, n->name, ins, n->attrs, specs);
+    if (n->op == OpId::Shape) shape_values[m] = shape_value(specs[0], views[0].shape());
     members.push_back(m);
     for (size_t k = 0; k < specs.size(); ++k) value[{n, static_cast<int>(k)}] = {m, static_cast<int>(k)};
   }
@@ -157,6 +167,7 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
   for (size_t i = 0; i < p.inputs.size(); ++i) external[{p.inputs[i].node, p.inputs[i].index}] = &inputs[i];
   std::vector<std::vector<TensorSpec>> specs(p.members.size());
   std::vector<std::vector<Tensor>> views(p.members.size());
+  std::vector<Tensor> values(p.members.size());  // Shape members' values
   for (size_t m = 0; m < p.members.size(); ++m) {
     Node* n = p.members[m];
     std::vector<Tensor>& v = views[m];
@@ -165,7 +176,8 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
         v.push_back(*c);
       else if (index.count(o.node)) {
         const TensorSpec& s = specs[index[o.node]][o.index];
-        v.push_back(Tensor(s.dtype, s.shape, nullptr));
+        const Tensor& known = values[index[o.node]];
+        v.push_back(known.defined() ? known : Tensor(s.dtype, s.shape, nullptr));
       } else {
         const Tensor* t = external.at({o.node, o.index});
         // Small integer inputs keep their values: they may be shapes (a runtime reshape).
@@ -173,6 +185,7 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
       }
     }
     specs[m] = n->op == OpId::Const ? n->outputs : infer_specs(n->def(), v, n->attrs);
+    if (n->op == OpId::Shape) values[m] = shape_value(specs[m][0], v[0].shape());
   }
   for (const Tensor& t : inputs) add_pattern(t.shape(), &pr->pattern);
   for (const auto& node_specs : specs)
@@ -276,7 +289,9 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
   std::vector<Tensor>& bufs = st.bufs;
   std::vector<char*>& ptrs = st.ptrs;
   bufs.resize(p.num_buffers);
-  ptrs.assign(p.num_buffers, nullptr);
+  ptrs.assign(p.num_buffers + 1, nullptr);
+  int64_t status = 0;  // run-time checks of the compiled code (kernel_ir.h: CheckKind)
+  ptrs[p.num_buffers] = reinterpret_cast<char*>(&status);
   for (int i = 0; i < nin; ++i) bufs[i] = inputs[i];
   for (size_t c = 0; c < p.constants.size(); ++c) bufs[nin + c] = p.constants[c];
   for (int b = 0; b < p.num_buffers; ++b) {
@@ -311,9 +326,23 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
     char** bp = ptrs.data();
     parallel_for(n, cost, [&](int64_t b, int64_t e) { fn(bp, params, b, e); });
   }
+  if (status) raise_check(status);
   std::vector<Tensor> out;
   for (const KExpr* e : p.output_exprs) out.push_back(bufs[e->buffer]);
   return out;
+}
+
+// Eager's error for the check an element failed.
+void CompiledCluster::raise_check(int64_t status) const {
+  const ClusterProgram& p = *program;
+  const int64_t id = status / 4 - 1;
+  const auto kind = static_cast<CheckKind>(status % 4);
+  JF_CHECK(id >= 0 && id < static_cast<int64_t>(p.exprs.size()) && p.exprs[id]->node, "bad status ", status);
+  const Node* n = p.exprs[id]->node;
+  throw_invalid(n->type(), ": ",
+                kind == CheckKind::kDivisionByZero ? "Integer division by zero"
+                                                   : "Integers to negative integer powers are not allowed",
+                " (node ", n->name, ", compiled in ", label, ")");
 }
 
 }  // namespace jf

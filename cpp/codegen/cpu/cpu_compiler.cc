@@ -88,7 +88,7 @@ void add_vector_variants(llvm::Module& m, const std::string& features) {
   bool avx2 = features.find("+avx2") != std::string::npos;
   for (int op = 0; op < num_ops(); ++op) {
     const OpDef& def = op_def(static_cast<OpId>(op));
-    if (def.lower != LowerKind::kMath) continue;
+    if (!*def.math) continue;
     const int arity = def.num_inputs;
     for (bool f32 : {true, false}) {
       std::string scalar = std::string(def.math) + (f32 ? "f" : "");
@@ -173,7 +173,8 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   m.setTargetTriple(j.triple);
   m.setDataLayout(j.tm->createDataLayout());
   for (size_t k = 0; k < p.steps.size(); ++k)
-    if (p.steps[k].kind == Step::kLoop) emit_loop_step(m, p.steps[k], prefix + "_step" + std::to_string(k));
+    if (p.steps[k].kind == Step::kLoop)
+      emit_loop_step(m, p.steps[k], prefix + "_step" + std::to_string(k), p.num_buffers);
   std::string verr;
   llvm::raw_string_ostream vs(verr);
   if (llvm::verifyModule(m, &vs))

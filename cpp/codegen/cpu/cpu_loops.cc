@@ -66,7 +66,7 @@ void emit_row_column_reduce(llvm::IRBuilder<>& b, ElementalEmitter& em, const KE
 
 }  // namespace
 
-void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name) {
+void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot) {
   llvm::LLVMContext& ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
   auto* fty = llvm::FunctionType::get(b.getVoidTy(),
@@ -80,6 +80,7 @@ void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name) {
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   b.SetInsertPoint(entry);
   ElementalEmitter em(b, bufs, params, entry);
+  em.set_status_slot(status_slot);
   const KExpr* root = s.root;
   int r = root->rank();
   Value* inner = r ? em.dim(root->dims[r - 1]) : b.getInt64(1);

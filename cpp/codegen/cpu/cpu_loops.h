@@ -11,6 +11,6 @@ namespace jf {
 
 // Emits `void name(ptr bufs, ptr params, i64 begin, i64 end)` computing output elements
 // [begin, end) of the step (its root and any sibling roots).
-void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name);
+void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot);
 
 }  // namespace jf

@@ -210,7 +210,7 @@ void use_libdevice_names(llvm::Module& m) {
   std::map<std::string, std::string> libm;  // libm name -> libdevice base name
   for (int op = 0; op < num_ops(); ++op) {
     const OpDef& def = op_def(static_cast<OpId>(op));
-    if (def.lower != LowerKind::kMath) continue;
+    if (!*def.math) continue;
     libm[std::string(def.math) + "f"] = def.math;
     libm[def.math] = def.math;
   }
