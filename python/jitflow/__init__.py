@@ -5,6 +5,7 @@ import sys
 from . import (
     _C,
     _api,
+    array_ops,
     autodiff,
     config,
     debugging,

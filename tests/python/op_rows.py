@@ -122,6 +122,16 @@ def _mean_ref(x):
     return np.trunc(np.sum(x, axis=1) / x.shape[1]).astype(x.dtype)  # C++ integer division
 
 
+def _segment_sum_ref(x, ids):
+    out = np.zeros((3,) + x.shape[1:], x.dtype)
+    np.add.at(out, ids, x)
+    return out
+
+
+def _one_hot_ref(i):
+    return (np.arange(4) == i[..., None]).astype(np.float32)
+
+
 def _check_uniform(out, d):
     assert out.shape == (500,) and out.dtype == np.dtype(d)
     assert out.min() >= 0 and out.max() < 1 and 0.4 < out.mean() < 0.6, (out.min(), out.max(), out.mean())
@@ -212,6 +222,17 @@ ROWS = {
     "StridedSlice": Row(inputs(data((4, 5))), lambda x: jf.strided_slice(x, [1, 0], [4, 5], [2, 2]),
                         lambda x: x[1:4:2, 0:5:2], (0,)),
     "Shape": unary(lambda x: jf.shape(x), lambda x: np.array(x.shape, np.int32), grad=()),
+    "GatherV2": Row(lambda d, rng: (data((2, 3))(d, rng), np.array([[1, 0, 2], [2, 2, 0]], np.int32)),
+                    lambda p, i: jf.gather(p, i, axis=1), lambda p, i: np.take(p, i, axis=1), (0,)),
+    "OneHot": Row(inputs(data((2, 3), -1, 4)), lambda i: jf.one_hot(i, 4), _one_hot_ref),
+    "ReverseV2": unary(lambda x: jf.reverse(x, [1]), lambda x: x[:, ::-1]),
+    "Tile": unary(lambda x: jf.tile(x, [2, 3]), lambda x: np.tile(x, (2, 3))),
+    "PadV2": unary(lambda x: jf.pad(x, [[1, 0], [2, 1]]), lambda x: np.pad(x, ((1, 0), (2, 1)))),
+    "MirrorPad": Row(inputs(data((3, 5))), lambda x: jf.pad(x, [[1, 2], [2, 3]], "REFLECT"),
+                     lambda x: np.pad(x, ((1, 2), (2, 3)), mode="reflect"), (0,)),
+    "Roll": unary(lambda x: jf.roll(x, [1, -4], [0, 1]), lambda x: np.roll(x, (1, -4), (0, 1))),
+    "UnsortedSegmentSum": Row(lambda d, rng: (data((4, 3))(d, rng), np.array([0, 2, 0, 1], np.int32)),
+                              lambda x, i: jf.math.unsorted_segment_sum(x, i, 3), _segment_sum_ref, (0,)),
     "Fill": Row(lambda d, rng: (data((), 0, 3)(d, rng),), lambda v: jf.fill([2, 3], v),
                 lambda v: np.full((2, 3), v), (0,)),
     "ZerosLike": unary(jf.zeros_like, np.zeros_like, grad=()),

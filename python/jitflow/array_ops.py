@@ -1,0 +1,200 @@
+"""Gathering and shaping ops with TF's signatures: gather, one_hot, reverse, tile, pad, roll,
+unsorted_segment_sum and embedding_lookup on their op records, and the compositions TF itself
+builds from other ops (eye, sequence_mask, size, shape_n, unstack, meshgrid, linspace)."""
+import builtins
+
+from . import _C
+from . import dtypes as _dt
+from ._api import export
+from .ops import _ID, _int, _ints, _t, _x, _xn
+
+
+def _indices(v):
+    """Index arguments keep their own integer dtype (a Python list is int32), not the params'."""
+    return v if isinstance(v, _C.Tensor) else _C.convert_to_tensor(v)
+
+
+def _axis_tensor(axis):
+    return axis if isinstance(axis, _C.Tensor) else _int([int(axis)], True)
+
+
+@export("gather")
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """params gathered along `axis` (default: batch_dims) at `indices`; out-of-range indices
+    raise InvalidArgumentError (TF's CPU kernel), in every mode."""
+    del validate_indices  # deprecated in TF, ignored there too
+    if axis is None:
+        axis = batch_dims
+    return _x(_ID["GatherV2"], (_t(params), _indices(indices), _axis_tensor(axis)), {"batch_dims": int(batch_dims)}, name)
+
+
+@export("nn.embedding_lookup")
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    """Rows of params at ids (one table; TF's partitioned lists of tables are not supported)."""
+    if isinstance(params, (list, tuple)):
+        if len(params) != 1:
+            raise NotImplementedError("jf.nn.embedding_lookup: a partitioned list of tables is not supported")
+        params = params[0]
+    if max_norm is not None:
+        raise NotImplementedError("jf.nn.embedding_lookup: max_norm is not supported")
+    return gather(params, ids, name=name)
+
+
+@export("one_hot")
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """TF's dtype rule: dtype, else on_value's or off_value's, else float32."""
+    if dtype is None:
+        for v in (on_value, off_value):
+            if isinstance(v, _C.Tensor):
+                dtype = v.dtype
+                break
+        else:
+            dtype = _dt.float32 if on_value is None and off_value is None else None
+    dtype = _dt.as_dtype(dtype) if dtype is not None else None
+    on = _C.convert_to_tensor(1 if on_value is None else on_value, dtype)
+    off = _C.convert_to_tensor(0 if off_value is None else off_value, dtype or on.dtype)
+    return _x(_ID["OneHot"], (_indices(indices), _ints(depth, True), on, off), {"axis": -1 if axis is None else int(axis)},
+              name)
+
+
+@export("reverse")
+def reverse(tensor, axis, name=None):
+    return _x(_ID["ReverseV2"], (tensor, _ints(axis)), None, name)
+
+
+@export("tile")
+def tile(input, multiples, name=None):
+    return _x(_ID["Tile"], (input, _ints(multiples)), None, name)
+
+
+@export("pad")
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    """mode CONSTANT, REFLECT or SYMMETRIC (any case, as TF)."""
+    mode = str(mode).upper()
+    x = _t(tensor)
+    p = paddings if isinstance(paddings, _C.Tensor) else _int([int(v) for row in paddings for v in row])
+    if not isinstance(paddings, _C.Tensor):
+        p = _x(_ID["Reshape"], (p, _int([len(paddings), 2])), None, None)
+    if mode == "CONSTANT":
+        if not isinstance(constant_values, _C.Tensor) and constant_values == 0:
+            constant_values = False if x.dtype == _dt.bool else 0  # TF's default pads any dtype with zeros
+        c = _C.convert_to_tensor(constant_values, x.dtype)
+        return _x(_ID["PadV2"], (x, p, c), None, name)
+    if mode in ("REFLECT", "SYMMETRIC"):
+        return _x(_ID["MirrorPad"], (x, p), {"mode": mode}, name)
+    raise ValueError(f"Value of argument `mode` expected to be one of \"CONSTANT\", \"REFLECT\", or "
+                     f"\"SYMMETRIC\". Received `mode` = {mode}")
+
+
+@export("roll")
+def roll(input, shift, axis, name=None):
+    scalar = not hasattr(shift, "__len__") and not isinstance(shift, _C.Tensor)
+    return _x(_ID["Roll"], (input, _ints(shift, scalar), _ints(axis, scalar)), None, name)
+
+
+@export("math.unsorted_segment_sum")
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    return _x(_ID["UnsortedSegmentSum"], (_t(data), _indices(segment_ids), _ints(num_segments, True)), None, name)
+
+
+# ---- compositions (TF builds these from other ops too) ----------------------------------
+@export("eye", "linalg.eye")
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=None):
+    from . import ops
+    cols = num_rows if num_columns is None else num_columns
+    r = ops.range(int(num_rows), dtype=_dt.int32)
+    c = ops.range(int(cols), dtype=_dt.int32)
+    m = ops.cast(ops.equal(ops.expand_dims(r, 1), ops.expand_dims(c, 0)), dtype)
+    if batch_shape is not None:
+        batch = [int(b) for b in batch_shape]
+        m = ops.broadcast_to(m, batch + [int(num_rows), int(cols)])
+    return m if name is None else ops.identity(m, name=name)
+
+
+@export("sequence_mask")
+def sequence_mask(lengths, maxlen=None, dtype=_dt.bool, name=None):
+    """mask[..., j] = j < lengths[...], for j < maxlen (default: max(lengths), at least 0)."""
+    from . import ops
+    lengths = _t(lengths)
+    if maxlen is None:
+        maxlen = ops.maximum(ops.reduce_max(lengths), ops.cast(0, lengths.dtype))
+    else:
+        maxlen = ops.cast(maxlen, lengths.dtype)
+    row = ops.range(ops.cast(0, lengths.dtype), maxlen, ops.cast(1, lengths.dtype))
+    mask = ops.less(row, ops.expand_dims(lengths, -1))
+    return mask if _dt.as_dtype(dtype) == _dt.bool else ops.cast(mask, dtype, name=name)
+
+
+@export("size")
+def size(input, out_type=_dt.int32, name=None):
+    from . import ops
+    return ops.reduce_prod(ops.shape(input, out_type=out_type), name=name)
+
+
+@export("shape_n")
+def shape_n(input, out_type=_dt.int32, name=None):
+    from . import ops
+    return [ops.shape(x, out_type=out_type) for x in input]
+
+
+@export("unstack")
+def unstack(value, num=None, axis=0, name="unstack"):
+    from . import ops
+    x = _t(value)
+    rank = len(x.shape)
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < builtins.max(rank, 1):
+        raise ValueError(f"Argument `axis` = {axis} not in range [{-rank}, {rank})")
+    n = x.shape[axis] if num is None else num
+    if n is None:
+        raise ValueError(f"Cannot infer argument `num` from shape {tuple(x.shape)}")
+    if n == 0:
+        return []
+    parts = _xn(_ID["Split"], (_int([axis], True), x), {"num_split": int(n)}, None)
+    return [ops.squeeze(p, axis) for p in parts]
+
+
+@export("meshgrid")
+def meshgrid(*args, **kwargs):
+    from . import ops
+    indexing = kwargs.pop("indexing", "xy")
+    kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"'{next(iter(kwargs))}' is an invalid keyword argument for this function")
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Argument `indexing` parameter must be either 'xy' or 'ij', got '{indexing}'")
+    xs = [ops.reshape(_t(a), [-1]) for a in args]
+    n = len(xs)
+    sizes = [x.shape[0] for x in xs]
+    axis_of = list(builtins.range(n))
+    if indexing == "xy" and n > 1:  # x varies along columns, y along rows
+        axis_of[0], axis_of[1] = 1, 0
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for x, axis in zip(xs, axis_of):
+        shape = [1] * n
+        shape[axis] = -1
+        out.append(ops.broadcast_to(ops.reshape(x, shape), sizes))
+    return out
+
+
+@export("linspace", "lin_space")
+def linspace(start, stop, num, name=None, axis=0):
+    from . import ops
+    start, stop = _t(start), _t(stop)
+    dt = start.dtype if start.dtype.is_floating else _dt.float64
+    start, stop = ops.cast(start, dt), ops.cast(stop, dt)
+    n = int(num)
+    steps = ops.cast(ops.range(n, dtype=_dt.int32), dt)
+    denom = float(builtins.max(n - 1, 1))
+    shape = [n] + [1] * len(start.shape)
+    t = ops.reshape(steps, shape) / denom
+    out = start + (stop - start) * t
+    if n > 1:  # TF: the last value is exactly stop
+        out = ops.concat([out[:-1], ops.expand_dims(stop, 0)], 0)
+    if axis != 0:
+        r = len(out.shape)
+        axis = axis % r
+        perm = list(builtins.range(1, axis + 1)) + [0] + list(builtins.range(axis + 1, r))
+        out = ops.transpose(out, perm)
+    return out
