@@ -179,4 +179,23 @@ JF_BINARY_FORMULA(GreaterEqual) {
 JF_BINARY_FORMULA(LogicalAnd) { return E.builder().CreateAnd(x, y); }
 JF_BINARY_FORMULA(LogicalOr) { return E.builder().CreateOr(x, y); }
 
+// ---- bitwise (integers) --------------------------------------------------------------------
+JF_UNARY_FORMULA(Invert) { return E.builder().CreateNot(x); }
+JF_BINARY_FORMULA(BitwiseAnd) { return E.builder().CreateAnd(x, y); }
+JF_BINARY_FORMULA(BitwiseOr) { return E.builder().CreateOr(x, y); }
+JF_BINARY_FORMULA(BitwiseXor) { return E.builder().CreateXor(x, y); }
+
+namespace {
+// The shift amount clamped to [0, bits - 1], as TF's kernels (and the eager ones) clamp it:
+// LLVM's shl/ashr by bits or more is poison.
+Value* clamp_shift(ElementalEmitter& E, Value* y) {
+  auto& b = E.builder();
+  llvm::Constant* top = llvm::ConstantInt::get(y->getType(), y->getType()->getScalarSizeInBits() - 1);
+  Value* lo = b.CreateSelect(b.CreateICmpSLT(y, zero(y)), zero(y), y);
+  return b.CreateSelect(b.CreateICmpSGT(lo, top), top, lo);
+}
+}  // namespace
+JF_BINARY_FORMULA(LeftShift) { return E.builder().CreateShl(x, clamp_shift(E, y)); }
+JF_BINARY_FORMULA(RightShift) { return E.builder().CreateAShr(x, clamp_shift(E, y)); }
+
 }  // namespace jf

@@ -1,6 +1,8 @@
 // Tensor helpers: allocation, scalars and host-side element access for small tensors.
 #include "core/tensor.h"
 
+#include <cmath>
+
 namespace jf {
 
 Tensor Tensor::empty(DType dtype, const Shape& shape) {
@@ -19,6 +21,19 @@ Tensor Tensor::empty_reusing(DType dtype, const Shape& shape, BufferPtr* keep) {
 }
 
 Tensor Tensor::scalar(DType dtype, double v) {
+  if (is_int(dtype)) {
+    // Casting a non-integral or out-of-range double to an integer is undefined behaviour.
+    double lo = dtype == DType::kInt32 ? -2147483648.0 : -9223372036854775808.0;
+    if (!(v >= lo && v < -lo) || v != std::trunc(v))
+      throw_invalid("Cannot convert ", v, " to a scalar of dtype ", dtype_name(dtype));
+    return scalar_int(dtype, static_cast<int64_t>(v));
+  }
+  Tensor t = empty(dtype, Shape{});
+  JF_SWITCH_DTYPE(dtype, T, *t.data<T>() = static_cast<T>(v));
+  return t;
+}
+
+Tensor Tensor::scalar_int(DType dtype, int64_t v) {
   Tensor t = empty(dtype, Shape{});
   JF_SWITCH_DTYPE(dtype, T, *t.data<T>() = static_cast<T>(v));
   return t;

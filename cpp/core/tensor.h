@@ -29,8 +29,12 @@ class Tensor {
   // (kRecycleMaxBytes), stores the new buffer in *keep for the next call. The executor and
   // the cluster runner keep one such buffer per value between runs.
   static Tensor empty_reusing(DType dtype, const Shape& shape, BufferPtr* keep);
-  // A rank-0 tensor holding v converted to dtype.
+  // A rank-0 tensor holding v converted to dtype. For an integer dtype v must be integral
+  // and in range (else InvalidArgumentError); integers beyond 2**53 need scalar_int.
   static Tensor scalar(DType dtype, double v);
+  // A rank-0 tensor holding the integer v exactly (integer dtypes; a float dtype rounds once,
+  // bool is v != 0). Integers never pass through double.
+  static Tensor scalar_int(DType dtype, int64_t v);
   static Tensor from_int64s(const std::vector<int64_t>& v, DType dtype = DType::kInt32);
 
   DType dtype() const { return dtype_; }
@@ -64,7 +68,8 @@ class Tensor {
   // Same buffer, new shape (element counts must match).
   Tensor reshaped(const Shape& s) const;
   // Reads element i (any dtype) as double / int64, for small values (axes, shapes); a
-  // device tensor is copied to the host first.
+  // device tensor is copied to the host first. get_double rounds int64 values beyond 2**53:
+  // read integers with get_int.
   double get_double(int64_t i) const;
   int64_t get_int(int64_t i) const;
   std::vector<int64_t> to_int64s() const;

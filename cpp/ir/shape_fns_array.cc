@@ -16,28 +16,45 @@ static void need_int_vector(const OpCall& c, size_t i, const char* what) {
 Shape resolve_reshape(const OpCall& c, const Shape& in, const std::vector<int64_t>& target) {
   Shape out;
   int unknown = -1;
-  int64_t known = 1;
+  int64_t known = 1;  // product of the non-zero target sizes
+  bool target_has_zero = false;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i] == -1) {
       if (unknown >= 0) c.fail("only one input size may be -1, not both ", unknown, " and ", i);
       unknown = static_cast<int>(i);
     } else if (target[i] < 0) {
       c.fail("size ", i, " must be non-negative, not ", target[i]);
-    } else {
-      known *= target[i];
+    } else if (target[i] == 0) {
+      target_has_zero = true;
+    } else if (__builtin_mul_overflow(known, target[i], &known)) {
+      std::string dims;  // TF's message, which lists the requested sizes
+      for (size_t k = 0; k < target.size(); ++k) dims += (k ? ", " : "") + std::to_string(target[k]);
+      c.fail("Shape [", dims, "] has too many elements");
     }
     out.push_back(target[i]);
   }
   if (!in.fully_defined()) return out;
   int64_t n = in.num_elements();
   if (unknown >= 0) {
-    if (known == 0 || n % known != 0)
-      c.fail("Input to reshape is a tensor with ", n, " values, but the requested shape ", out.str(),
-             " is not compatible");
-    out[unknown] = n / known;
-  } else if (known != n) {
-    c.fail("Input to reshape is a tensor with ", n, " values, but the requested shape has ", known);
+    // TF's rule: zero sizes count in neither product, so [0, 3] -> [-1, 0] is [3, 0].
+    int64_t in_n = 1;
+    bool in_has_zero = false;
+    for (int64_t d : in) {
+      if (d > 0 || !target_has_zero) {
+        if (__builtin_mul_overflow(in_n, d, &in_n))  // [0, 2**40, 2**40] -> [0, -1]
+          c.fail("the requested shape ", out.str(), " leaves more than 2**63 - 1 values for its -1");
+      } else
+        in_has_zero = true;
+    }
+    int64_t missing = in_n / known;
+    if (!in_has_zero && missing * known != in_n)
+      c.fail("Input to reshape is a tensor with ", in_n, " values, but the requested shape ", out.str(),
+             " requires a multiple of ", known);
+    out[unknown] = missing;
   }
+  if (out.num_elements() != n)
+    c.fail("Input to reshape is a tensor with ", n, " values, but the requested shape has ",
+           out.num_elements());
   return out;
 }
 
@@ -64,7 +81,9 @@ void infer_transpose(OpCall& c) {
              perm.size());
     std::vector<bool> seen(in.rank(), false);
     for (int64_t p : perm) {
-      if (p < 0 || p >= in.rank() || seen[p]) c.fail("perm is not a permutation of 0..", in.rank() - 1);
+      if (p < 0) p += in.rank();  // TF accepts perm entries in [-rank, rank)
+      if (p < 0 || p >= in.rank()) c.fail(p, " is out of range [0 .. ", in.rank(), ")");
+      if (seen[p]) c.fail("perm is not a permutation of 0..", in.rank() - 1);
       seen[p] = true;
       out.push_back(in[p]);
     }

@@ -30,6 +30,10 @@ void infer_unary_bool(OpCall& c) {
   require(c, c.in[0].dtype() == DType::kBool, "a bool");
   infer_identity(c);
 }
+void infer_unary_int(OpCall& c) {
+  require(c, is_int(c.in[0].dtype()), "an int32 or int64");
+  infer_identity(c);
+}
 void infer_cast(OpCall& c) { c.add_output(c.attrs.get<DType>("DstT", DType::kFloat32), c.in[0].shape()); }
 
 // Shared: same dtype for all operands, broadcast shapes.
@@ -58,6 +62,7 @@ static bool is_bool(DType d) { return d == DType::kBool; }
 void infer_binary_numeric(OpCall& c) { binary(c, is_numeric, "numeric", DType::kInvalid); }
 void infer_binary_float(OpCall& c) { binary(c, is_float, "float32 or float64", DType::kInvalid); }
 void infer_binary_bool(OpCall& c) { binary(c, is_bool, "bool", DType::kInvalid); }
+void infer_binary_int(OpCall& c) { binary(c, is_int, "int32 or int64", DType::kInvalid); }
 void infer_compare(OpCall& c) { binary(c, is_numeric, "numeric", DType::kBool); }
 void infer_compare_any(OpCall& c) { binary(c, nullptr, "", DType::kBool); }
 

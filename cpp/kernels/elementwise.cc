@@ -225,6 +225,29 @@ JF_BINARY_FUNCTOR(GeF, a >= b)
 JF_BINARY_FUNCTOR(AndF, a&& b)
 JF_BINARY_FUNCTOR(OrF, a || b)
 
+// Bitwise ops on integers. Shifts clamp the amount to [0, bits - 1] as TF's kernels do (no
+// undefined behaviour); a left shift shifts the unsigned bits.
+template <class T>
+T clamp_shift(T y) {
+  constexpr T kMax = static_cast<T>(sizeof(T) * 8 - 1);
+  return y < 0 ? T(0) : y > kMax ? kMax : y;
+}
+template <class T>
+T left_shift(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(x) << static_cast<U>(clamp_shift(y)));
+}
+template <class T>
+T right_shift(T x, T y) {
+  return static_cast<T>(x >> clamp_shift(y));  // arithmetic for signed T
+}
+JF_UNARY_FUNCTOR(InvertF, a.unaryExpr([](T x) { return static_cast<T>(~x); }))
+JF_BINARY_FUNCTOR(BitAndF, a.binaryExpr(b, [](T x, T y) { return static_cast<T>(x & y); }))
+JF_BINARY_FUNCTOR(BitOrF, a.binaryExpr(b, [](T x, T y) { return static_cast<T>(x | y); }))
+JF_BINARY_FUNCTOR(BitXorF, a.binaryExpr(b, [](T x, T y) { return static_cast<T>(x ^ y); }))
+JF_BINARY_FUNCTOR(LeftShiftF, a.binaryExpr(b, [](T x, T y) { return left_shift(x, y); }))
+JF_BINARY_FUNCTOR(RightShiftF, a.binaryExpr(b, [](T x, T y) { return right_shift(x, y); }))
+
 template <class F>
 void binary_numeric(OpCall& c, double cost) {
   Tensor& y = c.alloc(0);
@@ -234,6 +257,20 @@ template <class F>
 void binary_float(OpCall& c, double cost) {
   Tensor& y = c.alloc(0);
   JF_SWITCH_FLOAT(c.in[0].dtype(), T, (binary_apply<F, T, T>(c.in[0], c.in[1], y, cost)));
+}
+template <class F>
+void binary_int(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  switch (c.in[0].dtype()) {
+    case DType::kInt32:
+      binary_apply<F, int32_t, int32_t>(c.in[0], c.in[1], y, 1);
+      break;
+    case DType::kInt64:
+      binary_apply<F, int64_t, int64_t>(c.in[0], c.in[1], y, 1);
+      break;
+    default:
+      JF_CHECK(false, "bad dtype");
+  }
 }
 template <class F>
 void compare(OpCall& c) {
@@ -322,6 +359,19 @@ void k_Greater(OpCall& c) { compare<GtF>(c); }
 void k_GreaterEqual(OpCall& c) { compare<GeF>(c); }
 void k_LogicalAnd(OpCall& c) { binary_apply<AndF, bool, bool>(c.in[0], c.in[1], c.alloc(0), 1); }
 void k_LogicalOr(OpCall& c) { binary_apply<OrF, bool, bool>(c.in[0], c.in[1], c.alloc(0), 1); }
+
+void k_BitwiseAnd(OpCall& c) { binary_int<BitAndF>(c); }
+void k_BitwiseOr(OpCall& c) { binary_int<BitOrF>(c); }
+void k_BitwiseXor(OpCall& c) { binary_int<BitXorF>(c); }
+void k_LeftShift(OpCall& c) { binary_int<LeftShiftF>(c); }
+void k_RightShift(OpCall& c) { binary_int<RightShiftF>(c); }
+void k_Invert(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  if (c.in[0].dtype() == DType::kInt32)
+    unary_apply<InvertF, int32_t, int32_t>(c.in[0], y, 1);
+  else
+    unary_apply<InvertF, int64_t, int64_t>(c.in[0], y, 1);
+}
 
 void k_SelectV2(OpCall& c) {
   Tensor& y = c.alloc(0);

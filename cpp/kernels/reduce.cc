@@ -207,11 +207,15 @@ void argreduce(OpCall& c) {
     parallel_for(outer * inner, static_cast<double>(n), [&](int64_t b, int64_t e) {
       for (int64_t oi = b; oi < e; ++oi) {
         const T* p = in + (oi / inner) * n * inner + oi % inner;
+        // TF's eager rule (Eigen's ArgMax reducer): start from index 0 holding the lowest
+        // (highest) finite value and move to each element strictly greater (less). NaN
+        // compares false, so NaNs are skipped, and an all-NaN (or all -inf for argmax) slice
+        // gives 0: argmax([4, 5.5, nan]) = 1, argmax([nan, -inf]) = 0.
         int64_t best = 0;
-        T bv = p[0];
-        for (int64_t k = 1; k < n && bv == bv; ++k) {  // the first NaN wins, as in numpy
+        T bv = kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+        for (int64_t k = 0; k < n; ++k) {
           T v = p[k * inner];
-          if (v != v || (kMax ? v > bv : v < bv)) bv = v, best = k;
+          if (kMax ? v > bv : v < bv) bv = v, best = k;
         }
         if (i64)
           y.data<int64_t>()[oi] = best;

@@ -137,7 +137,7 @@ void k_ExpandDims(OpCall& c) { c.results[0] = c.in[0].reshaped(c.spec(0).shape);
 
 void k_Transpose(OpCall& c) {
   std::vector<int> perm;
-  for (int64_t p : c.in[1].to_int64s()) perm.push_back(static_cast<int>(p));
+  for (int64_t p : c.in[1].to_int64s()) perm.push_back(static_cast<int>(p < 0 ? p + c.in[0].rank() : p));
   transpose_into(c.in[0], perm, c.alloc(0));
 }
 

@@ -8,22 +8,26 @@
 namespace jf::py_bridge {
 
 namespace {
-// Converts the op's inputs. Non-tensor values adopt the dtype of the first tensor input
-// (Python scalars take the tensor's dtype, as in TF).
-std::vector<Tensor> convert_inputs(py::handle seq) {
+// Converts the op's inputs. Non-tensor data inputs adopt the dtype of the first tensor data
+// input (Python scalars and numpy values take the tensor's dtype, as in TF), or with no
+// tensor among them the dtype the first one converts to (TF: jf.add(np_float32_array, 1)
+// is float32). Shape inputs (axes, shapes: the record's shape_inputs) convert on their own.
+std::vector<Tensor> convert_inputs(py::handle seq, const OpDef* def = nullptr) {
   py::sequence s = py::reinterpret_borrow<py::sequence>(seq);
   size_t n = s.size();
-  std::vector<Tensor> in;
-  in.reserve(n);
+  std::vector<Tensor> in(n);
+  auto data = [&](size_t i) { return !def || !def->is_shape_input(i, n); };
   DType hint = DType::kInvalid;
+  for (size_t i = 0; i < n && hint == DType::kInvalid; ++i)
+    if (data(i) && py::isinstance<Tensor>(s[i])) hint = s[i].cast<const Tensor&>().dtype();
   for (size_t i = 0; i < n; ++i) {
-    py::handle h = s[i].ptr();
-    if (py::isinstance<Tensor>(h)) {
-      hint = h.cast<const Tensor&>().dtype();
-      break;
+    if (!data(i)) {
+      in[i] = to_tensor(s[i]);
+      continue;
     }
+    in[i] = to_tensor(s[i], DType::kInvalid, hint);
+    if (hint == DType::kInvalid) hint = in[i].dtype();
   }
-  for (size_t i = 0; i < n; ++i) in.push_back(to_tensor(s[i], DType::kInvalid, hint));
   return in;
 }
 
@@ -41,7 +45,7 @@ OpId resolve_op(py::handle op) {
 
 std::vector<Tensor> run(py::handle op, py::handle inputs, py::handle attrs, py::handle name) {
   OpId id = resolve_op(op);
-  std::vector<Tensor> in = convert_inputs(inputs);
+  std::vector<Tensor> in = convert_inputs(inputs, &op_def(id));
   Attrs at = to_attrs(attrs);
   std::string nm;
   if (!name.is_none()) nm = name.cast<std::string>();
@@ -156,11 +160,12 @@ void bind_ops(py::module_& m) {
         py::arg("name") = py::none());
   m.def(
       "convert_to_tensor",
-      [](py::handle v, py::handle dtype, py::handle hint) {
+      [](py::handle v, py::handle dtype, py::handle hint, bool soft_hint) {
         return to_tensor(v, dtype.is_none() ? DType::kInvalid : to_dtype(dtype),
-                         hint.is_none() ? DType::kInvalid : to_dtype(hint));
+                         hint.is_none() ? DType::kInvalid : to_dtype(hint), soft_hint);
       },
-      py::arg("value"), py::arg("dtype") = py::none(), py::arg("dtype_hint") = py::none());
+      py::arg("value"), py::arg("dtype") = py::none(), py::arg("dtype_hint") = py::none(),
+      py::arg("soft_hint") = false);
   m.def(
       "int_tensor",
       [](const std::vector<int64_t>& v, bool scalar) {

@@ -20,6 +20,21 @@ py::object binop(const Tensor& self, py::handle other) {
   return py::cast(kReverse ? run1(kOp, {o, self}) : run1(kOp, {self, o}));
 }
 
+// & | ^ as TF: logical on bool tensors, bitwise on others (which refuse non-integers).
+// xor of bools is TF's logical_xor: (x | y) & !(x & y).
+template <OpId kBitwise, bool kReverse>
+py::object bool_or_bits(const Tensor& self, py::handle other) {
+  if (other.is_none() || py::isinstance<py::str>(other))
+    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  Tensor o = other_operand(self, other);
+  Tensor x = kReverse ? o : self, y = kReverse ? self : o;
+  if (self.dtype() != DType::kBool) return py::cast(run1(kBitwise, {x, y}));
+  if constexpr (kBitwise == OpId::BitwiseAnd) return py::cast(run1(OpId::LogicalAnd, {x, y}));
+  if constexpr (kBitwise == OpId::BitwiseOr) return py::cast(run1(OpId::LogicalOr, {x, y}));
+  return py::cast(run1(OpId::LogicalAnd, {run1(OpId::LogicalOr, {x, y}),
+                                          run1(OpId::LogicalNot, {run1(OpId::LogicalAnd, {x, y})})}));
+}
+
 std::string buffer_format(DType d) {
   switch (d) {
     case DType::kFloat32:
@@ -89,10 +104,12 @@ void bind_tensor(py::module_& m) {
       .def("__le__", &binop<OpId::LessEqual, false>)
       .def("__gt__", &binop<OpId::Greater, false>)
       .def("__ge__", &binop<OpId::GreaterEqual, false>)
-      .def("__and__", &binop<OpId::LogicalAnd, false>)
-      .def("__rand__", &binop<OpId::LogicalAnd, true>)
-      .def("__or__", &binop<OpId::LogicalOr, false>)
-      .def("__ror__", &binop<OpId::LogicalOr, true>)
+      .def("__and__", &bool_or_bits<OpId::BitwiseAnd, false>)
+      .def("__rand__", &bool_or_bits<OpId::BitwiseAnd, true>)
+      .def("__or__", &bool_or_bits<OpId::BitwiseOr, false>)
+      .def("__ror__", &bool_or_bits<OpId::BitwiseOr, true>)
+      .def("__xor__", &bool_or_bits<OpId::BitwiseXor, false>)
+      .def("__rxor__", &bool_or_bits<OpId::BitwiseXor, true>)
       .def("__eq__", &binop<OpId::Equal, false>)
       .def("__ne__", &binop<OpId::NotEqual, false>)
       .def("__truediv__", [](const Tensor& s, py::handle o) { return truediv(s, other_operand(s, o)); })
@@ -103,7 +120,10 @@ void bind_tensor(py::module_& m) {
            [](const Tensor& s, py::handle o) { return matmul(other_operand(s, o), s, false, false); })
       .def("__neg__", [](const Tensor& s) { return run1(OpId::Neg, {s}); })
       .def("__abs__", [](const Tensor& s) { return run1(OpId::Abs, {s}); })
-      .def("__invert__", [](const Tensor& s) { return run1(OpId::LogicalNot, {s}); })
+      .def("__invert__",
+           [](const Tensor& s) {
+             return run1(s.dtype() == DType::kBool ? OpId::LogicalNot : OpId::Invert, {s});
+           })
       .def("__pos__", [](const Tensor& s) { return s; });
   cls.attr("__hash__") = py::none();  // like TF: `==` is elementwise, so tensors are unhashable
 }

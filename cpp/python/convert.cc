@@ -63,61 +63,121 @@ static std::string short_repr(py::handle h) {
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
-static Tensor scalar_tensor(DType dt, double v) { return Tensor::scalar(dt, v); }
+[[noreturn]] static void cannot_convert(py::handle h, DType dt) {
+  throw_type("Cannot convert ", short_repr(h), " to EagerTensor of dtype ", dtype_name(dt));
+}
+[[noreturn]] static void int_out_of_range() {
+  throw_invalid(
+      "Can't convert Python sequence with out-of-range integer to Tensor (an int beyond 64-bit integers).");
+}
 
-static Tensor from_array(py::array arr) {
-  bool ok;
-  DType dt = from_numpy_dtype(arr.dtype(), &ok);
-  if (!ok)
-    throw_type("Cannot convert a numpy array of dtype ", py::str(arr.dtype()).cast<std::string>(),
-               " to a Tensor (supported: float32, float64, int32, int64, bool)");
+// A numpy array as a tensor of dtype dt: numpy converts the values (any numeric or bool
+// dtype, TF's force-cast), the byte order to native and the layout (strides, negative
+// strides, Fortran order) to C order; no copy when the array already is all that.
+static Tensor from_array(py::handle src, DType dt) {
+  auto& api = py::detail::npy_api::get();
+  PyObject* descr = numpy_dtype(dt).release().ptr();  // stolen by PyArray_FromAny
+  auto arr = py::reinterpret_steal<py::array>(api.PyArray_FromAny_(
+      src.ptr(), descr, 0, 0,
+      py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_FORCECAST_ |
+          py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_,
+      nullptr));
+  if (!arr) throw py::error_already_set();
   Shape shape;
   for (py::ssize_t i = 0; i < arr.ndim(); ++i) shape.push_back(arr.shape(i));
   Tensor t = Tensor::empty(dt, shape);
-  auto c = py::array::ensure(arr, py::array::c_style);
-  if (t.nbytes()) std::memcpy(t.raw(), c.data(), t.nbytes());
+  if (t.nbytes()) std::memcpy(t.raw(), arr.data(), t.nbytes());
   return t;
 }
 
-Tensor to_tensor(py::handle h, DType want, DType hint) {
-  if (py::isinstance<Tensor>(h)) {
-    const Tensor& t = h.cast<const Tensor&>();
-    if (want != DType::kInvalid && t.dtype() != want)
-      throw_invalid("Tensor conversion requested dtype ", dtype_name(want), " for Tensor with dtype ",
-                    dtype_name(t.dtype()));
-    return t;
-  }
-  DType dt = want != DType::kInvalid ? want : hint;
-  if (PyBool_Check(h.ptr())) {
-    bool v = h.ptr() == Py_True;
-    if (dt == DType::kInvalid) dt = DType::kBool;
-    return scalar_tensor(dt, v);
-  }
-  if (PyLong_Check(h.ptr())) {
+static bool numeric_kind(char k) { return k == 'b' || k == 'i' || k == 'u' || k == 'f'; }
+
+// A Python bool, int or float (not a numpy scalar) as a scalar of dt (kInvalid: TF's default:
+// bool, int32 or int64 by range, float32). Integers stay exact: they never pass through
+// double, except into a float dtype, where TF rounds them through double too.
+static Tensor python_scalar(py::handle h, DType dt) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) return Tensor::scalar_int(dt == DType::kInvalid ? DType::kBool : dt, o == Py_True);
+  if (PyLong_Check(o)) {
+    if (is_float(dt)) {
+      double v = PyLong_AsDouble(o);
+      if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw_invalid("Can't convert Python int ", short_repr(h), " to ", dtype_name(dt), ": too large");
+      }
+      return Tensor::scalar(dt, v);
+    }
     int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
-    if (overflow) throw_invalid("Can't convert Python int ", short_repr(h), " to a 64-bit integer");
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) int_out_of_range();
     if (dt == DType::kInvalid) dt = (v >= INT32_MIN && v <= INT32_MAX) ? DType::kInt32 : DType::kInt64;
-    if (dt == DType::kBool) throw_type("Cannot convert ", v, " to EagerTensor of dtype bool");
+    if (dt == DType::kBool) cannot_convert(h, dt);
     if (dt == DType::kInt32 && (v < INT32_MIN || v > INT32_MAX))
       throw_type("Cannot convert ", v, " to EagerTensor of dtype int32 (out of range)");
-    return scalar_tensor(dt, static_cast<double>(v));
+    return Tensor::scalar_int(dt, v);
   }
-  if (PyFloat_Check(h.ptr()) &&
-      !PyObject_HasAttrString(h.ptr(), "dtype")) {  // np.float64 is a float subclass
-    double v = PyFloat_AS_DOUBLE(h.ptr());
-    if (dt == DType::kInvalid) dt = DType::kFloat32;
-    if (!is_float(dt) && !(want != DType::kInvalid && v == std::floor(v) && is_int(dt)))
-      throw_type("Cannot convert ", short_repr(h), " to EagerTensor of dtype ", dtype_name(dt));
-    return scalar_tensor(dt, v);
+  double v = PyFloat_AS_DOUBLE(o);
+  if (dt == DType::kInvalid) dt = DType::kFloat32;
+  if (!is_float(dt)) cannot_convert(h, dt);  // TF: even 3.0 does not become an integer
+  return Tensor::scalar(dt, v);
+}
+
+// Whether a nested list/tuple holds a Python int outside int64 (numpy then makes uint64,
+// float64 or object arrays of it).
+static bool has_big_int(PyObject* o, int depth = 0) {
+  if (PyList_Check(o) || PyTuple_Check(o)) {
+    if (depth > 64) return false;
+    py::sequence s = py::reinterpret_borrow<py::sequence>(o);
+    for (size_t i = 0; i < s.size(); ++i)
+      if (has_big_int(s[i].ptr(), depth + 1)) return true;
+    return false;
   }
-  // Objects that stand for a tensor (jf.Variable) convert through __jf_tensor__.
-  if (PyObject_HasAttrString(h.ptr(), "__jf_tensor__"))
-    return to_tensor(h.attr("__jf_tensor__")(), want, hint);
-  if (py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h) || h.is_none())
+  if (!PyLong_Check(o) || PyBool_Check(o)) return false;
+  int overflow = 0;
+  PyLong_AsLongLongAndOverflow(o, &overflow);
+  return overflow != 0;
+}
+
+// A Python list/tuple (nested) as a tensor of dt (kInvalid: TF's default: float32 for
+// floats, int32 for ints that fit, else int64, bool for bools).
+static Tensor python_sequence(py::handle h, DType dt) {
+  py::array arr;
+  try {
+    arr = py::module_::import("numpy").attr("asarray")(h);
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_ValueError))
+      throw_invalid("Can't convert non-rectangular Python sequence to Tensor.");
+    throw_type("Attempt to convert a value (", short_repr(h), ") with an unsupported type (",
+               py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor: ", e.what());
+  }
+  char k = arr.dtype().kind();
+  if ((k == 'u' || k == 'O' || k == 'f') && has_big_int(h.ptr())) {
+    if (!is_float(dt)) int_out_of_range();
+    return from_array(py::module_::import("numpy").attr("asarray")(h, "float64"), dt);
+  }
+  if (!numeric_kind(k))
     throw_type("Attempt to convert a value (", short_repr(h), ") with an unsupported type (",
                py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor.");
-  bool is_numpy = py::isinstance<py::array>(h) || py::hasattr(h, "dtype");
+  bool fits32 = true;
+  if (k == 'i' && arr.size() > 0) {
+    fits32 = arr.attr("min")().cast<int64_t>() >= INT32_MIN && arr.attr("max")().cast<int64_t>() <= INT32_MAX;
+  }
+  if (dt == DType::kInvalid) {
+    dt = k == 'f' ? DType::kFloat32 : k == 'b' ? DType::kBool : fits32 ? DType::kInt32 : DType::kInt64;
+  } else if ((k == 'f' && !is_float(dt)) || (k == 'i' && dt == DType::kBool)) {
+    cannot_convert(h, dt);
+  } else if (k == 'i' && dt == DType::kInt32 && !fits32) {
+    throw_type("Cannot convert ", short_repr(h), " to EagerTensor of dtype int32 (values out of range)");
+  } else if (k == 'i' && is_float(dt)) {
+    arr = arr.attr("astype")("float64");  // TF rounds Python ints through double
+  }
+  return from_array(arr, dt);
+}
+
+// A numpy array or scalar: its own dtype when no dtype is asked for (TypeError for dtypes
+// jitflow lacks); otherwise cast to the wanted or hinted dtype, as TF force-casts numpy
+// values.
+static Tensor numpy_value(py::handle h, DType dt) {
   py::array arr;
   try {
     arr = py::module_::import("numpy").attr("asarray")(h);
@@ -125,40 +185,52 @@ Tensor to_tensor(py::handle h, DType want, DType hint) {
     throw_type("Attempt to convert a value (", short_repr(h), ") with an unsupported type (",
                py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor: ", e.what());
   }
-  if (arr.dtype().kind() == 'O' || arr.dtype().kind() == 'U' || arr.dtype().kind() == 'S')
-    throw_type("Attempt to convert a value (", short_repr(h), ") with an unsupported type (",
-               py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor.");
-  if (!is_numpy) {
-    // Python lists follow TF: floats become float32, ints int32 (when they fit), or the hint.
-    char k = arr.dtype().kind();
-    if (dt == DType::kInvalid) {
-      if (k == 'f') dt = DType::kFloat32;
-      if (k == 'i') {
-        auto mn = arr.attr("min")(), mx = arr.attr("max")();
-        bool fits = arr.size() == 0 || (mn.cast<int64_t>() >= INT32_MIN && mx.cast<int64_t>() <= INT32_MAX);
-        dt = fits ? DType::kInt32 : DType::kInt64;
-      }
-    } else if (k == 'f' && !is_float(dt)) {
-      throw_type("Cannot convert ", short_repr(h), " to EagerTensor of dtype ", dtype_name(dt));
-    }
+  if (dt != DType::kInvalid && numeric_kind(arr.dtype().kind())) return from_array(arr, dt);
+  bool ok;
+  DType own = from_numpy_dtype(arr.dtype(), &ok);
+  if (!ok) {
+    if (arr.dtype().kind() == 'O' || arr.dtype().kind() == 'U' || arr.dtype().kind() == 'S')
+      throw_type("Attempt to convert a value (", short_repr(h), ") with an unsupported type (",
+                 py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor.");
+    throw_type("Cannot convert a numpy array of dtype ", py::str(arr.dtype()).cast<std::string>(),
+               " to a Tensor (supported: float32, float64, int32, int64, bool)");
   }
-  if (is_numpy && want == DType::kInvalid && hint != DType::kInvalid) {
-    // TF converts a numpy operand to its peer tensor's dtype when that loses no kind: floats
-    // to the float width, integers to any numeric dtype (float to int stays an error).
-    char k = arr.dtype().kind();
-    bool supported;
-    from_numpy_dtype(arr.dtype(), &supported);  // unsupported dtypes (float16, uint8) stay errors
-    bool ok = supported && ((k == 'f' && is_float(hint)) || (k == 'i' && is_numeric(hint)));
-    dt = ok ? hint : DType::kInvalid;
+  return from_array(arr, own);
+}
+
+Tensor to_tensor(py::handle h, DType want, DType hint, bool soft_hint) {
+  if (py::isinstance<Tensor>(h)) {
+    const Tensor& t = h.cast<const Tensor&>();
+    if (want != DType::kInvalid && t.dtype() != want)
+      throw_invalid("Tensor conversion requested dtype ", dtype_name(want), " for Tensor with dtype ",
+                    dtype_name(t.dtype()));
+    return t;
   }
-  if (!is_numpy && dt == DType::kInt32 && arr.dtype().kind() == 'i' && arr.size() > 0) {
-    int64_t mn = arr.attr("min")().cast<int64_t>(), mx = arr.attr("max")().cast<int64_t>();
-    if (mn < INT32_MIN || mx > INT32_MAX)
-      throw_type("Cannot convert ", short_repr(h), " to EagerTensor of dtype int32 (values out of range)");
+  PyObject* o = h.ptr();
+  // np.float64 is a float subclass: numpy scalars convert as numpy values.
+  bool scalar =
+      PyBool_Check(o) || PyLong_Check(o) || (PyFloat_Check(o) && !PyObject_HasAttrString(o, "dtype"));
+  if (!scalar) {
+    // Objects that stand for a tensor (jf.Variable) convert through __jf_tensor__.
+    if (PyObject_HasAttrString(o, "__jf_tensor__"))
+      return to_tensor(h.attr("__jf_tensor__")(), want, hint, soft_hint);
+    if (py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h) || h.is_none())
+      throw_type("Attempt to convert a value (", short_repr(h), ") with an unsupported type (",
+                 py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor.");
+    if (py::isinstance<py::array>(h) || py::hasattr(h, "dtype"))
+      return numpy_value(h, want != DType::kInvalid ? want : hint);
   }
-  if (dt != DType::kInvalid && (is_numpy ? (want != DType::kInvalid || dt == hint) : true))
-    arr = arr.attr("astype")(numpy_dtype(dt));
-  return from_array(arr);
+  auto convert = [&](DType dt) { return scalar ? python_scalar(h, dt) : python_sequence(h, dt); };
+  if (want != DType::kInvalid || hint == DType::kInvalid) return convert(want);
+  if (!soft_hint) return convert(hint);
+  // dtype_hint= is a preference (TF's preferred_dtype): a value that cannot take it converts
+  // as it would alone.
+  try {
+    return convert(hint);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kType) throw;
+  }
+  return convert(DType::kInvalid);
 }
 
 static AttrValue to_attr(py::handle v) {

@@ -11,8 +11,12 @@ namespace jf::py_bridge {
 namespace py = pybind11;
 
 // want: an explicit dtype (kInvalid: none). hint: the dtype of a peer tensor that Python
-// scalars and lists adopt (TF's rule), kInvalid when there is none.
-Tensor to_tensor(py::handle h, DType want = DType::kInvalid, DType hint = DType::kInvalid);
+// scalars and lists adopt (TF's rule; TypeError when they cannot), kInvalid when there is
+// none; with soft_hint (convert_to_tensor's dtype_hint) a value that cannot adopt it converts
+// as it would alone. Numpy values are cast to want or hint (TF's force-cast), keeping their
+// values whatever their byte order and strides.
+Tensor to_tensor(py::handle h, DType want = DType::kInvalid, DType hint = DType::kInvalid,
+                 bool soft_hint = false);
 DType to_dtype(py::handle h);  // accepts jf dtypes, numpy dtypes/types and strings
 py::dtype numpy_dtype(DType d);
 Attrs to_attrs(py::handle dict);

@@ -57,23 +57,64 @@ def constant(value, dtype=None, shape=None, name=None):
     t = _C.convert_to_tensor(value, dtype)
     if _C.is_tracing():  # inside a trace a constant is a Const node, like TF's graph mode
         if shape is not None:
-            t = constant(t.numpy(), shape=shape)
+            t = _graph_constant_shaped(t, shape)
         return _x(_ID["Const"], (), {"value": t, "dtype": t.dtype}, name)
     if shape is not None:
-        shape = [int(s) for s in shape]
-        n = 1
-        for s in shape:
-            n *= s
-        if t.ndim == 0 or len(t.shape) == 0:
-            t = fill(shape, t)
-        elif _numel(t) == n:
-            t = reshape(t, shape)
-        else:
-            raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor of shape "
-                            f"{t.shape} cannot be reshaped to {tuple(shape)}")
+        t = _eager_constant_shaped(t, value, shape)
     if name is not None or _device.current().startswith("/GPU"):
         t = identity(t, name=name)  # under jf.device("/GPU:0") the constant lives there, as in TF
     return t
+
+
+def _dims(shape):
+    return [_integer(s) for s in (shape.numpy().tolist() if isinstance(shape, Tensor) else shape)]
+
+
+def _eager_constant_shaped(t, value, shape):
+    """TF's eager tf.constant(value, shape=): the value itself when the shapes agree, reshaped
+    when the sizes agree, else filled from a single element."""
+    dims = _dims(shape)
+    for d in dims:
+        if d < 0:
+            raise ValueError(f"Dimension {d} must be >= 0")
+    if tuple(dims) == t.shape:
+        return t
+    n, nt = _prod(dims), _numel(t)
+    if nt == n:
+        return reshape(t, dims)
+    if nt == 1:
+        if t.ndim > 1:  # TF's Fill takes a scalar or a 1-element vector
+            from .errors import InvalidArgumentError
+            raise InvalidArgumentError(f"Fill: value must represent a scalar, got shape {list(t.shape)}")
+        return fill(dims, reshape(t, []))
+    raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor {t.numpy()} "
+                    f"(converted from {value!r}) has {nt} elements, but got `shape` {tuple(dims)} "
+                    f"with {n} elements).")
+
+
+def _graph_constant_shaped(t, shape):
+    """TF's graph tf.constant(value, shape=) (make_tensor_proto with allow_broadcast): a size-0
+    shape is empty, a scalar or 1-element vector is broadcast, an equal size reshaped. Computed
+    on the value, so the trace holds one Const."""
+    import numpy as np
+    dims = _dims(shape)
+    a = t.numpy()
+    if any(d < 0 for d in dims) or not (_prod(dims) == 0 or a.shape in ((), (1,)) or a.size == _prod(dims)):
+        raise TypeError(f"Expected Tensor's shape: {tuple(dims)}, but got {a.shape}.")
+    if _prod(dims) == 0:
+        a = np.zeros(dims, a.dtype)
+    elif a.size == _prod(dims):
+        a = a.reshape(dims)
+    else:
+        a = np.full(dims, a.reshape(()), a.dtype)
+    return _C.convert_to_tensor(a)
+
+
+def _prod(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return n
 
 
 def _numel(t):
@@ -85,7 +126,8 @@ def _numel(t):
 
 @export('convert_to_tensor')
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
-    return _C.convert_to_tensor(value, dtype, dtype_hint)
+    # dtype_hint is TF's preferred_dtype: used when the value can take it, else ignored.
+    return _C.convert_to_tensor(value, dtype, dtype_hint, True)
 
 
 @export('identity')
@@ -211,6 +253,15 @@ def _is_tensorlike(v):
     return isinstance(v, Tensor) or hasattr(v, "__jf_tensor__")
 
 
+@export('math.logical_xor')
+def logical_xor(x, y, name="LogicalXor"):
+    """x ^ y for bool tensors, composed as TF composes it: (x | y) & ~(x & y)."""
+    x, y = _t(x), _t(y)
+    both = _x(_ID["LogicalAnd"], (x, y), None, None)
+    return _x(_ID["LogicalAnd"], (_x(_ID["LogicalOr"], (x, y), None, None), _x(_ID["LogicalNot"], (both,), None, None)),
+              None, None if name == "LogicalXor" else name)
+
+
 # ---- linear algebra ------------------------------------------------------------------
 @export('matmul', 'linalg.matmul')
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
@@ -258,6 +309,17 @@ def transpose(a, perm=None, name=None):
     a = _t(a)
     if perm is None:
         perm = list(builtins.range(len(a.shape)))[::-1]
+    else:
+        # TF accepts entries in [-rank, rank); graphs and kernels get them non-negative (a
+        # traced perm through a select that folds away when the perm is a constant).
+        r = len(a.shape)
+        if isinstance(perm, Tensor) and perm._is_symbolic:
+            perm = where(perm < 0, perm + r, perm)
+        else:
+            if isinstance(perm, Tensor):
+                perm = perm.numpy().tolist()
+            if hasattr(perm, "__len__"):
+                perm = [p + r if -r <= p < 0 else p for p in (_integer(p) for p in perm)]
     return _x(_ID["Transpose"], (a, _ints(perm)), None, name)
 
 

@@ -466,10 +466,11 @@ def test_sum_mean_prod_propagate_nan_and_inf(dtype):
             assert_matches(fn(x, axis=0), ref(f64(x), axis=0), dtype)
 
 
-@pytest.mark.parametrize("op", ["argmax", "argmin"])
-def test_argmax_argmin_first_nan_wins_like_numpy(op):
+@pytest.mark.parametrize("op,want", [("argmax", [2, 0, 0]), ("argmin", [0, 2, 0])])
+def test_argmax_argmin_skip_nans_like_tf_eager(op, want):
+    # TF 2.21 eager (not numpy, whose first NaN wins): NaNs are skipped (docs/user_guide.md).
     x = np.array([[1, np.nan, 3, np.nan], [np.inf, 2, -np.inf, 0], [5, 5, np.nan, 5]], F32)
-    assert_matches(getattr(jf, op)(x, axis=1), getattr(np, op)(x, axis=1), I64)
+    assert_matches(getattr(jf, op)(x, axis=1), np.array(want), I64)
 
 
 # ---- matmul --------------------------------------------------------------------------
