@@ -260,6 +260,20 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
     }
     case KKind::kConcat:
       return concat(e, idx, root);
+    case KKind::kGather:
+      return gather(e, idx, root);
+    case KKind::kOneHot: {
+      const KExpr* ix = e->operands[0];
+      const int axis = e->axes[0];
+      std::vector<Value*> ii;
+      for (int d = 0; d < e->rank(); ++d)
+        if (d != axis) ii.push_back(idx[d]);
+      Value* v = b_.CreateSExt(emit(ix, ii, root), b_.getInt64Ty());
+      Value* hit = b_.CreateICmpEQ(v, idx[axis]);  // out of range: never equal, off_value (TF)
+      return b_.CreateSelect(hit, emit(e->operands[1], {}, root), emit(e->operands[2], {}, root));
+    }
+    case KKind::kIndexMap:
+      return index_map(e, idx, root);
     case KKind::kShapeOf: {
       const KExpr* o = e->operands[0];
       Value* v = b_.getInt64(0);
@@ -468,6 +482,77 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
   Value* r = b_.CreateLoad(t, acc);
   if (fminmax) r = b_.CreateSelect(b_.CreateLoad(b_.getInt1Ty(), nan_seen), llvm::ConstantFP::getNaN(t), r);
   return reduce_finish(e, r);
+}
+
+// Gather: the index from the indices operand, checked against the gathered dim (an error,
+// as eager, not XLA's clamp), then the params element.
+Value* ElementalEmitter::gather(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
+  const KExpr* p = e->operands[0];
+  const KExpr* ix = e->operands[1];
+  const int axis = e->axes[0], bd = e->batch_dims, ni = ix->rank() - bd;
+  std::vector<Value*> ii(idx.begin(), idx.begin() + bd);
+  ii.insert(ii.end(), idx.begin() + axis, idx.begin() + axis + ni);
+  Value* v = b_.CreateSExt(emit(ix, ii, root), b_.getInt64Ty());
+  Value* n = dim(p->dims[axis]);
+  Value* bad = b_.CreateOr(b_.CreateICmpSLT(v, b_.getInt64(0)), b_.CreateICmpSGE(v, n));
+  fail_if(e, bad, CheckKind::kIndexOutOfRange);
+  std::vector<Value*> pi(idx.begin(), idx.begin() + axis);
+  pi.push_back(b_.CreateSelect(bad, b_.getInt64(0), v));  // a failed element still reads in bounds
+  pi.insert(pi.end(), idx.begin() + axis + ni, idx.end());
+  return emit(p, pi, root);
+}
+
+// Per-dim maps; a pad dim reads a clamped index and the fill where any dim is outside.
+Value* ElementalEmitter::index_map(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
+  const KExpr* x = e->operands[0];
+  std::vector<Value*> xi(x->rank());
+  Value* inside = nullptr;
+  Value* zero = b_.getInt64(0);
+  for (int d = 0; d < x->rank(); ++d) {
+    Value* n = dim(x->dims[d]);
+    Value* i = idx[d];
+    Value* p = b_.getInt64(e->map_param[d]);
+    Value* j = i;
+    switch (static_cast<DimMapKind>(e->map_kind[d])) {
+      case DimMapKind::kSame:
+        break;
+      case DimMapKind::kReverse:
+        j = b_.CreateSub(b_.CreateSub(n, b_.getInt64(1)), i);
+        break;
+      case DimMapKind::kTile:
+        j = b_.CreateURem(i, n);
+        break;
+      case DimMapKind::kPad: {
+        j = b_.CreateSub(i, p);
+        Value* in = b_.CreateAnd(b_.CreateICmpSGE(j, zero), b_.CreateICmpSLT(j, n));
+        inside = inside ? b_.CreateAnd(inside, in) : in;
+        j = b_.CreateSelect(in, j, zero);
+        break;
+      }
+      case DimMapKind::kReflect:
+      case DimMapKind::kSymmetric: {
+        bool sym = static_cast<DimMapKind>(e->map_kind[d]) == DimMapKind::kSymmetric;
+        j = b_.CreateSub(i, p);
+        Value* low = sym ? b_.CreateSub(b_.CreateNeg(j), b_.getInt64(1)) : b_.CreateNeg(j);
+        j = b_.CreateSelect(b_.CreateICmpSLT(j, zero), low, j);
+        Value* top = b_.CreateSub(b_.CreateMul(n, b_.getInt64(2)), b_.getInt64(sym ? 1 : 2));
+        j = b_.CreateSelect(b_.CreateICmpSGE(j, n), b_.CreateSub(top, j), j);
+        break;
+      }
+      case DimMapKind::kRoll: {
+        // The shift mod n (computed per element: n is a run-time dim, nonzero where elements exist).
+        Value* s = b_.CreateSRem(p, n);
+        s = b_.CreateSelect(b_.CreateICmpSLT(s, zero), b_.CreateAdd(s, n), s);
+        j = b_.CreateSub(i, s);
+        j = b_.CreateSelect(b_.CreateICmpSLT(j, zero), b_.CreateAdd(j, n), j);
+        break;
+      }
+    }
+    xi[d] = x->dims[d] < 0 ? zero : j;
+  }
+  Value* v = emit(x, xi, root);
+  if (!inside) return v;
+  return b_.CreateSelect(inside, v, emit(e->operands[1], {}, root));
 }
 
 // Concat: branch on the axis index to the operand that owns it.

@@ -80,6 +80,8 @@ class ElementalEmitter {
   llvm::Value* cast(DType from, DType to, llvm::Value* x);
   llvm::Value* reduce(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* concat(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
+  llvm::Value* gather(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
+  llvm::Value* index_map(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   std::vector<llvm::Value*> broadcast_index(const KExpr* out, const KExpr* operand,
                                             const std::vector<llvm::Value*>& idx);
 };

@@ -24,7 +24,21 @@ enum class KKind {
   kSlice,      // per output dim: input dim, start/stride params; shrink and new-axis dims
   kConcat,     // along axis
   kShapeOf,    // element i is dim i of the operand (its values are never read)
+  kGather,     // operands params, indices: params[..., indices[...], ...] along axes[0]
+  kOneHot,     // operands indices, on, off (scalars): on where indices == the index on axes[0]
+  kIndexMap,   // operand x (and a fill scalar for pads): each dim reads x at map_kind(i)
   kReduce,     // op: Sum, Max, Min, Prod over axes (a loop root)
+};
+
+// How a kIndexMap output dim reads its operand dim (n: the operand's size, p: map_param).
+enum class DimMapKind : int {
+  kSame,       // i
+  kReverse,    // n - 1 - i
+  kTile,       // i mod n
+  kPad,        // i - p, the fill outside [0, n)
+  kReflect,    // i - p mirrored at the edges without repeating them
+  kSymmetric,  // i - p mirrored at the edges repeating them
+  kRoll,       // (i - p) mod n
 };
 
 // The kinds computed element by element from operands at the same (broadcast) index.
@@ -48,7 +62,10 @@ struct KExpr {
   // kSlice: for each operand dim, slots of start and stride; out_of_in[d] = the output dim
   // that indexes operand dim d, or -1 when the operand dim is fixed at its start (shrink).
   std::vector<int> start_slot, stride_slot, out_of_in;
-  bool materialized = false;  // computed by a step into `buffer`
+  int batch_dims = 0;              // kGather
+  std::vector<int> map_kind;       // kIndexMap: a DimMapKind per dim
+  std::vector<int64_t> map_param;  // kIndexMap: pad before / roll shift per dim
+  bool materialized = false;       // computed by a step into `buffer`
   int rank() const { return static_cast<int>(dims.size()); }
 };
 
@@ -81,7 +98,7 @@ inline int64_t reduced_extent(const Step& s, const int64_t* params) {
 // Run-time checks of compiled code (ElementalEmitter::fail_if): an element that fails stores
 // status_code() into the status word, whose pointer follows the last buffer's; the runner
 // raises the check's error after the steps (compiled code keeps eager's errors).
-enum class CheckKind : int { kDivisionByZero = 1, kNegativePower = 2 };
+enum class CheckKind : int { kDivisionByZero = 1, kNegativePower = 2, kIndexOutOfRange = 3 };
 inline int64_t status_code(const KExpr* e, CheckKind k) { return (e->id + 1) * 4 + static_cast<int>(k); }
 
 struct ClusterProgram {

@@ -307,6 +307,29 @@ class Lowering {
         outs.push_back(e);
         break;
       }
+      case LowerKind::kGather: {
+        KExpr* p = in(0);
+        KExpr* e = make(KKind::kGather, n->outputs[0].dtype, node_dims(n, 0));
+        e->node = n;
+        e->operands = {p, in(1)};
+        int axis = const_ints(n, 2).at(0);
+        e->axes = {axis < 0 ? axis + p->rank() : axis};
+        int bd = static_cast<int>(n->attrs.get<int64_t>("batch_dims", 0));
+        e->batch_dims = bd < 0 ? bd + e->operands[1]->rank() : bd;
+        outs.push_back(e);
+        break;
+      }
+      case LowerKind::kOneHot: {
+        KExpr* e = make(KKind::kOneHot, n->outputs[0].dtype, node_dims(n, 0));
+        e->operands = {in(0), in(2), in(3)};
+        int axis = static_cast<int>(n->attrs.get<int64_t>("axis", -1));
+        e->axes = {axis < 0 ? e->rank() - 1 : axis};
+        outs.push_back(e);
+        break;
+      }
+      case LowerKind::kIndexMap:
+        outs.push_back(index_map(n));
+        break;
       case LowerKind::kShape: {
         KExpr* e = make(KKind::kShapeOf, n->outputs[0].dtype, node_dims(n, 0));
         e->operands = {in(0)};  // an outside operand becomes a cluster input: shape inference reads it
@@ -330,6 +353,53 @@ class Lowering {
     }
     for (int i = 0; i < static_cast<int>(outs.size()); ++i) values_[{n, i}] = outs[i];
   }
+
+  // ReverseV2, Tile, PadV2, MirrorPad, Roll: one DimMapKind (and parameter) per dim, from
+  // the op's constant shape inputs.
+  KExpr* index_map(Node* n) {
+    KExpr* x = in_of(n, 0);
+    const int r = x->rank();
+    KExpr* e = make(KKind::kIndexMap, n->outputs[0].dtype, node_dims(n, 0));
+    e->operands = {x};
+    e->map_kind.assign(r, static_cast<int>(DimMapKind::kSame));
+    e->map_param.assign(r, 0);
+    auto set = [&](int d, DimMapKind k, int64_t p) {
+      e->map_kind[d] = static_cast<int>(k);
+      e->map_param[d] = p;
+    };
+    switch (n->op) {
+      case OpId::ReverseV2:
+        for (int a : const_ints(n, 1)) set(a < 0 ? a + r : a, DimMapKind::kReverse, 0);
+        break;
+      case OpId::Tile:
+        for (int d = 0; d < r; ++d) set(d, DimMapKind::kTile, 0);
+        break;
+      case OpId::PadV2:
+      case OpId::MirrorPad: {
+        std::vector<int> pads = const_ints(n, 1);
+        DimMapKind k = DimMapKind::kPad;
+        if (n->op == OpId::MirrorPad)
+          k = n->attrs.get<std::string>("mode", "REFLECT") == "SYMMETRIC" ? DimMapKind::kSymmetric
+                                                                          : DimMapKind::kReflect;
+        for (int d = 0; d < r; ++d)
+          set(d, pads[2 * d] || pads[2 * d + 1] ? k : DimMapKind::kSame, pads[2 * d]);
+        if (n->op == OpId::PadV2) e->operands.push_back(in_of(n, 2));
+        break;
+      }
+      case OpId::Roll: {
+        std::vector<int> shift = const_ints(n, 1), axes = const_ints(n, 2);
+        for (size_t k = 0; k < axes.size(); ++k) {
+          int d = axes[k] < 0 ? axes[k] + r : axes[k];
+          set(d, DimMapKind::kRoll, e->map_param[d] + shift[k]);  // shifts of one axis add up
+        }
+        break;
+      }
+      default:
+        throw_unimplemented(n->name, ": no index map for ", n->type());
+    }
+    return e;
+  }
+  KExpr* in_of(Node* n, int i) { return operand(n, i); }
 
   SlicePlan strided_slice_plan_for(Node* n) {
     std::vector<Tensor> views;
@@ -401,9 +471,12 @@ class Lowering {
     // An expensive value broadcast into a larger one (Adam's bias correction, a scalar of
     // two pows, scaling every parameter) is computed once per own element, not per use.
     for (auto& e : p_->exprs) {
-      if (!is_elementwise(e->kind)) continue;
+      // Gathers and index maps may read an element many times (tile, repeated indices).
+      bool rereads = e->kind == KKind::kGather || e->kind == KKind::kIndexMap;
+      if (!is_elementwise(e->kind) && !rereads) continue;
       for (KExpr* o : e->operands)
-        if (expensive[o->id] && o->kind != KKind::kBuffer && is_broadcast(o, e.get())) o->materialized = true;
+        if (expensive[o->id] && o->kind != KKind::kBuffer && (rereads || is_broadcast(o, e.get())))
+          o->materialized = true;
     }
     for (const Step& s : pending_matmuls_)
       for (KExpr* a : s.args)
@@ -446,6 +519,8 @@ class Lowering {
       os << ")b" << e->buffer << "m" << e->materialized << "s" << e->scalar << "k" << e->keep_dims;
       for (int v : e->perm) os << "p" << v;
       for (int v : e->axes) os << "a" << v;
+      os << "g" << e->batch_dims;
+      for (size_t i = 0; i < e->map_kind.size(); ++i) os << "M" << e->map_kind[i] << "," << e->map_param[i];
       for (size_t i = 0; i < e->start_slot.size(); ++i)
         os << "S" << e->start_slot[i] << "," << e->stride_slot[i] << "," << e->out_of_in[i];
       os << ";";
@@ -463,6 +538,21 @@ class Lowering {
 
 // From the record: Eager and Graph ops never compile; others compile for the dtypes their
 // JIT column covers (of the main operand; no data input: the output's).
+// Gathers and index maps take their axes, paddings and shifts into the generated code.
+static bool shape_inputs_constant(const Node& n, std::string* why) {
+  const OpDef& def = n.def();
+  if (def.lower != LowerKind::kGather && def.lower != LowerKind::kOneHot && def.lower != LowerKind::kIndexMap)
+    return true;
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (def.is_shape_input(i, n.inputs.size()) && !n.inputs[i].node->const_value()) {
+      *why = str_cat(n.type(), ": its input ", i,
+                     " (axes, paddings, shifts or depth) is computed at run time; "
+                     "it compiles when that input is a constant");
+      return false;
+    }
+  return true;
+}
+
 bool can_emit(const Node& n, std::string* why) {
   const OpDef& def = n.def();
   if (def.jit.types == kNoTypes) {
@@ -476,7 +566,13 @@ bool can_emit(const Node& n, std::string* why) {
     if (def.jit.reason) *why += str_cat(" (", def.jit.reason, ")");
     return false;
   }
-  return true;
+  if (def.lower == LowerKind::kSlice)  // x[i] with a traced i: bounds computed at run time
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (!n.inputs[i].node->const_value()) {
+        *why = "slice bounds computed at run time (a tensor index) are not compiled";
+        return false;
+      }
+  return shape_inputs_constant(n, why);
 }
 
 bool is_shape_input(OpId op, size_t i, size_t n) { return op_def(op).is_shape_input(i, n); }

@@ -67,6 +67,9 @@ enum class LowerKind {
   kConcat,     // ConcatV2 along a constant axis
   kStack,      // Pack: concat of values given a new unit axis
   kShape,      // the operand's dims (from the run-time parameters)
+  kGather,     // params at an index read from the indices (GatherV2); out of range: an error
+  kOneHot,     // on/off by comparing the index with the output position
+  kIndexMap,   // each dim reads its input dim at a mapped index (reverse, tile, pads, roll)
   kLibrary,    // a library step (GEMM, row softmax) on the eager kernel or cuBLAS
   kEager,      // never compiled
   kGraph,      // control flow and graph plumbing, run by the executor

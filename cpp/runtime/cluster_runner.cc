@@ -339,10 +339,11 @@ void CompiledCluster::raise_check(int64_t status) const {
   const auto kind = static_cast<CheckKind>(status % 4);
   JF_CHECK(id >= 0 && id < static_cast<int64_t>(p.exprs.size()) && p.exprs[id]->node, "bad status ", status);
   const Node* n = p.exprs[id]->node;
-  throw_invalid(n->type(), ": ",
-                kind == CheckKind::kDivisionByZero ? "Integer division by zero"
-                                                   : "Integers to negative integer powers are not allowed",
-                " (node ", n->name, ", compiled in ", label, ")");
+  const char* what = kind == CheckKind::kDivisionByZero ? "Integer division by zero"
+                     : kind == CheckKind::kNegativePower
+                         ? "Integers to negative integer powers are not allowed"
+                         : "indices are not in [0, the gathered dim's size)";
+  throw_invalid(n->type(), ": ", what, " (node ", n->name, ", compiled in ", label, ")");
 }
 
 }  // namespace jf

@@ -3,6 +3,8 @@ unsorted_segment_sum and embedding_lookup on their op records, and the compositi
 builds from other ops (eye, sequence_mask, size, shape_n, unstack, meshgrid, linspace)."""
 import builtins
 
+import numpy as _np
+
 from . import _C
 from . import dtypes as _dt
 from ._api import export
@@ -72,9 +74,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     """mode CONSTANT, REFLECT or SYMMETRIC (any case, as TF)."""
     mode = str(mode).upper()
     x = _t(tensor)
-    p = paddings if isinstance(paddings, _C.Tensor) else _int([int(v) for row in paddings for v in row])
-    if not isinstance(paddings, _C.Tensor):
-        p = _x(_ID["Reshape"], (p, _int([len(paddings), 2])), None, None)
+    # A Python list becomes an eager (constant) tensor: traced, its values stay known.
+    p = paddings if isinstance(paddings, _C.Tensor) else _C.convert_to_tensor(_np.asarray(paddings, _np.int32))
     if mode == "CONSTANT":
         if not isinstance(constant_values, _C.Tensor) and constant_values == 0:
             constant_values = False if x.dtype == _dt.bool else 0  # TF's default pads any dtype with zeros

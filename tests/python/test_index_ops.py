@@ -142,3 +142,43 @@ def test_compositions_against_numpy():
     np.testing.assert_allclose(jf.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=1).numpy(),
                                np.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=1), rtol=1e-6)
     assert jf.linspace(0.0, 1.0, 4).numpy()[-1] == 1.0
+
+
+@pytest.mark.parametrize("mode", ["jit_scope", "jit_compile", "none_signature"])
+def test_compiled_gather_checks_its_indices(mode, rng):
+    """Compiled gathers raise eager's error for an index out of range (XLA would clamp)."""
+    def body(p, i):
+        if mode == "jit_scope":
+            with jf.jit_scope():
+                return jf.gather(p * 2.0, i, axis=1) + 1.0
+        return jf.gather(p * 2.0, i, axis=1) + 1.0
+    kw = {"jit_compile": True} if mode != "jit_scope" else {}
+    if mode == "none_signature":
+        kw["input_signature"] = [jf.TensorSpec([None, None]), jf.TensorSpec([None], jf.int32)]
+    f = jf.function(body, **kw)
+    p = rng.standard_normal((3, 4)).astype(np.float32)
+    before = jf.debugging.stats()["cluster_runs"]
+    np.testing.assert_allclose(f(p, np.array([3, 0], np.int32)).numpy(), p[:, [3, 0]] * 2 + 1, rtol=1e-6)
+    assert jf.debugging.stats()["cluster_runs"] > before
+    for bad in (4, -1):
+        with pytest.raises(jf.errors.InvalidArgumentError, match=r"GatherV2: indices are not in .*compiled in"):
+            f(p, np.array([0, bad], np.int32))
+
+
+def test_an_index_map_chain_fuses_into_one_compiled_cluster(rng):
+    """Reverse, tile, pad, roll and a gather feed elementwise ops inside one cluster."""
+    def body(x, i):
+        with jf.jit_scope():
+            y = jf.tile(jf.reverse(x, [0]), [1, 2]) * 3.0
+            y = jf.roll(jf.pad(y, [[1, 1], [0, 2]], constant_values=-1.0), 2, 1)
+            return jf.gather(jf.pad(y, [[0, 0], [1, 1]], "SYMMETRIC"), i) + jf.one_hot(i, 8, dtype=jf.float64)[:, :1]
+    f = jf.function(body)
+    x = rng.standard_normal((3, 4))
+    i = np.array([4, 0, 2])
+    y = np.tile(x[::-1], (1, 2)) * 3.0
+    y = np.roll(np.pad(y, ((1, 1), (0, 2)), constant_values=-1.0), 2, 1)
+    want = np.pad(y, ((0, 0), (1, 1)), mode="symmetric")[i] + (np.arange(8) == i[:, None])[:, :1]
+    before = jf.debugging.stats()["cluster_runs"]
+    np.testing.assert_allclose(f(x, i).numpy(), want, rtol=1e-12)
+    assert jf.debugging.stats()["cluster_runs"] == before + 1
+    assert len(f.get_concrete_function(x, i).clusters) == 1

@@ -71,7 +71,7 @@ llvm::Function* create_kernel(llvm::Module& m, const std::string& name) {
   return fn;
 }
 
-void emit_kernel(llvm::Module& m, const Step& s, const std::string& name) {
+void emit_kernel(llvm::Module& m, const Step& s, const std::string& name, int status_slot) {
   llvm::LLVMContext& ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Function* fn = create_kernel(m, name);
@@ -80,6 +80,7 @@ void emit_kernel(llvm::Module& m, const Step& s, const std::string& name) {
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   b.SetInsertPoint(entry);
   ElementalEmitter em(b, bufs, params, entry);
+  em.set_status_slot(status_slot);  // run-time checks: the status word follows the buffers
   llvm::Value* tid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
   llvm::Value* ntid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
   llvm::Value* ctaid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
@@ -119,7 +120,7 @@ llvm::Value* warp_reduce(llvm::IRBuilder<>& b, ElementalEmitter& em, const KExpr
 // A reduction root as a block reduction: block c reduces outputs c, c + nctaid, ...; its
 // threads stride over the reduced extent, then combine with warp shuffles and a 32-slot
 // shared scratch (one per warp). Launch with a multiple of 32 threads, at most 1024.
-void emit_reduce_kernel(llvm::Module& m, const Step& s, const std::string& name) {
+void emit_reduce_kernel(llvm::Module& m, const Step& s, const std::string& name, int status_slot) {
   llvm::LLVMContext& ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Function* fn = create_kernel(m, name);
@@ -129,6 +130,7 @@ void emit_reduce_kernel(llvm::Module& m, const Step& s, const std::string& name)
   llvm::BasicBlock* entry = block("entry");
   b.SetInsertPoint(entry);
   ElementalEmitter em(b, bufs, params, entry);
+  em.set_status_slot(status_slot);  // run-time checks: the status word follows the buffers
   const KExpr* root = s.root;
   const KExpr* x = root->operands[0];
   llvm::Type* t = em.reg_type(root->dtype);
@@ -321,9 +323,9 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
     for (char& c : name)
       if (!isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
     if (p.steps[k].root->kind == KKind::kReduce)
-      emit_reduce_kernel(m, p.steps[k], name);
+      emit_reduce_kernel(m, p.steps[k], name, p.num_buffers);
     else
-      emit_kernel(m, p.steps[k], name);
+      emit_kernel(m, p.steps[k], name, p.num_buffers);
     out.kernels.push_back(name);
   }
   use_libdevice_names(m);

@@ -90,7 +90,14 @@ std::vector<Tensor> CompiledCluster::run_gpu(const std::vector<Tensor>& inputs) 
     bool tb = s.node->attrs.get<bool>(mm ? "transpose_b" : "adj_y", false);
     gpu_matmul(device, view(s.args[0]), view(s.args[1]), ta, tb, view(s.root));
   };
+  // The run-time checks' status word (kernel_ir.h: CheckKind), zeroed, after the buffers.
+  GpuDevice::Block status_word(device, sizeof(int64_t));
+  int64_t status = 0;
+  device.copy_to_device(status_word.ptr, &status, sizeof status);
+  ptrs.push_back(status_word.ptr);
   launch_program(device, *gpu_module, p, gpu_kernels, ptrs, pr.params, totals, extents, library);
+  device.copy_to_host(&status, status_word.ptr, sizeof status);
+  if (status) raise_check(status);
   std::vector<Tensor> out;
   for (const KExpr* e : p.output_exprs) out.push_back(bufs[e->buffer]);
   return out;

@@ -25,7 +25,11 @@ void launch_program(GpuDevice& device, GpuModule& module, const ClusterProgram& 
                     const std::vector<std::string>& kernel_names, const std::vector<CUdeviceptr>& buffers,
                     const std::vector<int64_t>& params, const std::vector<int64_t>& totals,
                     const std::vector<int64_t>& extents, const LibraryStepFn& library) {
-  JF_CHECK(buffers.size() == static_cast<size_t>(p.num_buffers), "launch_program: one pointer per buffer");
+  // One pointer per buffer, and the status word of the run-time checks after them (kernels
+  // without checks never read it).
+  JF_CHECK(buffers.size() == static_cast<size_t>(p.num_buffers) ||
+               buffers.size() == static_cast<size_t>(p.num_buffers) + 1,
+           "launch_program: one pointer per buffer (and the status word)");
   JF_CHECK(totals.size() == p.steps.size() && extents.size() == p.steps.size(),
            "launch_program: one total and extent per step");
   if (!library)
