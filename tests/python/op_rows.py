@@ -132,6 +132,13 @@ def _one_hot_ref(i):
     return (np.arange(4) == i[..., None]).astype(np.float32)
 
 
+def _shift_ref(np_shift):
+    """TF's shifts clamp the amount to [0, bits - 1]."""
+    def ref(x, y):
+        return np_shift(x, np.clip(y, 0, x.dtype.itemsize * 8 - 1).astype(x.dtype))
+    return ref
+
+
 def _check_uniform(out, d):
     assert out.shape == (500,) and out.dtype == np.dtype(d)
     assert out.min() >= 0 and out.max() < 1 and 0.4 < out.mean() < 0.6, (out.min(), out.max(), out.mean())
@@ -191,6 +198,12 @@ ROWS = {
     "GreaterEqual": binary(jf.greater_equal, np.greater_equal, grad=()),
     "LogicalAnd": binary(jf.logical_and, np.logical_and, grad=()),
     "LogicalOr": binary(jf.logical_or, np.logical_or, grad=()),
+    "BitwiseAnd": binary(jf.bitwise.bitwise_and, np.bitwise_and, lo=-50, hi=50, grad=()),
+    "BitwiseOr": binary(jf.bitwise.bitwise_or, np.bitwise_or, lo=-50, hi=50, grad=()),
+    "BitwiseXor": binary(jf.bitwise.bitwise_xor, np.bitwise_xor, lo=-50, hi=50, grad=()),
+    "Invert": unary(jf.bitwise.invert, np.invert, lo=-50, hi=50, grad=()),
+    "LeftShift": binary(jf.bitwise.left_shift, _shift_ref(np.left_shift), lo=-3, hi=70, grad=()),
+    "RightShift": binary(jf.bitwise.right_shift, _shift_ref(np.right_shift), lo=-3, hi=70, grad=()),
     "SelectV2": Row(lambda d, rng: (data((2, 3))(BOOL, rng),) + inputs(data((2, 3)), data((3,)))(d, rng),
                     jf.where, _f64(np.where), (1, 2)),
     "AddN": Row(inputs(data((2, 3)), data((2, 3)), data((2, 3))), lambda *xs: jf.add_n(list(xs)),
