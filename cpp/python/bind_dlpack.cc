@@ -80,7 +80,13 @@ py::capsule to_dlpack(const Tensor& t) {
 // versioned DLPack capsules, which Debian's dlpack header predates).
 Tensor from_buffer(py::object obj) {
   py::buffer_info info = py::buffer(obj).request();
-  DType dt = to_dtype(py::dtype(info));
+  py::dtype npdt(info);
+  // Bytes in another byte order cannot be shared as they are (DLPack has no byte order;
+  // numpy's own __dlpack__ refuses them too).
+  if (!npdt.attr("isnative").cast<bool>())
+    throw_type("from_dlpack: a buffer of dtype ", py::str(npdt).cast<std::string>(),
+               " is not in native byte order and cannot be shared without a copy; use jf.constant");
+  DType dt = to_dtype(npdt);
   Shape shape;
   for (auto d : info.shape) shape.push_back(d);
   size_t es = dtype_size(dt);

@@ -334,6 +334,9 @@ def concat(values, axis, name="concat"):
 @export('stack')
 def stack(values, axis=0, name="stack"):
     values = list(values)
+    if axis == 0 and values and not any(_is_tensorlike(v) for v in values):
+        # TF converts a list of Python or numpy values as one constant ([1, 2.5] is float32).
+        return _C.convert_to_tensor(values)
     return _x(_ID["Pack"], values, {"axis": int(axis), "N": len(values)},
               None if name == "stack" else name)
 

@@ -92,6 +92,13 @@ def test_constant_with_shape_errors_follow_tf_by_mode():
         jf.function(lambda: jf.constant([[7]], shape=[2, 3]))()
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_stack_of_python_values_is_one_constant(mode):
+    exact(run(mode, lambda: jf.stack([1, 2.5])), [1.0, 2.5], np.float32)  # was Pack(int32, float32): error
+    exact(run(mode, lambda: jf.stack([[1, 2], [3, 4]])), [[1, 2], [3, 4]], np.int32)
+    exact(run(mode, lambda: jf.stack([jf.constant(1.0), 2.0])), [1.0, 2.0], np.float32)
+
+
 # ---- transpose and reshape ----------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_transpose_with_negative_perm(mode):
