@@ -2,8 +2,11 @@
 // small tensors of eager execution never reach malloc after warm-up.
 #include "core/buffer.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <vector>
 
@@ -77,7 +80,23 @@ void free_global(void* data, int k, size_t cap) {
   }
 }
 
+// Physical memory, lowered to a cgroup (v2 or v1) memory limit when one is set.
+size_t memory_limit() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  size_t limit = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : SIZE_MAX;
+  for (const char* f : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(f);
+    unsigned long long v = 0;
+    if (in >> v && v > 0 && v < limit) limit = static_cast<size_t>(v);  // "max" does not parse
+  }
+  return limit;
+}
 }  // namespace
+
+size_t max_allocation_bytes() {
+  static const size_t limit = memory_limit();  // function-local: safe during static init
+  return limit;
+}
 
 Buffer::~Buffer() {
   if (release)
@@ -87,6 +106,10 @@ Buffer::~Buffer() {
 }
 
 BufferPtr allocate_buffer(size_t bytes) {
+  if (bytes > max_allocation_bytes())
+    throw_resource_exhausted("OOM when allocating ", bytes, " bytes on ", device_name(Device{}),
+                             " (the limit per allocation is this machine's memory, ", max_allocation_bytes(),
+                             " bytes)");
   size_t cap;
   int k = size_class(bytes == 0 ? 1 : bytes, &cap);
   auto b = std::make_shared<Buffer>();
@@ -111,7 +134,7 @@ BufferPtr allocate_buffer(size_t bytes) {
     }
   }
   b->data = std::aligned_alloc(kAlign, cap);
-  if (!b->data) throw_runtime("out of memory allocating ", bytes, " bytes");
+  if (!b->data) throw_resource_exhausted("OOM when allocating ", bytes, " bytes on ", device_name(Device{}));
   return b;
 }
 

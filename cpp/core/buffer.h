@@ -31,7 +31,11 @@ struct Buffer {
 using BufferPtr = std::shared_ptr<Buffer>;
 
 // Allocates from the caching allocator (size classes, reused without returning to the OS).
+// More than max_allocation_bytes() raises ResourceExhausted before anything is tried.
 BufferPtr allocate_buffer(size_t bytes);
+// The largest single host allocation attempted: the machine's physical memory, or the
+// process's cgroup memory limit when lower (more could only fail, or get the process killed).
+size_t max_allocation_bytes();
 // Wraps memory owned by someone else; `release(owner)` runs when the last reference drops.
 BufferPtr wrap_external(void* data, size_t bytes, void (*release)(void*), void* owner);
 

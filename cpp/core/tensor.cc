@@ -5,15 +5,36 @@
 
 namespace jf {
 
+namespace {
+// The bytes of a dense tensor of this shape, saturating at SIZE_MAX instead of wrapping
+// (a wrapped count would allocate a small buffer for a huge tensor).
+size_t dense_bytes(DType dtype, const Shape& shape) {
+  size_t n = dtype_size(dtype);
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+    overflow |= d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n);
+  }
+  return overflow ? SIZE_MAX : n;
+}
+}  // namespace
+
 Tensor Tensor::empty(DType dtype, const Shape& shape) {
   for (int64_t d : shape)
     if (d < 0) throw_invalid("cannot allocate a tensor with unknown or negative dims ", shape.str());
-  return Tensor(dtype, shape, allocate_buffer(shape.num_elements() * dtype_size(dtype)));
+  size_t bytes = dense_bytes(dtype, shape);
+  if (bytes > max_allocation_bytes())  // TF's message; raised before anything is tried
+    throw_resource_exhausted("OOM when allocating tensor with shape", shape.str(), " and type ",
+                             dtype_name(dtype), " on ", device_name(Device{}), " (",
+                             bytes == SIZE_MAX ? std::string("more than 2**64") : std::to_string(bytes),
+                             " bytes; the limit per allocation is this machine's memory, ",
+                             max_allocation_bytes(), " bytes)");
+  return Tensor(dtype, shape, allocate_buffer(bytes));
 }
 
 Tensor Tensor::empty_reusing(DType dtype, const Shape& shape, BufferPtr* keep) {
   BufferPtr& r = *keep;
-  size_t bytes = shape.num_elements() * dtype_size(dtype);
+  size_t bytes = dense_bytes(dtype, shape);
   if (r && r.use_count() == 1 && r->bytes == bytes) return Tensor(dtype, shape, r);
   Tensor t = empty(dtype, shape);
   if (bytes <= kRecycleMaxBytes) r = t.buffer();
@@ -42,9 +63,11 @@ Tensor Tensor::scalar_int(DType dtype, int64_t v) {
 Tensor Tensor::from_int64s(const std::vector<int64_t>& v, DType dtype) {
   Tensor t = empty(dtype, Shape{static_cast<int64_t>(v.size())});
   for (size_t i = 0; i < v.size(); ++i) {
-    if (dtype == DType::kInt32)
+    if (dtype == DType::kInt32) {
+      if (v[i] < INT32_MIN || v[i] > INT32_MAX)
+        throw_invalid("value ", v[i], " does not fit in an int32 tensor (use int64)");
       t.data<int32_t>()[i] = static_cast<int32_t>(v[i]);
-    else
+    } else
       t.data<int64_t>()[i] = v[i];
   }
   return t;

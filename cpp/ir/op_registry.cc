@@ -83,11 +83,26 @@ std::string OpCall::input_desc() const {
   return s;
 }
 
+void OpCall::check_num_elements(const Shape& s) const {
+  // Multiplied dim by dim as TF's TensorShape does: [0, 2**40, 2**30] is a valid empty shape,
+  // [2**40, 2**30, 0] is not. Unknown dims (-1) are skipped.
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0) continue;
+    if (__builtin_mul_overflow(n, d, &n)) fail("Shape ", s.str(), " would have more than 2**63 - 1 elements");
+  }
+}
+
 Tensor& OpCall::alloc(size_t i) {
   if (results.size() < num_outputs()) results.resize(num_outputs());
   const TensorSpec& s = spec(i);
-  results[i] =
-      recycle ? Tensor::empty_reusing(s.dtype, s.shape, &recycle[i]) : Tensor::empty(s.dtype, s.shape);
+  try {
+    results[i] =
+        recycle ? Tensor::empty_reusing(s.dtype, s.shape, &recycle[i]) : Tensor::empty(s.dtype, s.shape);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kResourceExhausted) throw;
+    throw_resource_exhausted(name(), ": ", e.what(), " (inputs: ", input_desc(), ")");
+  }
   return results[i];
 }
 

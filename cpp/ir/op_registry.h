@@ -70,6 +70,7 @@ enum class LowerKind {
   kGather,     // params at an index read from the indices (GatherV2); out of range: an error
   kOneHot,     // on/off by comparing the index with the output position
   kIndexMap,   // each dim reads its input dim at a mapped index (reverse, tile, pads, roll)
+  kArgReduce,  // the index of the first largest (smallest) element along a constant axis
   kLibrary,    // a library step (GEMM, row softmax) on the eager kernel or cuBLAS
   kEager,      // never compiled
   kGraph,      // control flow and graph plumbing, run by the executor
@@ -134,7 +135,13 @@ struct OpCall {
   template <class... A>
   [[noreturn]] void fail_type(const A&... a) const;
   std::string input_desc() const;
-  void add_output(DType d, const Shape& s) { out.push_back({d, s}); }
+  // Every shape function reports its outputs here: a shape whose known dims multiply past
+  // 2**63 - 1 elements is rejected once, for all ops (TF's TensorShape check).
+  void add_output(DType d, const Shape& s) {
+    check_num_elements(s);
+    out.push_back({d, s});
+  }
+  void check_num_elements(const Shape& s) const;
   const TensorSpec& spec(size_t i) const { return fixed_out ? (*fixed_out)[i] : out[i]; }
   size_t num_outputs() const { return fixed_out ? fixed_out->size() : out.size(); }
   // Allocates output i per its inferred spec.

@@ -25,4 +25,9 @@ SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector
 // Reshape target with one -1 resolved against the input element count.
 Shape resolve_reshape(const OpCall& c, const Shape& in, const std::vector<int64_t>& target);
 
+// TF's attr check for index outputs (ArgMax's output_type, Shape's out_type): int32 or int64.
+void need_index_type(const OpCall& c, const char* attr, DType t);
+// Shape with out_type int32 of a tensor with a dim past 2**31 - 1 (TF's Shape kernel check).
+void check_dims_fit(const OpCall& c, const Shape& s, DType t);
+
 }  // namespace jf

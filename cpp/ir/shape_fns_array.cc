@@ -226,6 +226,7 @@ SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector
   int64_t sam = c.attrs.get<int64_t>("shrink_axis_mask", 0);
   size_t n = begin.size();
   if (end.size() != n || strides.size() != n) c.fail("begin, end and strides must have the same length");
+  if (n > 62) c.fail("too many slice bounds (", n, ") for a tensor of shape ", in.str());  // 64-bit masks
   int consumed = 0;
   for (size_t i = 0; i < n; ++i)
     if (!((elm >> i) & 1) && !((nam >> i) & 1)) ++consumed;
@@ -270,16 +271,19 @@ SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector
       ++dim;
       continue;
     }
+    // Written so that no stride (up to +-2**63) overflows: ceil(span / |s|) as (span - 1) / |s| + 1.
     if (s > 0) {
       b = ((bm >> i) & 1) ? 0 : std::clamp<int64_t>(begin[i] < 0 ? begin[i] + d : begin[i], 0, d);
       e = ((em >> i) & 1) ? d : std::clamp<int64_t>(end[i] < 0 ? end[i] + d : end[i], 0, d);
-      len = e > b ? (e - b + s - 1) / s : 0;
+      len = e > b ? (e - b - 1) / s + 1 : 0;
     } else {
       b = ((bm >> i) & 1) ? d - 1 : std::clamp<int64_t>(begin[i] < 0 ? begin[i] + d : begin[i], -1, d - 1);
       e = ((em >> i) & 1) ? -1 : std::clamp<int64_t>(end[i] < 0 ? end[i] + d : end[i], -1, d - 1);
-      len = b > e ? (b - e + (-s) - 1) / (-s) : 0;
+      len = b > e
+                ? static_cast<int64_t>(static_cast<uint64_t>(b - e - 1) / (0 - static_cast<uint64_t>(s)) + 1)
+                : 0;
     }
-    plan.dims.push_back({b, s, len});
+    plan.dims.push_back({b, len > 1 ? s : 1, len});  // one element: the stride is never applied
     plan.out_of_in.push_back(plan.out.rank());
     plan.out.push_back(len);
     ++dim;
@@ -288,18 +292,75 @@ SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector
   return plan;
 }
 
+// The output shape when begin, end or strides are computed in the graph (x[i] for a traced
+// tensor i): the masks alone give the rank, shrunk and new axes; a sliced dim is unknown.
+static Shape strided_slice_shape_from_masks(const OpCall& c, const Shape& in) {
+  int64_t n = c.in[1].shape()[0];
+  for (int i = 2; i < 4; ++i)
+    if (c.in[i].shape()[0] != n && n >= 0 && c.in[i].shape()[0] >= 0)
+      c.fail("begin, end and strides must have the same length");
+  if (n < 0) c.fail("the number of slice bounds must be known when tracing");
+  if (n > 62) c.fail("too many slice bounds (", n, ")");
+  int64_t elm = c.attrs.get<int64_t>("ellipsis_mask", 0), nam = c.attrs.get<int64_t>("new_axis_mask", 0);
+  int64_t sam = c.attrs.get<int64_t>("shrink_axis_mask", 0);
+  int consumed = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (!((elm >> i) & 1) && !((nam >> i) & 1)) ++consumed;
+  Shape out;
+  int dim = 0;
+  bool saw_ellipsis = false;
+  for (int64_t i = 0; i < n; ++i) {
+    if ((elm >> i) & 1) {
+      if (saw_ellipsis) c.fail("multiple ellipses in slice spec not allowed");
+      saw_ellipsis = true;
+      for (int k = in.rank() - consumed; k > 0; --k) out.push_back(in[dim++]);
+    } else if ((nam >> i) & 1) {
+      out.push_back(1);
+    } else {
+      if (dim >= in.rank())
+        c.fail("Index out of range using input dim ", dim, " of a tensor of shape ", in.str());
+      if (!((sam >> i) & 1)) out.push_back(-1);
+      ++dim;
+    }
+  }
+  while (dim < in.rank()) out.push_back(in[dim++]);
+  return out;
+}
+
 void infer_strided_slice(OpCall& c) {
+  bool known = true;
   for (size_t i = 1; i < 4; ++i) {
     need_int_vector(c, i, "begin/end/strides");
-    if (!c.has_value(i)) c.fail("slice bounds must be known when tracing");
+    known &= c.has_value(i);
+  }
+  if (!known) {
+    c.add_output(c.in[0].dtype(), strided_slice_shape_from_masks(c, c.in[0].shape()));
+    return;
   }
   SlicePlan p =
       strided_slice_plan(c, c.in[0].shape(), c.in[1].to_int64s(), c.in[2].to_int64s(), c.in[3].to_int64s());
   c.add_output(c.in[0].dtype(), p.out);
 }
 
+// TF's attr check: an index/shape output type must be one of the allowed integer dtypes.
+void need_index_type(const OpCall& c, const char* attr, DType t) {
+  if (t != DType::kInt32 && t != DType::kInt64)
+    c.fail("Value for attr '", attr, "' of ", dtype_name(t),
+           " is not in the list of allowed values: int32, int64");
+}
+
+// A dim past int32 cannot be reported in an int32 shape (TF's Shape kernel check).
+void check_dims_fit(const OpCall& c, const Shape& s, DType t) {
+  if (t != DType::kInt32) return;
+  for (int i = 0; i < s.rank(); ++i)
+    if (s[i] > INT32_MAX) c.fail("Shape output type is 32-bit but dim ", i, " is ", s[i]);
+}
+
 void infer_shape_op(OpCall& c) {
-  c.add_output(c.attrs.get<DType>("out_type", DType::kInt32), Shape{c.in[0].rank()});
+  DType t = c.attrs.get<DType>("out_type", DType::kInt32);
+  need_index_type(c, "out_type", t);
+  check_dims_fit(c, c.in[0].shape(), t);
+  c.add_output(t, Shape{c.in[0].rank()});
 }
 
 void infer_fill(OpCall& c) {
@@ -325,13 +386,28 @@ void infer_range(OpCall& c) {
   if (!is_numeric(c.in[0].dtype())) c.fail_type("expected numeric start, limit, delta");
   int64_t n = -1;
   if (c.has_value(0) && c.has_value(1) && c.has_value(2)) {
-    double s = c.in[0].get_double(0), l = c.in[1].get_double(0), d = c.in[2].get_double(0);
-    if (d == 0) c.fail("Requires delta != 0");
-    if ((d > 0 && s > l) || (d < 0 && s < l)) c.fail("Requires start <= limit when delta > 0: ", s, "/", l);
-    n = is_int(c.in[0].dtype())
-            ? (std::abs(static_cast<int64_t>(l - s)) + std::abs(static_cast<int64_t>(d)) - 1) /
-                  std::abs(static_cast<int64_t>(d))
-            : static_cast<int64_t>(std::ceil(std::abs((l - s) / d)));
+    const char* too_long = "Requires ((limit - start) / delta) <= 9223372036854775807";
+    if (is_int(c.in[0].dtype())) {
+      // Exact in 64 bits: the span and |delta| as unsigned (no int64 or double overflow).
+      int64_t s = c.in[0].get_int(0), l = c.in[1].get_int(0), d = c.in[2].get_int(0);
+      if (d == 0) c.fail("Requires delta != 0");
+      if (d > 0 && s > l) c.fail("Requires start <= limit when delta > 0: ", s, "/", l);
+      if (d < 0 && s < l) c.fail("Requires start >= limit when delta < 0: ", s, "/", l);
+      uint64_t span = d > 0 ? static_cast<uint64_t>(l) - static_cast<uint64_t>(s)
+                            : static_cast<uint64_t>(s) - static_cast<uint64_t>(l);
+      uint64_t ad = d > 0 ? static_cast<uint64_t>(d) : 0 - static_cast<uint64_t>(d);
+      uint64_t count = span == 0 ? 0 : (span - 1) / ad + 1;
+      if (count > static_cast<uint64_t>(INT64_MAX)) c.fail(too_long);
+      n = static_cast<int64_t>(count);
+    } else {
+      double s = c.in[0].get_double(0), l = c.in[1].get_double(0), d = c.in[2].get_double(0);
+      if (d == 0) c.fail("Requires delta != 0");
+      if (d > 0 && !(s <= l)) c.fail("Requires start <= limit when delta > 0: ", s, "/", l);
+      if (d < 0 && !(s >= l)) c.fail("Requires start >= limit when delta < 0: ", s, "/", l);
+      double q = std::ceil(std::abs((l - s) / d));
+      if (!(q < 9223372036854775808.0)) c.fail(too_long);  // NaN and inf included
+      n = static_cast<int64_t>(q);
+    }
   }
   c.add_output(c.in[0].dtype(), Shape{n});
 }

@@ -101,7 +101,8 @@ bool reduce_axes(const OpCall& c, std::vector<int>* axes) {
     axes->push_back(static_cast<int>(ax < 0 ? ax + r : ax));
   }
   std::sort(axes->begin(), axes->end());
-  axes->erase(std::unique(axes->begin(), axes->end()), axes->end());
+  auto dup = std::adjacent_find(axes->begin(), axes->end());
+  if (dup != axes->end()) c.fail("Invalid reduction arguments: Axes contains duplicate dimension: ", *dup);
   return true;
 }
 
@@ -137,7 +138,9 @@ void infer_argreduce(OpCall& c) {
   if (in[ax] == 0) c.fail("Reduction axis ", ax, " is empty in shape ", in.str());
   Shape out = in;
   out.erase(ax);
-  c.add_output(c.attrs.get<DType>("output_type", DType::kInt64), out);
+  DType t = c.attrs.get<DType>("output_type", DType::kInt64);
+  need_index_type(c, "output_type", t);
+  c.add_output(t, out);
 }
 
 void infer_softmax(OpCall& c) {

@@ -164,7 +164,11 @@ void infer_pad(OpCall& c) {
         c.fail("paddings must be no greater than the dimension size: ", p[d].first, ", ", p[d].second,
                " greater than ", limit);
     }
-    out.push_back(n < 0 ? -1 : n + p[d].first + p[d].second);
+    int64_t padded;  // paddings near 2**63 overflowed into a negative dim
+    if (n >= 0 && (__builtin_add_overflow(n, p[d].first, &padded) ||
+                   __builtin_add_overflow(padded, p[d].second, &padded)))
+      c.fail("padded dim ", d, " (", n, " + ", p[d].first, " + ", p[d].second, ") is more than 2**63 - 1");
+    out.push_back(n < 0 ? -1 : padded);
   }
   c.add_output(x.dtype(), out);
 }

@@ -1,6 +1,7 @@
 // Eager data-movement kernels. Reshape-like ops alias their input's buffer; transpose and
 // slices share one strided gather; concat/split are block copies.
 #include <cstring>
+#include <type_traits>
 
 #include "ir/shape_fns.h"
 #include "kernels/broadcast.h"
@@ -222,7 +223,12 @@ void k_Range(OpCall& c) {
   JF_SWITCH_NUMERIC(y.dtype(), T, {
     T s = *c.in[0].data<T>(), d = *c.in[2].data<T>();
     T* o = y.data<T>();
-    for (int64_t i = 0; i < y.num_elements(); ++i) o[i] = static_cast<T>(s + static_cast<T>(i) * d);
+    for (int64_t i = 0; i < y.num_elements(); ++i) {
+      if constexpr (std::is_integral_v<T>)  // start + i * delta fits T; i * delta alone may not
+        o[i] = static_cast<T>(static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(d));
+      else
+        o[i] = static_cast<T>(s + static_cast<T>(i) * d);
+    }
   });
 }
 

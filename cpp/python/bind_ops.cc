@@ -60,36 +60,121 @@ std::vector<Tensor> run(py::handle op, py::handle inputs, py::handle attrs, py::
 }
 }  // namespace
 
+namespace {
+[[noreturn]] void bad_index(py::handle v) {
+  std::string r = py::repr(v).cast<std::string>();
+  throw_type(
+      "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
+      "tensors are valid indices, got ",
+      r.size() > 200 ? r.substr(0, 197) + "..." : r);
+}
+
+// A Python int as int64, or TF's ValueError when it does not fit.
+int64_t checked_int64(py::handle v) {
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow)
+    throw_invalid("Can't convert Python sequence with out-of-range integer to Tensor: ",
+                  py::repr(v).cast<std::string>(), " does not fit in int64");
+  if (x == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return x;
+}
+
+// One slice bound: a known integer, or a scalar int tensor whose value is computed in the
+// graph being traced.
+struct Bound {
+  int64_t value = 0;
+  Tensor tensor;  // defined only for a symbolic tensor
+};
+
+// What TF's _slice_helper accepts as an index: Python ints (not bools), numpy integers and
+// 0-d integer arrays, scalar int32/int64 tensors. Anything else, arrays and objects that merely
+// define __index__ included, is TF's TypeError; __index__ is never called on an arbitrary object.
+Bound to_bound(py::handle v) {
+  if (PyBool_Check(v.ptr())) bad_index(v);
+  if (PyLong_Check(v.ptr())) return {checked_int64(v), {}};
+  if (py::isinstance<Tensor>(v)) {
+    const Tensor& t = v.cast<const Tensor&>();
+    if (!is_int(t.dtype()) || t.rank() != 0) bad_index(v);
+    if (t.is_symbolic()) return {0, t};
+    return {t.get_int(0), {}};
+  }
+  static PyObject* np_integer = [] {
+    try {
+      return py::object(py::module_::import("numpy").attr("integer")).release().ptr();
+    } catch (py::error_already_set&) {
+      return static_cast<PyObject*>(nullptr);
+    }
+  }();
+  bool np_int = np_integer && PyObject_IsInstance(v.ptr(), np_integer) == 1;
+  if (!np_int && py::isinstance<py::array>(v)) {
+    py::array a = py::reinterpret_borrow<py::array>(v);
+    char k = a.dtype().kind();
+    np_int = a.ndim() == 0 && (k == 'i' || k == 'u');
+  }
+  if (!np_int) bad_index(v);
+  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!i) throw py::error_already_set();
+  return {checked_int64(i), {}};
+}
+
+// begin, end or strides: an int32 constant (int64 when a value needs it), or, when an entry is
+// a traced tensor, a Pack of scalars of that tensor's dtype (TF: tf.stack of the entries).
+Tensor bounds_tensor(const std::vector<Bound>& v) {
+  DType dt = DType::kInvalid;
+  bool wide = false;
+  for (const Bound& b : v) {
+    if (b.tensor.defined() && dt == DType::kInvalid) dt = b.tensor.dtype();
+    wide |= b.value < INT32_MIN || b.value > INT32_MAX;
+  }
+  std::vector<int64_t> vals;
+  for (const Bound& b : v) vals.push_back(b.value);
+  if (dt == DType::kInvalid) return Tensor::from_int64s(vals, wide ? DType::kInt64 : DType::kInt32);
+  std::vector<Tensor> parts;
+  for (const Bound& b : v)
+    parts.push_back(b.tensor.defined() ? b.tensor : Tensor::from_int64s({b.value}, dt).reshaped(Shape{}));
+  Attrs a;
+  a.set("axis", int64_t{0});
+  a.set("N", static_cast<int64_t>(parts.size()));
+  return run1(OpId::Pack, parts, a);
+}
+}  // namespace
+
 // tensor[key] as one StridedSlice: the key (ints, slices, Ellipsis, None, int tensors) turns
-// into begin/end/strides and the masks, as TF's _slice_helper does.
+// into begin/end/strides and the masks, as TF's _slice_helper does. A list key is read as a
+// tuple, as TF 2 does (x[[0, 1]] is x[0, 1]).
 Tensor getitem(const Tensor& t, py::handle key) {
-  py::tuple k = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
-  std::vector<int64_t> begin, end, strides;
+  py::tuple k = py::isinstance<py::tuple>(key)  ? py::reinterpret_borrow<py::tuple>(key)
+                : py::isinstance<py::list>(key) ? py::tuple(py::reinterpret_borrow<py::list>(key))
+                                                : py::make_tuple(key);
+  // The masks are int64 bit sets; a valid key has at most kMaxRank indices, kMaxRank new
+  // axes and one ellipsis.
+  if (k.size() > 2 * kMaxRank + 1)
+    throw_invalid("StridedSlice: too many indices (", k.size(), ") for a tensor of shape ", t.shape().str());
+  std::vector<Bound> begin, end, strides;
   int64_t bm = 0, em = 0, elm = 0, nam = 0, sam = 0;
-  auto index = [](py::handle v) -> int64_t {
-    if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr()))
-      throw_type(
-          "Only integers, slices (`:`), ellipsis (`...`), jf.newaxis (`None`) and scalar int32/int64 "
-          "tensors are valid indices, got ",
-          py::repr(v).cast<std::string>());
-    return py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr())).cast<int64_t>();
-  };
   for (size_t i = 0; i < k.size(); ++i) {
     py::handle s = k[i];
     int64_t bit = int64_t(1) << i;
     if (PySlice_Check(s.ptr())) {
       py::object st = s.attr("start"), sp = s.attr("stop"), stp = s.attr("step");
-      begin.push_back(st.is_none() ? 0 : index(st));
-      end.push_back(sp.is_none() ? 0 : index(sp));
-      strides.push_back(stp.is_none() ? 1 : index(stp));
+      begin.push_back(st.is_none() ? Bound{} : to_bound(st));
+      end.push_back(sp.is_none() ? Bound{} : to_bound(sp));
+      strides.push_back(stp.is_none() ? Bound{1, {}} : to_bound(stp));
       if (st.is_none()) bm |= bit;
       if (sp.is_none()) em |= bit;
     } else if (s.ptr() == Py_Ellipsis || s.is_none()) {
-      begin.push_back(0), end.push_back(0), strides.push_back(1);
+      begin.push_back({}), end.push_back({}), strides.push_back({1, {}});
       (s.is_none() ? nam : elm) |= bit;
     } else {
-      int64_t v = index(s);
-      begin.push_back(v), end.push_back(v + 1), strides.push_back(1);
+      Bound b = to_bound(s);
+      Bound e = b;
+      if (b.tensor.defined())  // TF: end = index + 1 (only begin is read for a shrunk axis)
+        e.tensor =
+            run1(OpId::AddV2, {b.tensor, Tensor::from_int64s({1}, b.tensor.dtype()).reshaped(Shape{})});
+      else
+        e.value = b.value == INT64_MAX ? b.value : b.value + 1;
+      begin.push_back(b), end.push_back(e), strides.push_back({1, {}});
       sam |= bit;
     }
   }
@@ -99,8 +184,7 @@ Tensor getitem(const Tensor& t, py::handle key) {
   a.set("ellipsis_mask", elm);
   a.set("new_axis_mask", nam);
   a.set("shrink_axis_mask", sam);
-  return run1(OpId::StridedSlice,
-              {t, Tensor::from_int64s(begin), Tensor::from_int64s(end), Tensor::from_int64s(strides)}, a);
+  return run1(OpId::StridedSlice, {t, bounds_tensor(begin), bounds_tensor(end), bounds_tensor(strides)}, a);
 }
 
 void bind_ops(py::module_& m) {
@@ -166,10 +250,20 @@ void bind_ops(py::module_& m) {
       },
       py::arg("value"), py::arg("dtype") = py::none(), py::arg("dtype_hint") = py::none(),
       py::arg("soft_hint") = false);
+  // Shapes, axes and perms from Python ints: int32 like TF, int64 when a value does not fit
+  // (TF converts [2**31, 0] to int64 too), TF's ValueError past int64.
   m.def(
       "int_tensor",
-      [](const std::vector<int64_t>& v, bool scalar) {
-        Tensor t = Tensor::from_int64s(v, DType::kInt32);
+      [](py::sequence values, bool scalar) {
+        std::vector<int64_t> v;
+        bool wide = false;
+        for (py::handle h : values) {
+          if (!PyLong_Check(h.ptr()))
+            throw_type("expected a Python int, got ", py::repr(h).cast<std::string>());
+          v.push_back(checked_int64(h));
+          wide |= v.back() < INT32_MIN || v.back() > INT32_MAX;
+        }
+        Tensor t = Tensor::from_int64s(v, wide ? DType::kInt64 : DType::kInt32);
         return scalar ? t.reshaped(Shape{}) : t;
       },
       py::arg("values"), py::arg("scalar") = false);

@@ -27,6 +27,7 @@ void bind_runtime(py::module_& m) {
   m.def("reset_stats", &reset_stats);
   m.def("num_threads", &num_threads);
   m.def("set_num_threads", &set_num_threads);
+  m.attr("max_threads") = kMaxThreads;
   m.def("reset_random_streams", &reset_random_streams);
   m.def("allocator_stats", [] {
     AllocatorStats s = allocator_stats();

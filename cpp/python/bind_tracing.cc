@@ -16,6 +16,13 @@ std::string current_user_location();  // convert.cc
 
 namespace {
 
+// What TF's bool attr takes: bools, numpy bools and ints (anything with __index__).
+bool is_bool_like(py::handle o) {
+  if (PyBool_Check(o.ptr()) || PyIndex_Check(o.ptr())) return true;
+  if (!py::hasattr(o, "dtype") || !py::hasattr(o, "ndim")) return false;
+  return o.attr("ndim").cast<int>() == 0 && py::str(o.attr("dtype").attr("kind")).cast<std::string>() == "b";
+}
+
 // jit_scope as a C++ context manager object (TF's experimental_jit_scope semantics).
 class JitScope {
  public:
@@ -29,10 +36,24 @@ class JitScope {
       fn = [cb](const Node& n) {
         // NodeRef needs the owning graph; the node lives in the current trace's graph.
         TraceState* ts = current_trace();
-        return cb(NodeRef{ts ? ts->graph : nullptr, const_cast<Node*>(&n)}).cast<py::bool_>().cast<bool>();
+        py::object r = cb(NodeRef{ts ? ts->graph : nullptr, const_cast<Node*>(&n)});
+        if (!is_bool_like(r))
+          throw_type("jit_scope: compile_ops(node_def) must return a bool, got ",
+                     py::repr(r).cast<std::string>());
+        int v = PyObject_IsTrue(r.ptr());
+        if (v < 0) throw py::error_already_set();
+        return v != 0;
       };
-    } else {
-      flag = py::bool_(compile_ops_).cast<bool>();
+    } else if (is_tracing()) {  // eagerly, jit_scope_enter raises TF's RuntimeError first
+      // TF stores it in a bool attr: bools and ints ('maybe' and 1.5 are TF's TypeError).
+      PyObject* o = compile_ops_.ptr();
+      if (o == Py_None) throw_invalid("jit_scope: compile_ops must be a bool or a callable, got None");
+      if (!is_bool_like(compile_ops_))
+        throw_type("jit_scope: compile_ops must be a bool or a callable taking a node_def, got ",
+                   py::repr(compile_ops_).cast<std::string>(), " of type ", Py_TYPE(o)->tp_name);
+      int v = PyObject_IsTrue(o);
+      if (v < 0) throw py::error_already_set();
+      flag = v != 0;
     }
     frames_.push_back(jit_scope_enter(flag, std::move(fn), separate_));
   }
@@ -183,6 +204,8 @@ xla.experimental.jit_scope). compile_ops: bool, or a callable taking each op's n
         return false;
       });
   m.def("is_tracing", &is_tracing);
+  // "<file>:<line>: <source>" of the innermost caller outside jitflow, for errors raised in Python.
+  m.def("user_location", &current_user_location);
   m.def("push_control_deps", [](const std::vector<Tensor>& deps) {
     TraceState* ts = current_trace();
     if (!ts) return 0;

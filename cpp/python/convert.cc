@@ -233,9 +233,17 @@ Tensor to_tensor(py::handle h, DType want, DType hint, bool soft_hint) {
   return convert(DType::kInvalid);
 }
 
+// An int attr (axis, num_split, seeds): TF's ValueError past int64, not pybind's cast error.
+static int64_t attr_int(py::handle v) {
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow) throw_invalid("attribute value ", short_repr(v), " does not fit in int64");
+  return x;
+}
+
 static AttrValue to_attr(py::handle v) {
   if (PyBool_Check(v.ptr())) return v.ptr() == Py_True;
-  if (PyLong_Check(v.ptr())) return v.cast<int64_t>();
+  if (PyLong_Check(v.ptr())) return attr_int(v);
   if (PyFloat_Check(v.ptr())) return v.cast<double>();
   if (py::isinstance<py::str>(v)) return v.cast<std::string>();
   if (py::isinstance<DType>(v)) return v.cast<DType>();
@@ -248,7 +256,11 @@ static AttrValue to_attr(py::handle v) {
       all_num &= PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr());
       all_str &= py::isinstance<py::str>(x);
     }
-    if (all_int) return s.cast<std::vector<int64_t>>();
+    if (all_int) {
+      std::vector<int64_t> ints;
+      for (auto x : s) ints.push_back(attr_int(x));
+      return ints;
+    }
     if (all_num) return s.cast<std::vector<double>>();
     if (all_str) return s.cast<std::vector<std::string>>();
   }
@@ -364,8 +376,20 @@ void register_error_translator(py::module_& m) {
         case ErrorKind::kInternal:
           cls = errors ? errors.attr("InternalError").ptr() : PyExc_RuntimeError;
           break;
+        case ErrorKind::kResourceExhausted:
+          cls = errors ? errors.attr("ResourceExhaustedError").ptr() : PyExc_MemoryError;
+          break;
       }
       PyErr_SetString(cls, msg.c_str());
+    } catch (const std::bad_alloc&) {  // an allocation not bounded beforehand failed after all
+      PyObject* cls = PyExc_MemoryError;
+      try {
+        cls =
+            py::module_::import("jitflow.errors").attr("ResourceExhaustedError").ptr();  // kept by the module
+      } catch (py::error_already_set&) {
+        PyErr_Clear();
+      }
+      PyErr_SetString(cls, "out of memory (std::bad_alloc)");
     }
   });
   (void)m;

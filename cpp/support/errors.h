@@ -6,7 +6,7 @@
 
 namespace jf {
 
-enum class ErrorKind { kInvalidArgument, kType, kUnimplemented, kRuntime, kInternal };
+enum class ErrorKind { kInvalidArgument, kType, kUnimplemented, kRuntime, kInternal, kResourceExhausted };
 
 // Every error a user can trigger is an Error; the bindings map its kind to a Python
 // exception class and append the user's source line.
@@ -50,6 +50,12 @@ template <class... A>
 template <class... A>
 [[noreturn]] void throw_runtime(const A&... a) {
   throw Error(ErrorKind::kRuntime, str_cat(a...));
+}
+// An allocation that cannot be made (jf.errors.ResourceExhaustedError, also a MemoryError),
+// raised before it is tried.
+template <class... A>
+[[noreturn]] void throw_resource_exhausted(const A&... a) {
+  throw Error(ErrorKind::kResourceExhausted, str_cat(a...));
 }
 
 }  // namespace jf

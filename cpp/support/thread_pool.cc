@@ -13,14 +13,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "support/errors.h"
 
 namespace jf {
 namespace {
@@ -45,15 +49,25 @@ struct alignas(64) Mailbox {
 class Pool {
  public:
   explicit Pool(int threads) : boxes_(std::max(0, threads - 1)) {
-    for (auto& b : boxes_) workers_.emplace_back([this, &b] { work(b); });
+    try {
+      workers_.reserve(boxes_.size());
+      for (auto& b : boxes_) workers_.emplace_back([this, &b] { work(b); });
+    } catch (const std::exception& e) {  // std::system_error: the system refused a thread
+      stop_workers();
+      throw_resource_exhausted("could not start ", threads, " threads for the intra-op thread pool (",
+                               workers_.size() + 1, " started): ", e.what());
+    }
   }
-  ~Pool() {
+  ~Pool() { stop_workers(); }
+
+  void stop_workers() {
     stop_ = true;
     for (auto& b : boxes_) {
       std::lock_guard<std::mutex> lock(b.mu);
       b.cv.notify_one();
     }
     for (auto& t : workers_) t.join();
+    workers_.clear();
   }
 
   // Parts of `step` elements: workers take the first ones, the caller the last.
@@ -132,7 +146,7 @@ struct PoolState {
   std::mutex mu;  // serializes resizes
   void resize(int threads) {
     std::lock_guard<std::mutex> lock(mu);
-    threads = std::max(1, threads);
+    threads = std::clamp(threads, 1, kMaxThreads);
     std::shared_ptr<Pool> fresh = threads > 1 ? std::make_shared<Pool>(threads) : nullptr;
     std::atomic_store(&pool, fresh);
     n = threads;
@@ -142,9 +156,25 @@ struct PoolState {
 PoolState& state() {
   static PoolState* s = [] {
     auto* st = new PoolState();  // leaked on purpose: workers must outlive static teardown
-    int n = static_cast<int>(std::thread::hardware_concurrency());
-    if (const char* e = std::getenv("JITFLOW_NUM_THREADS")) n = std::atoi(e);
-    st->resize(n);
+    int cores = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
+    int n = cores;
+    if (const char* e = std::getenv("JITFLOW_NUM_THREADS")) {
+      // Read whole, in range: atoi would take "1e9" as 1 and 10**9 as a billion workers.
+      char* end = nullptr;
+      errno = 0;
+      long v = std::strtol(e, &end, 10);
+      if (*e && !*end && errno == 0 && v >= 1 && v <= kMaxThreads)
+        n = static_cast<int>(v);
+      else
+        std::fprintf(stderr, "jitflow: JITFLOW_NUM_THREADS=%s is not a thread count in [1, %d]; using %d\n",
+                     e, kMaxThreads, cores);
+    }
+    try {
+      st->resize(n);
+    } catch (const std::exception& e) {  // the system cannot start them: run single-threaded
+      std::fprintf(stderr, "jitflow: %s; running single-threaded\n", e.what());
+      st->resize(1);
+    }
     return st;
   }();
   return *s;
@@ -166,9 +196,11 @@ void fork_join(int64_t n, int64_t parts, int64_t align, const Fn& fn) {
 
 int num_threads() { return state().n; }
 
-void set_num_threads(int n) {
+void set_num_threads(int64_t n) {
+  if (n < 1 || n > kMaxThreads)
+    throw_invalid("the number of intra-op threads must be in [1, ", kMaxThreads, "], got ", n);
   PoolState& s = state();
-  if (std::max(1, n) != s.n) s.resize(n);
+  if (n != s.n) s.resize(static_cast<int>(n));
 }
 
 // Parts are rounded to 64 elements so vector loops and cache lines are not split.

@@ -10,8 +10,14 @@
 
 namespace jf {
 
+// The most threads a parallel region uses. A larger count (set_num_threads, or
+// JITFLOW_NUM_THREADS) is refused rather than tried: a billion workers cannot be started.
+constexpr int kMaxThreads = 1024;
+
 int num_threads();  // threads in a parallel region, the caller included
-void set_num_threads(int n);
+// n in [1, kMaxThreads], else InvalidArgumentError; ResourceExhaustedError when the system
+// cannot start that many threads (the previous pool stays).
+void set_num_threads(int64_t n);
 
 // Splits [0, n) into one part per thread when the total cost is worth it.
 void parallel_for_pool(int64_t n, double cost_per_item, const std::function<void(int64_t, int64_t)>& fn);

@@ -1,11 +1,22 @@
 """jf.config: threading and device queries."""
+import operator
+import os
 from types import SimpleNamespace
 
 from . import _C
+from .errors import InvalidArgumentError, _at_caller
 
 
 def _set_threads(n):
-    _C.set_num_threads(int(n) if n else __import__("os").cpu_count() or 1)
+    """0 (or None): one thread per core, as TF. Counts past _C.max_threads are refused, not
+    tried (a billion workers cannot be started)."""
+    n = operator.index(n) if n is not None else 0
+    if n == 0:
+        n = min(os.cpu_count() or 1, _C.max_threads)
+    if not 1 <= n <= _C.max_threads:
+        raise InvalidArgumentError(_at_caller(f"the number of intra-op threads must be in [1, {_C.max_threads}] "
+                                              f"(0: one per core), got {n}"))
+    _C.set_num_threads(n)
 
 
 threading = SimpleNamespace(

@@ -1,7 +1,11 @@
 """jf.cond and jf.while_loop: Python control flow eagerly, If/While graph nodes when traced
 (each branch or loop body traced once into its own graph)."""
+import operator
+
 from . import _C
+from . import dtypes as _dt
 from ._C import Tensor
+from .errors import InvalidArgumentError, _at_caller
 from .function import _flatten_outputs
 
 # If/While nodes are built outside the op dispatcher (no tape hook): jitflow.autodiff.tape
@@ -28,8 +32,8 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     """Calls true_fn() if pred else false_fn(); traced, both branches become one If node."""
     if true_fn is None or false_fn is None:
         raise TypeError("jf.cond requires both true_fn and false_fn")
-    if not _C.is_tracing() or not (isinstance(pred, Tensor) and pred._is_symbolic):
-        return true_fn() if bool(pred) else false_fn()
+    if not (isinstance(pred, Tensor) and pred._is_symbolic):
+        return true_fn() if _known_pred(pred) else false_fn()
     tb, tg, ttree = _trace_branch(true_fn)
     eb, eg, etree = _trace_branch(false_fn)
     if ttree != etree:
@@ -40,10 +44,36 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     return ttree.unflatten(outs)
 
 
+def _known_pred(pred):
+    """The truth of a predicate known now. TF converts it to a tensor: traced, anything but a
+    bool is its InvalidArgumentError ("passed int32 expected bool"); eagerly TF takes the truth
+    of any scalar, but a string (a string tensor in TF, no tensor here) is refused in both modes
+    rather than read as Python truthiness, and None cannot be converted (TF's ValueError)."""
+    if isinstance(pred, (str, bytes)):
+        raise InvalidArgumentError(_at_caller(f"jf.cond: the predicate must be a scalar bool tensor, got the "
+                                              f"string {pred!r}"))
+    if pred is None:
+        raise ValueError(_at_caller("jf.cond: attempt to convert a value (None) with an unsupported type "
+                                    "(<class 'NoneType'>) to a Tensor"))
+    t = pred if isinstance(pred, Tensor) else _C.convert_to_tensor(pred)
+    if _C.is_tracing() and t.dtype != _dt.bool:
+        got = f"{t.dtype.name}{list(t.shape)}".replace(" ", "")
+        raise InvalidArgumentError(_at_caller(f"jf.cond: the predicate must be a scalar bool tensor, got {got}"))
+    return bool(t)
+
+
 def while_loop(cond, body, loop_vars, shape_invariants=None, maximum_iterations=None, name=None):
     """Repeats body while cond is true; traced, one While node whose body runs in C++."""
     single = not isinstance(loop_vars, (list, tuple))
     vars_ = [loop_vars] if single else list(loop_vars)
+    if maximum_iterations is not None:
+        # TF: an int32 scalar, and the loop runs while i < maximum_iterations, so a negative
+        # bound runs no iteration (-1 was the traced loop's "no bound": it ran to the end).
+        try:
+            maximum_iterations = min(max(0, operator.index(maximum_iterations)), 2**63 - 1)
+        except TypeError:
+            raise TypeError(_at_caller(f"jf.while_loop: maximum_iterations must be an integer, got "
+                                       f"{maximum_iterations!r}")) from None
     if not _C.is_tracing():
         i = 0
         while bool(cond(*vars_)) and (maximum_iterations is None or i < maximum_iterations):

@@ -15,3 +15,15 @@ class UnimplementedError(OpError, NotImplementedError):
 
 class InternalError(OpError, RuntimeError):
     """A jitflow bug: an internal invariant did not hold. Please report it."""
+
+
+class ResourceExhaustedError(OpError, MemoryError):
+    """An allocation (memory, threads) that cannot be made; raised before it is tried."""
+
+
+def _at_caller(message):
+    """message with the caller's source line appended, as the C++ error translator appends it
+    to every error raised there ("\n  at <file>:<line>: <source>")."""
+    from . import _C
+    where = _C.user_location()
+    return f"{message}\n  at {where}" if where else message

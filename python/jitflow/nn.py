@@ -2,6 +2,7 @@
 import numpy as _np
 
 from . import ops as _ops
+from .errors import InvalidArgumentError, _at_caller
 from .ops import _ID, _t, _x, sigmoid
 
 relu = _ops.relu  # made from its op record (ops._export_elementwise)
@@ -18,6 +19,11 @@ def log_softmax(logits, axis=None, name=None):
 def _softmax(op, logits, axis, name):
     x = _t(logits)
     r = len(x.shape)
+    if axis is not None:
+        axis = _ops._integer(axis)
+        if not -r <= axis < r:  # TF's check (an axis wrapped modulo the rank is a silent wrong answer)
+            raise InvalidArgumentError(_at_caller(f"`dim` must be in the range [{-r}, {r}) where {r} is the number of "
+                                                   f"dimensions in the input. Received: dim={axis}"))
     if axis is None or axis == -1 or axis == r - 1:
         return _x(_ID[op], (x,), None, name)
     # Like TF: move the axis last, normalise, move it back.

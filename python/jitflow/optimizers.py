@@ -5,7 +5,23 @@ import numpy as np
 
 from . import _C
 from . import ops as _ops
+from .errors import InvalidArgumentError, _at_caller
 from .variables import Variable
+
+
+def _check_shape(g, var):
+    """A gradient must have its variable's shape: the updates below would broadcast a [3]
+    gradient over a [2, 3] variable (momentum, Adam) into a silently wrong step. TF's
+    ResourceApply*/AssignSub error. A gradient with dims unknown while tracing is reshaped to
+    the variable's shape, so a wrong element count raises when the function runs (a gradient
+    of the same size in another layout cannot be told apart)."""
+    gs, vs = tuple(g.shape), tuple(var.shape)
+    if len(gs) != len(vs) or any(a is not None and b is not None and a != b for a, b in zip(gs, vs)):
+        def fmt(s):
+            return "[" + ",".join("?" if d is None else str(d) for d in s) + "]"
+        raise InvalidArgumentError(_at_caller(f"Cannot update variable with shape {fmt(vs)} using a Tensor with "
+                                              f"shape {fmt(gs)}, shapes must be equal (variable '{var._name}')"))
+    return g if None not in gs else _ops.reshape(g, list(vs))
 
 
 class Optimizer:
@@ -52,6 +68,7 @@ class Optimizer:
         step = _ops.cast(self.iterations.read_value() + 1, _ops._dt.float32)
         for g, v in pairs:
             g = _C.convert_to_tensor(g, v.dtype)
+            g = _check_shape(g, v)
             self._update(g, v, _ops.cast(step, v.dtype) if v.dtype != step.dtype else step)
         self.iterations.assign_add(np.int64(1))
         return self.iterations

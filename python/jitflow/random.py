@@ -4,6 +4,7 @@ import os
 from . import _C
 from . import dtypes as _dt
 from . import ops as _ops
+from .errors import InvalidArgumentError, _at_caller
 
 _DEFAULT_GRAPH_SEED = 87654321
 _state = {"global": None, "counter": 0}
@@ -36,14 +37,35 @@ def _random(op, shape, dtype, seed, name):
 
 
 def uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=None):
+    dtype = _dt.as_dtype(dtype)
+    if dtype not in (_dt.float32, _dt.float64, _dt.int32, _dt.int64):
+        raise ValueError(_at_caller(f"Argument `dtype` got invalid value {dtype!r}. Accepted dtypes are "
+                                    "(jf.float32, jf.float64, jf.int32, jf.int64)."))
     with _C.name_scope(name or "random_uniform"):
-        return _uniform(shape, minval, maxval, _dt.as_dtype(dtype), seed)
+        return _uniform(shape, minval, maxval, dtype, seed)
+
+
+def _known_int(v, dtype):
+    """v as a Python int when its value is known now (a number, a numpy value, an eager tensor),
+    else None (a tensor of the graph being traced); TF's RandomUniformInt wants a scalar."""
+    if isinstance(v, _C.Tensor) and v._is_symbolic:
+        if len(v.shape) != 0:
+            raise InvalidArgumentError(_at_caller(f"RandomUniformInt: minval and maxval must be 0-D, got shape {v.shape}"))
+        return None
+    t = _C.convert_to_tensor(v, dtype)
+    if len(t.shape) != 0:
+        raise InvalidArgumentError(_at_caller(f"RandomUniformInt: minval and maxval must be 0-D, got shape {t.shape}"))
+    return int(t.numpy())
 
 
 def _uniform(shape, minval, maxval, dtype, seed, name=None):
     if dtype.is_integer:
         if maxval is None:
             raise ValueError("Must specify maxval for integer dtype " + dtype.name)
+        lo, hi = _known_int(minval, dtype), _known_int(maxval, dtype)
+        if lo is not None and hi is not None and lo >= hi:
+            # TF's RandomUniformInt check (a traced minval/maxval is not checked: no assert op yet)
+            raise InvalidArgumentError(_at_caller(f"RandomUniformInt: Need minval < maxval, got {lo} >= {hi}"))
         u = _random("RandomUniform", shape, _dt.float64, seed, name)
         span = _ops.cast(_ops.convert_to_tensor(maxval, dtype) - minval, _dt.float64)
         return _ops.cast(_ops.floordiv(u * span, 1.0), dtype) + _ops.convert_to_tensor(minval, dtype)

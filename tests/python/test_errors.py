@@ -244,14 +244,16 @@ def test_python_list_out_of_int32_range_raises():
 def test_range_and_creation_errors():
     with raises_here(jf.errors.InvalidArgumentError, "Range", "delta != 0"):
         jf.range(0, 5, 0)
-    with raises_here(jf.errors.InvalidArgumentError, "Range", "start <= limit"):
+    with raises_here(jf.errors.InvalidArgumentError, "Range", "start >= limit when delta < 0"):
         jf.range(0, 5, -1)
     with raises_here(jf.errors.InvalidArgumentError, "Fill", "non-negative", "-1"):
         jf.zeros([-1, 2])
     with raises_here(jf.errors.InvalidArgumentError, "RandomStandardNormal", "non-negative"):
         jf.random.normal([-1])
-    with raises_here(TypeError, "RandomUniform", "float32 or float64", "bool"):
+    with raises_here(ValueError, "dtype", "bool"):  # TF's ValueError, from tf.random.uniform itself
         jf.random.uniform([2], dtype=jf.bool, maxval=1)
+    with raises_here(TypeError, "RandomStandardNormal", "float32 or float64", "int32"):
+        jf.random.normal([2], dtype=jf.int32)
 
 
 def test_bad_dtype_arguments():
