@@ -213,6 +213,7 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
   }
   switch (e->kind) {
     case KKind::kScalar:
+      if (is_int(e->dtype)) return llvm::ConstantInt::get(reg_type(e->dtype), e->iscalar, /*isSigned=*/true);
       return fconst(e->dtype, e->scalar);
     case KKind::kUnary: {
       const KExpr* o = e->operands[0];
@@ -274,6 +275,8 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
     }
     case KKind::kIndexMap:
       return index_map(e, idx, root);
+    case KKind::kArgReduce:
+      return arg_reduce(e, idx, root);
     case KKind::kShapeOf: {
       const KExpr* o = e->operands[0];
       Value* v = b_.getInt64(0);
@@ -553,6 +556,56 @@ Value* ElementalEmitter::index_map(const KExpr* e, const std::vector<Value*>& id
   Value* v = emit(x, xi, root);
   if (!inside) return v;
   return b_.CreateSelect(inside, v, emit(e->operands[1], {}, root));
+}
+
+// ArgMax/ArgMin as the eager kernel (TF's eager rule): start at index 0 holding the lowest
+// (highest) finite value, move to each element strictly greater (less); NaN compares false.
+Value* ElementalEmitter::arg_reduce(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
+  const KExpr* x = e->operands[0];
+  const int axis = e->axes[0];
+  const bool is_max = e->op == OpId::ArgMax, f = is_float(x->dtype);
+  llvm::Type* t = reg_type(x->dtype);
+  llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  Value* start;
+  if (f) {
+    double lim =
+        x->dtype == DType::kFloat32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+    start = llvm::ConstantFP::get(t, is_max ? -lim : lim);
+  } else {
+    bool i32 = x->dtype == DType::kInt32;
+    int64_t lo = i32 ? INT32_MIN : INT64_MIN, hi = i32 ? INT32_MAX : INT64_MAX;
+    start = llvm::ConstantInt::get(t, is_max ? lo : hi, true);
+  }
+  std::vector<Value*> xi(idx.begin(), idx.begin() + axis);
+  xi.push_back(nullptr);
+  xi.insert(xi.end(), idx.begin() + axis, idx.end());
+  for (int d = 0; d < x->rank(); ++d)
+    if (x->dims[d] < 0) xi[d] = b_.getInt64(0);
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx_, "arg.head", fn);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "arg.body", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "arg.exit", fn);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode* k = b_.CreatePHI(b_.getInt64Ty(), 2);
+  llvm::PHINode* bv = b_.CreatePHI(t, 2);
+  llvm::PHINode* best = b_.CreatePHI(b_.getInt64Ty(), 2);
+  k->addIncoming(b_.getInt64(0), pre);
+  bv->addIncoming(start, pre);
+  best->addIncoming(b_.getInt64(0), pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(k, dim(x->dims[axis])), body, exit);
+  b_.SetInsertPoint(body);
+  if (x->dims[axis] >= 0) xi[axis] = k;
+  Value* v = emit(x, xi, root);
+  Value* better = f ? (is_max ? b_.CreateFCmpOGT(v, bv) : b_.CreateFCmpOLT(v, bv))
+                    : (is_max ? b_.CreateICmpSGT(v, bv) : b_.CreateICmpSLT(v, bv));
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
+  bv->addIncoming(b_.CreateSelect(better, v, bv), latch);
+  best->addIncoming(b_.CreateSelect(better, k, best), latch);
+  k->addIncoming(b_.CreateAdd(k, b_.getInt64(1)), latch);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(exit);
+  return b_.CreateTrunc(best, reg_type(e->dtype));  // an int64 stays as it is
 }
 
 // Concat: branch on the axis index to the operand that owns it.

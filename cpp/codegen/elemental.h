@@ -82,6 +82,7 @@ class ElementalEmitter {
   llvm::Value* concat(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* gather(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* index_map(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
+  llvm::Value* arg_reduce(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   std::vector<llvm::Value*> broadcast_index(const KExpr* out, const KExpr* operand,
                                             const std::vector<llvm::Value*>& idx);
 };

@@ -27,6 +27,7 @@ enum class KKind {
   kGather,     // operands params, indices: params[..., indices[...], ...] along axes[0]
   kOneHot,     // operands indices, on, off (scalars): on where indices == the index on axes[0]
   kIndexMap,   // operand x (and a fill scalar for pads): each dim reads x at map_kind(i)
+  kArgReduce,  // op ArgMax/ArgMin over axes[0]: the index of the first extreme (TF's NaN rule)
   kReduce,     // op: Sum, Max, Min, Prod over axes (a loop root)
 };
 
@@ -55,7 +56,8 @@ struct KExpr {
   std::vector<int> dims;  // param slot per dim, or -1 for a dim that is statically 1
   std::vector<KExpr*> operands;
   int buffer = -1;         // kBuffer
-  double scalar = 0;       // kScalar
+  double scalar = 0;       // kScalar of a float or bool dtype
+  int64_t iscalar = 0;     // kScalar of an integer dtype (exact: int64 does not fit a double)
   std::vector<int> perm;   // kTranspose
   std::vector<int> axes;   // kReduce (sorted operand axes); kConcat axis in axes[0]
   bool keep_dims = false;  // kReduce
@@ -89,7 +91,7 @@ struct Step {
 // reduction root's reduced dims (`params` fills the slots), 1 for other steps.
 inline int64_t reduced_extent(const Step& s, const int64_t* params) {
   int64_t red = 1;
-  if (s.root->kind != KKind::kReduce) return red;
+  if (s.root->kind != KKind::kReduce && s.root->kind != KKind::kArgReduce) return red;
   const KExpr* x = s.root->operands[0];
   for (int a : s.root->axes) red *= x->dims[a] < 0 ? 1 : params[x->dims[a]];
   return red;

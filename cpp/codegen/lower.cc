@@ -1,6 +1,7 @@
 // Lowers a cluster's nodes to kernel IR: one expression per value, index-map ops for data
 // movement, softmax decomposed into reductions, matmuls and reductions as step roots.
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <sstream>
 
@@ -77,7 +78,10 @@ class Lowering {
     const Tensor* c = o.node->const_value();
     if (c && c->rank() == 0 && c->dtype() != DType::kBool) {
       e = make(KKind::kScalar, c->dtype(), {});
-      e->scalar = c->get_double(0);
+      if (is_int(c->dtype()))
+        e->iscalar = c->get_int(0);
+      else
+        e->scalar = c->get_double(0);
     } else if (c) {
       std::vector<int> dims;
       int ci = static_cast<int>(p_->constants.size());
@@ -201,7 +205,7 @@ class Lowering {
         // too: an outside operand must become a cluster input.
         in(0);
         KExpr* s = make(KKind::kScalar, n->outputs[0].dtype, {});
-        s->scalar = op == OpId::OnesLike ? 1 : 0;
+        s->scalar = s->iscalar = op == OpId::OnesLike ? 1 : 0;
         outs.push_back(elementwise(KKind::kUnary, n, {s}, OpId::Identity));
         break;
       }
@@ -230,7 +234,7 @@ class Lowering {
       case LowerKind::kTranspose: {
         KExpr* e = make(KKind::kTranspose, n->outputs[0].dtype, node_dims(n, 0));
         e->operands = {in(0)};
-        e->perm = const_ints(n, 1);
+        for (int v : const_ints(n, 1)) e->perm.push_back(v < 0 ? v + e->rank() : v);  // TF: [-rank, rank)
         outs.push_back(e);
         break;
       }
@@ -330,6 +334,17 @@ class Lowering {
       case LowerKind::kIndexMap:
         outs.push_back(index_map(n));
         break;
+      case LowerKind::kArgReduce: {
+        KExpr* x = in(0);
+        int axis = const_ints(n, 1).at(0);
+        KExpr* e = make(KKind::kArgReduce, n->outputs[0].dtype, node_dims(n, 0));
+        e->op = op;
+        e->operands = {x};
+        e->axes = {axis < 0 ? axis + x->rank() : axis};
+        e->materialized = true;  // a loop root, like a reduction
+        outs.push_back(e);
+        break;
+      }
       case LowerKind::kShape: {
         KExpr* e = make(KKind::kShapeOf, n->outputs[0].dtype, node_dims(n, 0));
         e->operands = {in(0)};  // an outside operand becomes a cluster input: shape inference reads it
@@ -516,7 +531,12 @@ class Lowering {
       dims(e.get());
       os << "(";
       for (KExpr* o : e->operands) os << o->id << ",";
-      os << ")b" << e->buffer << "m" << e->materialized << "s" << e->scalar << "k" << e->keep_dims;
+      // Immediates by their exact bits: kernels differing only in a constant must not share
+      // a compile-cache entry.
+      uint64_t bits;
+      std::memcpy(&bits, &e->scalar, sizeof bits);
+      os << ")b" << e->buffer << "m" << e->materialized << "s" << bits << "i" << e->iscalar << "k"
+         << e->keep_dims;
       for (int v : e->perm) os << "p" << v;
       for (int v : e->axes) os << "a" << v;
       os << "g" << e->batch_dims;
@@ -541,7 +561,8 @@ class Lowering {
 // Gathers and index maps take their axes, paddings and shifts into the generated code.
 static bool shape_inputs_constant(const Node& n, std::string* why) {
   const OpDef& def = n.def();
-  if (def.lower != LowerKind::kGather && def.lower != LowerKind::kOneHot && def.lower != LowerKind::kIndexMap)
+  if (def.lower != LowerKind::kGather && def.lower != LowerKind::kOneHot &&
+      def.lower != LowerKind::kIndexMap && def.lower != LowerKind::kArgReduce)
     return true;
   for (size_t i = 0; i < n.inputs.size(); ++i)
     if (def.is_shape_input(i, n.inputs.size()) && !n.inputs[i].node->const_value()) {

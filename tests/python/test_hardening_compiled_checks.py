@@ -21,9 +21,9 @@ def _modes(fn):
             "jit_compile": tensors(jf.function(fn, jit_compile=True))}
 
 
-def _compiled_ran(call):
+def _compiled_ran(f, *args):
     before = jf.debugging.stats()["cluster_runs"]
-    out = call()
+    out = f(*args)
     return out, jf.debugging.stats()["cluster_runs"] > before
 
 
@@ -35,7 +35,7 @@ def test_integer_division_and_powers_compile_and_match_numpy(dtype, rng):
     e = rng.integers(0, 6, size=(64,)).astype(dtype)
     x[0, 0], y[0] = np.iinfo(dtype).min, -1  # lowest // -1 wraps, as eager and numpy
     for mode, f in _modes(lambda a, b, c: (a // b, a % b, jf.pow(a, c))).items():
-        (q, m, p), ran = _compiled_ran(lambda: f(x, y, e))
+        (q, m, p), ran = _compiled_ran(f, x, y, e)
         assert ran == (mode in ("jit_scope", "jit_compile")), mode
         with np.errstate(over="ignore"):
             np.testing.assert_array_equal(q.numpy(), np.floor_divide(x, y), err_msg=mode)
@@ -93,7 +93,7 @@ def test_shape_compiles_and_feeds_shape_inputs(rng):
 
     for shape in [(3, 5), (1, 5), (4, 1), (0, 2)]:
         x = rng.standard_normal(shape).astype(np.float32)
-        (y, s), ran = _compiled_ran(lambda: f(x))
+        (y, s), ran = _compiled_ran(f, x)
         assert ran, shape
         np.testing.assert_allclose(y.numpy(), x * 2.0 + sum(shape), rtol=1e-6)
         assert s.numpy().tolist() == list(shape) and s.dtype == jf.int64
@@ -105,3 +105,19 @@ def test_a_clean_run_costs_no_check_branch_for_floats(rng):
     y = rng.standard_normal((8, 33)).astype(np.float32) + 3
     f = jf.function(lambda a, b: a // b, jit_compile=True)
     np.testing.assert_array_equal(f(x, y).numpy(), np.floor_divide(x, y))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_argmax_follows_tf_eager_over_nan_and_inf(dtype):
+    """ArgMax/ArgMin compile (XLA compiles them) with TF eager's rule, not XLA's NaN one:
+    NaNs are skipped and nothing beating the lowest finite value gives 0."""
+    nan, inf = np.nan, np.inf
+    rows = [[4, 5.5, nan], [nan, -inf, 2], [nan, nan, nan], [-inf, -inf, -inf], [1, 7, 7], [inf, 3, inf]]
+    x = np.array(rows, dtype)
+    want_max = [1, 2, 0, 0, 1, 0]
+    want_min = [0, 1, 0, 0, 0, 1]
+    for mode, f in _modes(lambda a: (jf.argmax(a, 1), jf.argmin(a, 1, output_type=jf.int32))).items():
+        (mx, mn), ran = _compiled_ran(f, x)
+        assert ran == (mode in ("jit_scope", "jit_compile")), mode
+        assert mx.numpy().tolist() == want_max and mn.numpy().tolist() == want_min, mode
+        assert mn.dtype == jf.int32

@@ -63,17 +63,12 @@ def test_python_int_argument_of_a_function_is_exact():
     exact(f(x, 2**63 - 2), [2**63 - 2, 2**63 - 1], np.int64)
 
 
-@pytest.mark.xfail(strict=True, reason="compiled kernel IR holds immediate scalars as double "
-                   "(KExpr::scalar, cpp/codegen): the lead's part of issue 14")
 def test_int64_immediates_are_exact_when_compiled():
     x = jf.constant(np.array([0, 1], np.int64))
     exact(jf.function(lambda a: a + BIG, jit_compile=True)(x), [BIG, BIG + 1], np.int64)
     exact(jf.function(lambda a: a * 0 + (2**63 - 1), jit_compile=True)(x), [2**63 - 1] * 2, np.int64)
 
 
-@pytest.mark.xfail(strict=True, reason="the compiled kernel's fingerprint prints immediate scalars with "
-                   "6 significant digits (cpp/codegen/lower.cc fingerprint), so kernels differing only in "
-                   "a constant share a compile-cache entry: the lead's part of issue 14")
 def test_compiled_kernels_differing_only_in_a_constant_are_distinct():
     xi = jf.constant(np.array([0, 1], np.int64))
     a = jf.function(lambda t: t + 1000000001, jit_compile=True)(xi)
