@@ -39,6 +39,7 @@ class Shape {
     --rank_;
   }
   void resize(int r, int64_t fill = 1) {
+    if (r < 0) throw_invalid("a negative rank (", r, ") is not a shape");
     while (rank_ < r) push_back(fill);
     rank_ = r;
   }

@@ -13,6 +13,17 @@ static void need_int_vector(const OpCall& c, size_t i, const char* what) {
   if (c.in[i].rank() != 1) c.fail(what, " must be a vector, got shape ", c.in[i].shape().str());
 }
 
+// The output rank given by a shape vector computed in the graph: its length, which must be
+// known (jitflow has no tensors of unknown rank; a length of -1 made a rank -1 Shape).
+static int traced_rank(const OpCall& c, size_t i, const char* what) {
+  int64_t n = c.in[i].shape()[0];
+  if (n < 0)
+    c.fail("the length of ", what, " must be known when tracing (a tensor of unknown rank), got shape ",
+           c.in[i].shape().str());
+  if (n > kMaxRank) c.fail("tensors of rank > ", kMaxRank, " are not supported (", what, " has ", n, " dims)");
+  return static_cast<int>(n);
+}
+
 Shape resolve_reshape(const OpCall& c, const Shape& in, const std::vector<int64_t>& target) {
   Shape out;
   int unknown = -1;
@@ -64,7 +75,7 @@ void infer_reshape(OpCall& c) {
   if (c.has_value(1))
     out = resolve_reshape(c, c.in[0].shape(), c.in[1].to_int64s());
   else
-    for (int64_t i = 0; i < c.in[1].shape()[0]; ++i) out.push_back(-1);
+    out.resize(traced_rank(c, 1, "shape"), -1);
   c.add_output(c.in[0].dtype(), out);
 }
 
@@ -140,8 +151,16 @@ void infer_split(OpCall& c) {  // inputs: axis, value
   int64_t num = c.attrs.get<int64_t>("num_split", 1);
   const Shape& in = c.in[1].shape();
   if (!c.has_value(0)) c.fail("the split axis must be known when tracing");
+  if (in.rank() == 0)  // normalize_axis takes axis 0 of a scalar (for Pack); Split cannot
+    c.fail("-input rank(-0) <= split_dim < input rank (0), but got ", c.in[0].get_int(0));
   int axis = normalize_axis(c.in[0].get_int(0), in.rank(), c.name());
   if (num <= 0) c.fail("num_split must be positive, got ", num);
+  // Each output costs its spec, tensor and buffer: 2**62 outputs of an empty dim hung building
+  // them. TF refuses counts past int32 ("Number of outputs is too big").
+  if (num > INT32_MAX) c.fail("Number of outputs is too big: ", num);
+  if (static_cast<uint64_t>(num) * 1024 > max_allocation_bytes())
+    throw_resource_exhausted(c.name(), ": ", num, " outputs cannot be made (about 1 KiB each, more than this ",
+                             "machine's memory)");
   if (in[axis] >= 0 && in[axis] % num != 0)
     c.fail("Number of ways to split should evenly divide the split dimension, but got split_dim ", axis,
            " (size = ", in[axis], ") and num_split ", num);
@@ -373,7 +392,7 @@ void infer_fill(OpCall& c) {
       out.push_back(d);
     }
   } else {
-    out.resize(static_cast<int>(c.in[0].shape()[0]), -1);
+    out.resize(traced_rank(c, 0, "dims"), -1);
   }
   c.add_output(c.in[1].dtype(), out);
 }
@@ -423,7 +442,7 @@ void infer_random(OpCall& c) {
       out.push_back(d);
     }
   } else {
-    out.resize(static_cast<int>(c.in[0].shape()[0]), -1);
+    out.resize(traced_rank(c, 0, "shape"), -1);
   }
   c.add_output(dt, out);
 }

@@ -85,7 +85,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, maximum_iterations=
     specs = [(t.dtype, list(t.shape)) for t in tensors]
     if shape_invariants is not None:
         inv = [shape_invariants] if single else list(shape_invariants)
-        specs = [(dt, list(s)) for (dt, _), s in zip(specs, inv)]
+        from .function import _dim  # TF's TensorShape rules: None or an int >= 0
+        specs = [(dt, [_dim(d) for d in s]) for (dt, _), s in zip(specs, inv)]
     names = [f"loop_var_{i}" for i in range(len(tensors))]
     cb, cg, _ = _trace_branch(cond, specs, names)
 

@@ -5,6 +5,7 @@ reduce_retracing and the retracing warning."""
 import collections
 import functools
 import inspect
+import operator
 import time
 import warnings
 
@@ -15,12 +16,29 @@ _RETRACE_WARN_COUNT = 5
 _RETRACE_WINDOW_S = 60.0
 
 
+def _dim(d):
+    """One dim of a TensorSpec or shape invariant, TF's TensorShape rules: None, or an integer
+    >= 0 (int(2.5) was 2, -5 was taken as an unknown dim)."""
+    if d is None:
+        return None
+    try:
+        d = operator.index(d)
+    except TypeError:
+        raise TypeError(f"Dimension value must be integer or None or have an __index__ method, got value "
+                        f"{d!r} with type {type(d)!r}") from None
+    if d < 0:
+        raise ValueError(f"Dimension {d} must be >= 0")
+    if d >= 2**63:
+        raise ValueError(f"Dimension {d} does not fit in int64")
+    return d
+
+
 class TensorSpec:
     """Describes a tensor argument: shape (None for unknown dims) and dtype."""
 
     def __init__(self, shape, dtype=None, name=None):
         from . import dtypes
-        self.shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)
+        self.shape = None if shape is None else tuple(_dim(d) for d in shape)
         self.dtype = dtypes.as_dtype(dtype if dtype is not None else dtypes.float32)
         self.name = name
 

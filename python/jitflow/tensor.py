@@ -79,6 +79,19 @@ Tensor.get_shape = lambda self: self.shape
 Tensor.__array_priority__ = 100  # numpy defers `ndarray op Tensor` to our reflected operators
 
 
+def _reduce(self):
+    """Pickling and deepcopy, as TF: (convert_to_tensor, (value,)). Without it,
+    object.__reduce__ aborted the interpreter (pybind11 cannot allocate a bare Tensor); a
+    symbolic tensor has no value to pickle (TypeError from numpy())."""
+    from .ops import convert_to_tensor
+    return convert_to_tensor, (self.numpy(),)
+
+
+Tensor.__reduce__ = _reduce
+Tensor.__reduce_ex__ = lambda self, protocol: _reduce(self)
+Tensor.__copy__ = lambda self: self  # tensors are immutable; TF's copy.copy returns the tensor
+
+
 def _bad_index(self):
     raise TypeError(f"only integer tensors can be used as indices, not {self.dtype.name}")
 

@@ -221,3 +221,55 @@ def test_cond_and_while_loop_refuse_unflattenable_structures(make, call):
     # Guard for cond (cpp/python/nest.cc); while_loop's self-referencing loop_vars raised TypeError.
     out = _child(f"{make}\nreport(lambda: {call})")
     assert out.get("raised") in ("ValueError", "RecursionError", "InvalidArgumentError"), out
+
+
+# ---- shapes computed in the graph ------------------------------------------------------------
+@pytest.mark.parametrize("call", ["jf.zeros(s)", "jf.random.uniform(s)", "jf.reshape(jf.zeros([6]), s)"])
+def test_shape_vector_of_unknown_length_raises_instead_of_a_negative_rank(call):
+    # A shape tensor of unknown length (TensorSpec([None])) made a rank -1 Shape: a segfault.
+    out = _child(f"""
+        f = jf.function(lambda s: {call}, input_signature=[jf.TensorSpec([None], jf.int32)])
+        report(lambda: f(jf.constant([2, 3])))
+        """)
+    _raised(out, "InvalidArgumentError", "must be known when tracing")
+
+
+def test_shape_values_computed_at_run_time_are_checked_when_run():
+    out = _child("""
+        f = jf.function(lambda s: jf.zeros(s), input_signature=[jf.TensorSpec([2], jf.int64)])
+        report(lambda: [list(f(jf.constant([2, 3], jf.int64)).shape)])
+        """)
+    assert out["value"] == [[2, 3]]
+    out = _child("""
+        f = jf.function(lambda s: jf.zeros(s), input_signature=[jf.TensorSpec([2], jf.int64)])
+        report(lambda: f(jf.constant([2**40, 2**30], jf.int64)))
+        """)
+    _raised(out, "InvalidArgumentError", "would have more than 2**63 - 1 elements")
+    out = _child("""
+        f = jf.function(lambda s: jf.zeros(s), input_signature=[jf.TensorSpec([2], jf.int64)])
+        report(lambda: f(jf.constant([2**40, 1], jf.int64)))
+        """)
+    _raised(out, "ResourceExhaustedError", "OOM when allocating tensor with shape[1099511627776,1]")
+
+
+# ---- output counts ---------------------------------------------------------------------------
+@pytest.mark.parametrize("call, exc, msg", [
+    ("jf.split(jf.zeros([0]), 2**62)", "InvalidArgumentError", "Number of outputs is too big"),   # hung
+    ("jf.split(jf.zeros([0]), 2**30)", "ResourceExhaustedError", "outputs cannot be made"),
+    ("jf.split(jf.constant(1.5), 2**62)", "InvalidArgumentError", "split_dim < input rank (0)"),  # hung
+    ("jf.unstack(jf.constant(1.5), 2**62)", "InvalidArgumentError", "split_dim < input rank (0)"),
+    ("jf.function(lambda x: jf.split(x, 2**40), input_signature=[jf.TensorSpec([None])])(jf.zeros([0]))",
+     "InvalidArgumentError", "Number of outputs is too big"),
+])
+def test_split_into_more_outputs_than_can_exist_raises(call, exc, msg):
+    # TF: ValueError "Number of outputs is too big: 4611686018427387904"; a scalar:
+    # InvalidArgumentError "-input rank(-0) <= split_dim < input rank (0)".
+    out = _child(f"report(lambda: {call})")
+    _raised(out, exc, msg)
+
+
+def test_tensor_reduce_does_not_abort():
+    # object.__reduce__ on a Tensor aborted the interpreter (pybind11: "instance allocation
+    # failed: new instance has no pybind11-registered base types"). TF: (convert_to_tensor, (value,)).
+    out = _child("report(lambda: jf.ones([2]).__reduce__()[1][0].tolist())")
+    assert out["value"] == [1.0, 1.0]

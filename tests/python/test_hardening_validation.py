@@ -305,6 +305,7 @@ def test_optimizer_gradient_with_unknown_dims_is_checked_when_run():
 @pytest.mark.parametrize("mode", ["eager", "function"])
 def test_while_loop_negative_maximum_iterations_runs_no_iteration(mode):
     # -1 was the traced loop's "no bound" (it ran to i == 10). TF: i < maximum_iterations, so 0.
+    # (Guard in eager mode, which was already right.)
     loop = _modes(lambda: jf.while_loop(lambda i: i < 10, lambda i: i + 1, [jf.constant(0)], maximum_iterations=-1))
     assert int(loop[mode]()[0]) == 0
 
@@ -328,3 +329,37 @@ def test_int_attrs_past_int64_raise_value_error(call):
 def test_pad_whose_size_overflows_raises():
     with pytest.raises(IAE, match="more than 2"):
         jf.pad(jf.zeros([1]), jf.constant([[2**62, 2**62]], jf.int64))
+
+
+# ---- TensorSpec and shape invariants --------------------------------------------------------------
+@pytest.mark.parametrize("shape, exc, msg", [
+    ([-5], ValueError, "Dimension -5 must be >= 0"),          # was taken as an unknown dim
+    ([2.5], TypeError, "Dimension value must be integer"),     # was int(2.5) == 2
+    ("ab", TypeError, "Dimension value must be integer"),
+    ([2**70], ValueError, "does not fit in int64"),
+], ids=repr)
+def test_tensor_spec_dims_follow_tf_tensorshape(shape, exc, msg):
+    with pytest.raises(exc, match=msg):
+        jf.TensorSpec(shape)
+
+
+def test_while_loop_shape_invariants_follow_tf_tensorshape():
+    def loop(inv):
+        return jf.function(lambda: jf.while_loop(lambda i: jf.reduce_sum(i) < 3, lambda i: i + 1, [jf.zeros([2])],
+                                                 shape_invariants=[inv]))()
+    with pytest.raises(ValueError, match="Dimension -5 must be >= 0"):  # was accepted as unknown
+        loop([-5])
+    with pytest.raises(ValueError, match="does not fit in int64"):      # was pybind's RuntimeError
+        loop([2**70])
+    np.testing.assert_array_equal(loop([None])[0].numpy(), [2.0, 2.0])
+
+
+# ---- pickling ---------------------------------------------------------------------------------------
+def test_tensor_pickles_and_copies_like_tf():
+    import copy
+    import pickle
+    t = jf.constant([2**62, 3], jf.int64)
+    assert copy.copy(t) is t                        # immutable: TF returns the tensor itself
+    for u in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
+        assert u.dtype == jf.int64
+        np.testing.assert_array_equal(u.numpy(), [2**62, 3])
