@@ -266,3 +266,12 @@ def test_nvptx_backend_emits_every_compiled_op(name, rng):
     for text in ptx.values():
         assert ".entry" in text
         assert ".extern .func" not in text, f"{name}: an unresolved call in the PTX"
+
+
+def test_docs_ops_md_is_generated_from_the_records():
+    import os
+
+    from jitflow import _ops_doc
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "ops.md")
+    with open(path) as f:
+        assert f.read() == _ops_doc.markdown(), "docs/ops.md is stale: python -m jitflow._ops_doc > docs/ops.md"

@@ -1,0 +1,40 @@
+"""docs/ops.md from the op records: every op, its public names, dtypes, whether and how it
+compiles (the same emitter serves the CPU and NVPTX backends), and its gradient.
+`python -m jitflow._ops_doc > docs/ops.md` rewrites the page; a test checks it is current."""
+from . import _C
+
+_HEADER = """# Ops
+
+Every op jitflow has, generated from its record in `cpp/ir/ops.def` (see
+`docs/adding_an_op.md`). *Compiles* names how a compiled cluster computes the op; one
+elemental emitter serves the CPU (LLVM) and GPU (NVPTX) backends, so an op that compiles has
+a GPU kernel too, except library steps (matmul on cuBLAS, softmax on the CPU). An op that
+does not compile runs on its eager kernel, inside functions too, and `jit_compile=True`
+names it in its error. Dtypes: f32 f64 i32 i64 bool.
+
+"""
+
+_SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool"}
+
+
+def _types(names):
+    return " ".join(_SHORT[n] for n in names) or "-"
+
+
+def markdown():
+    rows = ["| op | jitflow names | dtypes | compiles | gradient |", "|---|---|---|---|---|"]
+    for r in sorted(_C.op_records(), key=lambda r: r["name"]):
+        names = ", ".join(f"`{n}`" for n in r["py_names"]) or f"({r['py_reason']})"
+        if r["jit_types"]:
+            comp = f"{r['lower']}"
+            if r["jit_types"] != r["types"]:
+                comp += f" ({_types(r['jit_types'])}; {r['jit_reason']})"
+        else:
+            comp = f"no: {r['jit_reason']}"
+        grad = "yes" if r["differentiable"] else f"no: {r['grad_reason']}"
+        rows.append(f"| {r['name']} | {names} | {_types(r['types'])} | {comp} | {grad} |")
+    return _HEADER + "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
