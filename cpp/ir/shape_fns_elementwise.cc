@@ -7,7 +7,11 @@
 namespace jf {
 
 void infer_const(OpCall& c) {
-  const Tensor& v = std::get<Tensor>(*c.attrs.find("value"));
+  const AttrValue* a = c.attrs.find("value");  // k_Const and Node::const_value read it unchecked
+  if (!a || !std::holds_alternative<Tensor>(*a) || std::get<Tensor>(*a).is_symbolic() ||
+      !std::get<Tensor>(*a).defined())
+    c.fail("a Const needs a 'value' attr holding an eager tensor");
+  const Tensor& v = std::get<Tensor>(*a);
   c.add_output(v.dtype(), v.shape());
 }
 void infer_placeholder(OpCall& c) {

@@ -52,6 +52,7 @@ void bind_function(py::module_& m) {
   m.def(
       "make_concrete_function",
       [](std::shared_ptr<Graph> g, const std::string& name, bool jit_compile, int gpu_device) {
+        if (!g) throw py::type_error("make_concrete_function: graph must be a Graph, not None");
         stats().traces.fetch_add(1);
         JitOptions o;
         o.auto_jit = auto_jit();

@@ -257,7 +257,7 @@ void bind_ops(py::module_& m) {
       [](py::sequence values, bool scalar) {
         std::vector<int64_t> v;
         bool wide = false;
-        for (py::handle h : values) {
+        for (py::object h : values) {  // an object, not a handle: a sequence may make its items
           if (!PyLong_Check(h.ptr()))
             throw_type("expected a Python int, got ", py::repr(h).cast<std::string>());
           v.push_back(checked_int64(h));

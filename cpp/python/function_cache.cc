@@ -124,6 +124,16 @@ FunctionCache& cache_of(py::handle self) {
 void set_taped_call(py::object fn) { taped_call() = std::move(fn); }
 
 py::object call_recorded(py::handle function, py::handle args, py::handle kwargs) {
+  // An entry point taking any objects: cache_of reinterprets its argument as a FunctionCache
+  // instance and PyObject_Call reads args as a tuple, so both are checked here (tp_call's own
+  // arguments always have these types).
+  if (!py::isinstance<FunctionCache>(function))
+    throw py::type_error("call_recorded: expected a jf.function, got " +
+                         py::repr(function).cast<std::string>());
+  if (!PyTuple_Check(args.ptr())) throw py::type_error("call_recorded: args must be a tuple");
+  if (kwargs && !kwargs.is_none() && !PyDict_Check(kwargs.ptr()))
+    throw py::type_error("call_recorded: kwargs must be a dict or None");
+  if (kwargs && kwargs.is_none()) kwargs = py::handle();
   struct Flag {
     Flag() { t_recording_call = true; }
     ~Flag() { t_recording_call = false; }

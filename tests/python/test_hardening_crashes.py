@@ -273,3 +273,18 @@ def test_tensor_reduce_does_not_abort():
     # failed: new instance has no pybind11-registered base types"). TF: (convert_to_tensor, (value,)).
     out = _child("report(lambda: jf.ones([2]).__reduce__()[1][0].tolist())")
     assert out["value"] == [1.0, 1.0]
+
+
+# ---- the private C++ entry points validate their arguments too ----------------------------------
+@pytest.mark.parametrize("call, exc", [
+    ("jf._C.execute('Const', ())", "InvalidArgumentError"),             # no value attr: a null dereference
+    ("jf._C.call_recorded('Fill', [jf.constant([1])], None)", "TypeError"),  # read as a FunctionCache
+    ("jf._C.make_concrete_function(None, 'f')", "TypeError"),           # a null graph
+    # Guards: args are read as a tuple when run_functions_eagerly; the items of a sequence
+    # made up on the fly (a tensor's rows) must be held, not borrowed.
+    ("jf._C.call_recorded(jf.function(lambda: 1), [1], None)", "TypeError"),
+    ("jf._C.int_tensor(jf.ones([2, 3]))", "TypeError"),
+])
+def test_private_entry_points_validate_their_arguments(call, exc):
+    out = _child(f"report(lambda: {call})")
+    _raised(out, exc)
