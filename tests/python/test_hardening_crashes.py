@@ -100,6 +100,39 @@ def test_indexing_with_a_traced_int_tensor_works(key, want, dtype):
     assert tuple(shape) == np.shape(want_value)
 
 
+@pytest.mark.parametrize("key", ["x[i]", "x[:, i]", "x[i, 2]", "x[-i]", "x[None, ..., i]", "x[i, i] * x[i, 0]"])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_gradient_through_a_traced_int_tensor_index(key, dtype):
+    # In process: no crash risk here. TF differentiates x[i] for a traced i; the gradient is g
+    # placed at the index (a one-hot mask per indexed axis).
+    import jitflow as jf
+    x = jf.Variable(np.arange(12, dtype=np.float32).reshape(3, 4) / 7.0)
+
+    def grad_of(index_expr):
+        @jf.function
+        def g(i):
+            with jf.GradientTape() as tape:
+                y = jf.reduce_sum(eval(index_expr, {"x": x, "i": i}) * 3.0)
+            return tape.gradient(y, x)
+        return g
+
+    i = jf.constant(1, getattr(jf, dtype))
+    np.testing.assert_allclose(grad_of(key)(i).numpy(), grad_of(key.replace("i", "1"))(i).numpy(), rtol=1e-6)
+
+
+def test_gradient_through_a_traced_slice_bound_names_the_limitation():
+    import jitflow as jf
+    x = jf.Variable(jf.ones([3, 4]))
+
+    @jf.function
+    def g(i):
+        with jf.GradientTape() as tape:
+            y = jf.reduce_sum(x[i:])
+        return tape.gradient(y, x)
+    with pytest.raises(NotImplementedError, match="bounds are computed at run time"):
+        g(jf.constant(1))
+
+
 def test_traced_tensor_index_out_of_range_raises_invalid_argument():
     out = _child("""
         f = jf.function(lambda a, i: a[i])

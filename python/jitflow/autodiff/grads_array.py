@@ -5,7 +5,7 @@ import numpy as np
 from .. import ops
 from .grads_math import _float_only
 from .registry import register_gradient
-from .shapes import const_ints, is_float, reshape_like, static_shape, unbroadcast
+from .shapes import const_ints, const_value, is_float, reshape_like, static_shape, unbroadcast
 
 # Ops without a gradient say so, and why, in their records (cpp/ir/ops.def).
 
@@ -159,9 +159,52 @@ def _take_along(g, axis, sl):
     return g[(slice(None),) * axis + (sl,)]
 
 
+def _traced_index_grad(op, g):
+    """Gradient of x[i] with traced scalar indices (x[i], x[:, i, j], x[None, ..., i]: the
+    begin/end vectors are a Pack of the indices, computed at run time): g with its shrunk axes
+    restored, times a one-hot mask of the index along each of them. Slices whose bounds are
+    traced (x[i:], x[::i]) are not supported yet."""
+    from .. import array_ops
+    x, begin_t = op.inputs[0], op.inputs[1]
+    strides = const_value(op.inputs[3])
+    bm, em = op.get_attr("begin_mask", 0), op.get_attr("end_mask", 0)
+    elm, nam = op.get_attr("ellipsis_mask", 0), op.get_attr("new_axis_mask", 0)
+    sam = op.get_attr("shrink_axis_mask", 0)
+    xshape = tuple(x.shape)
+    rank, n = len(xshape), begin_t.shape[0]
+    consuming = sum(1 for k in range(n) if not (nam >> k) & 1 and not (elm >> k) & 1)
+    indexed, d = {}, 0  # input dim -> position of its index in begin
+    for k in range(n):
+        if (elm >> k) & 1:
+            d += rank - consuming
+        elif (sam >> k) & 1:
+            indexed[d] = k
+            d += 1
+        elif not (nam >> k) & 1:
+            if not ((bm >> k) & 1 and (em >> k) & 1 and strides is not None and int(np.ravel(strides)[k]) == 1):
+                raise NotImplementedError(
+                    f"Gradient of StridedSlice '{op.name}': a slice whose bounds are computed at run time "
+                    "(x[i:] or x[::i] with a traced i) is not supported yet; x[i] is")
+            d += 1
+    dims = [xshape[a] if xshape[a] is not None else ops.shape(x)[a] for a in range(rank)]
+    dense = [1 if a in indexed else dims[a] for a in range(rank)]
+    if any(not isinstance(v, int) for v in dense):
+        dense = ops.stack([ops.cast(v, ops._dt.int32) if isinstance(v, ops.Tensor) else v for v in dense])
+    g = ops.reshape(g, dense)
+    for a, k in indexed.items():
+        i = begin_t[k]
+        depth = dims[a] if isinstance(dims[a], int) else ops.cast(dims[a], i.dtype)
+        i = ops.where(ops.less(i, 0), i + depth, i)
+        mask = array_ops.one_hot(i, depth, dtype=g.dtype)
+        g = g * ops.reshape(mask, [-1 if b == a else 1 for b in range(rank)])
+    return [g, None, None, None]
+
+
 @_grad("StridedSlice")
 def _strided_slice_grad(op, g):
     x, begin_t, end_t, strides_t = op.inputs
+    if const_value(begin_t) is None or const_value(end_t) is None:
+        return _traced_index_grad(op, g)
     begin = const_ints(begin_t, "begin", op)
     end = const_ints(end_t, "end", op)
     strides = const_ints(strides_t, "strides", op)
