@@ -144,6 +144,8 @@ void infer_argreduce(OpCall& c) {
   out.erase(ax);
   DType t = c.attrs.get<DType>("output_type", DType::kInt64);
   need_index_type(c, "output_type", t);
+  if (t == DType::kInt32 && in[ax] > INT32_MAX)  // the kernel's int32 index would wrap
+    c.fail("output_type int32 cannot hold an index into dimension ", ax, " of size ", in[ax]);
   c.add_output(t, out);
 }
 

@@ -363,3 +363,10 @@ def test_tensor_pickles_and_copies_like_tf():
     for u in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
         assert u.dtype == jf.int64
         np.testing.assert_array_equal(u.numpy(), [2**62, 3])
+
+
+def test_argmax_int32_output_of_a_dimension_past_int32_raises():
+    x = jf.zeros([2**31 + 1, 0])  # empty: the check is on the reduced dim, before any work
+    with pytest.raises(IAE, match="int32 cannot hold an index"):
+        jf.argmax(x, axis=0, output_type=jf.int32)
+    assert jf.argmax(x, axis=0, output_type=jf.int64).shape == (0,)
