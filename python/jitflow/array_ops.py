@@ -120,9 +120,9 @@ def sequence_mask(lengths, maxlen=None, dtype=_dt.bool, name=None):
     if maxlen is None:
         maxlen = ops.maximum(ops.reduce_max(lengths), ops.cast(0, lengths.dtype))
     else:
-        maxlen = ops.cast(maxlen, lengths.dtype)
-    row = ops.range(ops.cast(0, lengths.dtype), maxlen, ops.cast(1, lengths.dtype))
-    mask = ops.less(row, ops.expand_dims(lengths, -1))
+        maxlen = _t(maxlen)  # its own dtype (a Python int past int32 is int64), as TF
+    row = ops.range(ops.cast(0, maxlen.dtype), maxlen, ops.cast(1, maxlen.dtype))
+    mask = ops.less(row, ops.cast(ops.expand_dims(lengths, -1), maxlen.dtype))
     return mask if _dt.as_dtype(dtype) == _dt.bool else ops.cast(mask, dtype, name=name)
 
 
