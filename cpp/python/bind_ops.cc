@@ -144,6 +144,12 @@ Tensor bounds_tensor(const std::vector<Bound>& v) {
 // into begin/end/strides and the masks, as TF's _slice_helper does. A list key is read as a
 // tuple, as TF 2 does (x[[0, 1]] is x[0, 1]).
 Tensor getitem(const Tensor& t, py::handle key) {
+  // TF: a Python bool, a bool tensor or a bool ndarray as the whole key is a boolean_mask.
+  bool bool_key =
+      PyBool_Check(key.ptr()) ||
+      (py::isinstance<Tensor>(key) && key.cast<const Tensor&>().dtype() == DType::kBool) ||
+      (py::isinstance<py::array>(key) && py::reinterpret_borrow<py::array>(key).dtype().kind() == 'b');
+  if (bool_key) return py::module_::import("jitflow.mask_ops").attr("boolean_mask")(t, key).cast<Tensor>();
   py::tuple k = py::isinstance<py::tuple>(key)  ? py::reinterpret_borrow<py::tuple>(key)
                 : py::isinstance<py::list>(key) ? py::tuple(py::reinterpret_borrow<py::list>(key))
                                                 : py::make_tuple(key);

@@ -11,6 +11,7 @@ from . import (
     debugging,
     errors,
     experimental,
+    mask_ops,
     nn,
     ops,
     optimizers,

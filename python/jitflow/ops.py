@@ -236,8 +236,11 @@ def cast(x, dtype, name=None):
 
 @export('where')
 def where(condition, x=None, y=None, name=None):
+    if x is None and y is None:  # TF's op Where: the coordinates of the true elements
+        from .mask_ops import where_coordinates
+        return where_coordinates(condition, name)
     if x is None or y is None:
-        raise TypeError("jf.where: pass both x and y (the index form of tf.where is not supported)")
+        raise ValueError("x and y must both be non-None or both be None.")
     # Python values take the other branch's dtype (not the bool condition's).
     if _is_tensorlike(y) and not _is_tensorlike(x):
         y = _t(y)

@@ -264,6 +264,40 @@ ROWS = {
 ROWS["RandomUniform"].call = lambda d: jf.random.uniform([500], dtype=getattr(jf, d))
 ROWS["RandomStandardNormal"].call = lambda d: jf.random.normal([500], dtype=getattr(jf, d))
 
+# ---- data-dependent output shapes (eager only): Where, Unique, UniqueWithCounts -------------
+def _with_zeros(shape):
+    """data(shape) with about 40% zeros (false) for every dtype."""
+    def make(d, rng):
+        x = data(shape, -2, 2)(d, rng)
+        x[rng.random(x.shape) < 0.4] = 0
+        return x
+    return make
+
+
+def _repeating(d, rng):
+    """A vector of 3 * size values, each value of a size-vector three times, shuffled."""
+    x = np.tile(data((2,), -2, 2)(d, rng), 3)
+    return (x[rng.permutation(x.size)],)
+
+
+def _unique_ref(counts):
+    def ref(x):
+        _, first, inv, cnt = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+        order = np.argsort(first)  # distinct values in order of first occurrence
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        y, idx = x[first[order]], rank[inv.reshape(-1)].astype(np.int32)
+        return (y, idx, cnt[order].astype(np.int32)) if counts else (y, idx)
+    return ref
+
+
+ROWS.update({
+    "Where": Row(inputs(_with_zeros((2, 3))), jf.where, lambda x: np.argwhere(x).astype(np.int64)),
+    "Unique": Row(_repeating, jf.unique, _unique_ref(False)),
+    "UniqueWithCounts": Row(_repeating, jf.unique_with_counts, _unique_ref(True)),
+})
+
+
 # Ops without a row, and why (each is exercised by its own tests).
 EXEMPT = {
     "Placeholder": "a function's input: every function-mode row makes them",

@@ -1,0 +1,97 @@
+// Eager kernels of the ops whose output shape depends on their input values: Where (the
+// coordinates of the nonzero elements), Unique and UniqueWithCounts (distinct values in
+// first-occurrence order). Each counts first, then makes its outputs in the counted shape
+// (shape inference leaves that dim unknown).
+#include <unordered_map>
+
+#include "ir/op_registry.h"
+
+namespace jf {
+namespace {
+
+// Output i of shape s (the dim shape inference could not know).
+Tensor& make_output(OpCall& c, size_t i, DType dt, const Shape& s) {
+  if (c.results.size() < c.num_outputs()) c.results.resize(c.num_outputs());
+  c.check_num_elements(s);
+  try {
+    c.results[i] = Tensor::empty(dt, s);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kResourceExhausted) throw;
+    throw_resource_exhausted(c.name(), ": ", e.what(), " (inputs: ", c.input_desc(), ")");
+  }
+  return c.results[i];
+}
+
+template <class T>
+bool nonzero(T v) {
+  return v != T(0);  // NaN is nonzero (true), -0.0 is zero, as TF's Where
+}
+
+template <class I>
+void unique_into(OpCall& c, bool counts) {
+  const Tensor& x = c.in[0];
+  const int64_t n = x.num_elements();
+  const DType it = c.attrs.get<DType>("out_idx", DType::kInt32);
+  Tensor& idx = make_output(c, 1, it, x.shape());
+  I* ix = idx.data<I>();
+  JF_SWITCH_DTYPE(x.dtype(), T, {
+    const T* v = x.data<T>();
+    // TF's kernel: a hash map from value to its first position among the distinct values.
+    // Equal values (0.0 and -0.0 included) share an entry; each NaN is its own.
+    std::unordered_map<T, I> first;
+    first.reserve(static_cast<size_t>(n));
+    std::vector<int64_t> firsts;  // positions in x of the distinct values, in order
+    for (int64_t i = 0; i < n; ++i) {
+      auto ins = first.emplace(v[i], static_cast<I>(firsts.size()));
+      if (ins.second) firsts.push_back(i);
+      ix[i] = ins.first->second;
+    }
+    const int64_t k = static_cast<int64_t>(firsts.size());
+    if (it == DType::kInt32 && k > INT32_MAX) c.fail("more than 2**31 - 1 distinct values for out_idx int32");
+    T* y = make_output(c, 0, x.dtype(), Shape{k}).template data<T>();
+    for (int64_t j = 0; j < k; ++j) y[j] = v[firsts[j]];
+    if (counts) {
+      I* cnt = make_output(c, 2, it, Shape{k}).template data<I>();
+      std::fill(cnt, cnt + k, I(0));
+      for (int64_t i = 0; i < n; ++i) ++cnt[ix[i]];
+    }
+  });
+}
+
+void unique(OpCall& c, bool counts) {
+  if (c.attrs.get<DType>("out_idx", DType::kInt32) == DType::kInt64)
+    unique_into<int64_t>(c, counts);
+  else
+    unique_into<int32_t>(c, counts);
+}
+
+}  // namespace
+
+void k_Where(OpCall& c) {
+  const Tensor& x = c.in[0];
+  const int r = x.rank();
+  const int64_t n = x.num_elements();
+  JF_SWITCH_DTYPE(x.dtype(), T, {
+    const T* v = x.data<T>();
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; ++i) count += nonzero(v[i]);
+    int64_t* out = make_output(c, 0, DType::kInt64, Shape{count, r}).data<int64_t>();
+    const Shape& s = x.shape();
+    std::vector<int64_t> at(r, 0);  // the coordinates of element i, advanced row-major
+    for (int64_t i = 0; i < n; ++i) {
+      if (nonzero(v[i])) {
+        std::copy(at.begin(), at.end(), out);
+        out += r;
+      }
+      for (int d = r - 1; d >= 0; --d) {
+        if (++at[d] < s[d]) break;
+        at[d] = 0;
+      }
+    }
+  });
+}
+
+void k_Unique(OpCall& c) { unique(c, false); }
+void k_UniqueWithCounts(OpCall& c) { unique(c, true); }
+
+}  // namespace jf
