@@ -229,3 +229,76 @@ def test_getitem_bool_keys_that_tf_refuses():
         x[jf.constant([True, False]), 0]
     with pytest.raises(ValueError, match="incompatible"):
         x[np.array([True, False, True])]
+
+
+# ---- Tensor.__getitem__ with slice bounds and steps computed in the graph ----------------------
+_TRACED_KEYS = ["x[i:]", "x[:i]", "x[::i]", "x[:, i]", "x[:, i:]", "x[i:, ::i]", "x[-i:, :i]", "x[i:1]",
+                "x[..., i::2]", "x[None, i:, 1]", "x[::i][1:]", "x[i, i:]", "x[..., None][i:]"]
+
+
+@pytest.mark.parametrize("key", _TRACED_KEYS)
+@pytest.mark.parametrize("i", [1, 2, -1, -3, 7])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_traced_slice_bounds_and_steps_match_numpy(key, i, dtype, rng):
+    """TF's _slice_helper: a tensor bound or step becomes an entry of the packed begin/end/strides;
+    out-of-range slice bounds clamp (x[7:] is empty), as numpy's."""
+    x = rng.standard_normal((3, 4))
+    if ("x[i," in key or ", i]" in key) and not -3 <= i < 3:
+        return  # an index, not a slice bound: out of range raises (test_traced_index_errors_are_tfs)
+    want = eval(key, {"x": x, "i": i})
+    f = jf.function(lambda a, b: eval(key, {"x": a, "i": b}))
+    got = f(jf.constant(x), jf.constant(i, getattr(jf, dtype)))
+    np.testing.assert_array_equal(got.numpy(), want)
+    sig = [jf.TensorSpec([None, None], jf.float64), jf.TensorSpec([], getattr(jf, dtype))]
+    fs = jf.function(lambda a, b: eval(key, {"x": a, "i": b}), input_signature=sig)
+    np.testing.assert_array_equal(fs(jf.constant(x), jf.constant(i, getattr(jf, dtype))).numpy(), want)
+
+
+@pytest.mark.parametrize("key", _TRACED_KEYS)
+@pytest.mark.parametrize("unknown_dims", [False, True])
+def test_gradient_through_traced_slice_bounds(key, unknown_dims, rng):
+    """TF differentiates slices with run-time bounds: a scatter of g to the selected positions."""
+    x = rng.standard_normal((3, 4))
+    i = 1
+    w = rng.standard_normal(np.shape(eval(key, {"x": x, "i": i})))
+
+    def grad(a, b):
+        with jf.GradientTape() as tape:
+            tape.watch(a)
+            loss = jf.reduce_sum(eval(key, {"x": a, "i": b}) * jf.constant(w))
+        return tape.gradient(loss, a)
+    sig = [jf.TensorSpec([None, None], jf.float64), jf.TensorSpec([], jf.int32)] if unknown_dims else None
+    g = jf.function(grad, input_signature=sig)(jf.constant(x), jf.constant(i))
+    want = numeric_grad(lambda a: float(np.sum(eval(key, {"x": a, "i": i}) * w)), [x])[0]
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-6, atol=1e-8)
+
+
+def test_traced_index_errors_are_tfs():
+    x = jf.constant(np.arange(12.0).reshape(3, 4))
+    with pytest.raises(jf.errors.InvalidArgumentError, match="slice index 10 of dimension 0 out of bounds"):
+        jf.function(lambda a, i: a[i])(x, jf.constant(10))
+    with pytest.raises(jf.errors.InvalidArgumentError, match="strides\\[0\\] must be non-zero"):
+        jf.function(lambda a, i: a[::i])(x, jf.constant(0))
+    # jitflow compiles no slice with run-time bounds yet: jit_compile=True names it.
+    with pytest.raises(jf.errors.InvalidArgumentError, match="StridedSlice.*bounds computed at run time"):
+        jf.function(lambda a, i: a[i:], jit_compile=True)(x, jf.constant(1))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_float_indices_are_tfs_type_error(traced):
+    x = jf.constant(np.arange(12.0).reshape(3, 4))
+    keys = [lambda a, f: a[f], lambda a, f: a[f:], lambda a, f: a[:, ::f], lambda a, f: a[1.0],
+            lambda a, f: a[..., 0.5:]]
+    for k in keys:
+        call = jf.function(k) if traced else k
+        with pytest.raises(TypeError, match=r"Only integers, slices \(`:`\), ellipsis"):
+            call(x, jf.constant(1.0))
+
+
+def test_new_axis_and_ellipsis(rng):
+    x = rng.standard_normal((2, 3, 4))
+    for key in ["x[..., None]", "x[None, ..., 1]", "x[:, None, ..., None, 2]", "x[..., None, :]"]:
+        want = eval(key, {"x": x})
+        np.testing.assert_array_equal(eval(key, {"x": jf.constant(x)}).numpy(), want, err_msg=key)
+        f = jf.function(lambda a, key=key: eval(key, {"x": a}))
+        np.testing.assert_array_equal(f(jf.constant(x)).numpy(), want, err_msg=key)

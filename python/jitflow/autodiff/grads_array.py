@@ -160,34 +160,41 @@ def _take_along(g, axis, sl):
 
 
 def _traced_index_grad(op, g):
-    """Gradient of x[i] with traced scalar indices (x[i], x[:, i, j], x[None, ..., i]: the
-    begin/end vectors are a Pack of the indices, computed at run time): g with its shrunk axes
-    restored, times a one-hot mask of the index along each of them. Slices whose bounds are
-    traced (x[i:], x[::i]) are not supported yet."""
+    """Gradient of a StridedSlice whose begin, end or strides are computed at run time (x[i],
+    x[:, i], x[i:], x[::i], x[None, ..., i] with a traced i: the bounds are a Pack). g gets its
+    shrunk axes back and loses its new axes; an indexed axis is then g times a one-hot mask of
+    the index, a sliced one a scatter of g to the positions the slice selected: the same slice
+    of range(dim), so TF's clamping and negative steps hold by construction."""
     from .. import array_ops
-    x, begin_t = op.inputs[0], op.inputs[1]
-    strides = const_value(op.inputs[3])
+    x, begin_t, end_t, strides_t = op.inputs
+    strides = const_value(strides_t)
     bm, em = op.get_attr("begin_mask", 0), op.get_attr("end_mask", 0)
     elm, nam = op.get_attr("ellipsis_mask", 0), op.get_attr("new_axis_mask", 0)
     sam = op.get_attr("shrink_axis_mask", 0)
     xshape = tuple(x.shape)
     rank, n = len(xshape), begin_t.shape[0]
     consuming = sum(1 for k in range(n) if not (nam >> k) & 1 and not (elm >> k) & 1)
-    indexed, d = {}, 0  # input dim -> position of its index in begin
+    indexed, sliced, out_pos = {}, {}, {}  # input dim -> its entry in begin; -> its dim in g
+    d = p = 0
     for k in range(n):
         if (elm >> k) & 1:
-            d += rank - consuming
+            for _ in range(rank - consuming):
+                out_pos[d], d, p = p, d + 1, p + 1
+        elif (nam >> k) & 1:
+            p += 1
         elif (sam >> k) & 1:
-            indexed[d] = k
-            d += 1
-        elif not (nam >> k) & 1:
-            if not ((bm >> k) & 1 and (em >> k) & 1 and strides is not None and int(np.ravel(strides)[k]) == 1):
-                raise NotImplementedError(
-                    f"Gradient of StridedSlice '{op.name}': a slice whose bounds are computed at run time "
-                    "(x[i:] or x[::i] with a traced i) is not supported yet; x[i] is")
-            d += 1
+            indexed[d], d = k, d + 1
+        else:
+            full = (bm >> k) & 1 and (em >> k) & 1 and strides is not None and int(np.ravel(strides)[k]) == 1
+            if not full:
+                sliced[d] = k
+            out_pos[d], d, p = p, d + 1, p + 1
+    while d < rank:  # dims past the last entry are taken whole
+        out_pos[d], d, p = p, d + 1, p + 1
     dims = [xshape[a] if xshape[a] is not None else ops.shape(x)[a] for a in range(rank)]
-    dense = [1 if a in indexed else dims[a] for a in range(rank)]
+    gshape = tuple(g.shape)
+    dense = [1 if a in indexed else (gshape[out_pos[a]] if gshape[out_pos[a]] is not None
+                                      else ops.shape(g)[out_pos[a]]) for a in range(rank)]
     if any(not isinstance(v, int) for v in dense):
         dense = ops.stack([ops.cast(v, ops._dt.int32) if isinstance(v, ops.Tensor) else v for v in dense])
     g = ops.reshape(g, dense)
@@ -197,19 +204,30 @@ def _traced_index_grad(op, g):
         i = ops.where(ops.less(i, 0), i + depth, i)
         mask = array_ops.one_hot(i, depth, dtype=g.dtype)
         g = g * ops.reshape(mask, [-1 if b == a else 1 for b in range(rank)])
+    for a, k in sliced.items():
+        dt = begin_t.dtype
+        size = dims[a] if isinstance(dims[a], int) else ops.cast(dims[a], dt)
+        picked = ops.strided_slice(ops.range(0, size, 1, dtype=dt), begin_t[k:k + 1], end_t[k:k + 1],
+                                   strides_t[k:k + 1], begin_mask=(bm >> k) & 1, end_mask=(em >> k) & 1)
+        perm = [a] + [b for b in range(rank) if b != a]
+        seg = array_ops.unsorted_segment_sum(ops.transpose(g, perm), picked, dims[a])
+        g = ops.transpose(seg, [perm.index(b) for b in range(rank)])
     return [g, None, None, None]
 
 
 @_grad("StridedSlice")
 def _strided_slice_grad(op, g):
     x, begin_t, end_t, strides_t = op.inputs
-    if const_value(begin_t) is None or const_value(end_t) is None:
+    if const_value(begin_t) is None or const_value(end_t) is None or const_value(strides_t) is None:
         return _traced_index_grad(op, g)
     begin = const_ints(begin_t, "begin", op)
     end = const_ints(end_t, "end", op)
     strides = const_ints(strides_t, "strides", op)
     xshape = tuple(x.shape)
-    specs = _canonical_slices(op, xshape, begin, end, strides)
+    try:
+        specs = _canonical_slices(op, xshape, begin, end, strides)
+    except NotImplementedError:  # a dim of unknown size: the run-time form handles it
+        return _traced_index_grad(op, g)
     if any(s is not None and s[0] != "index" and s[3] == 0 for s in specs):
         return [ops.zeros_like(x), None, None, None]
     # Undo new axes and shrunk axes: one dim per input dim.
