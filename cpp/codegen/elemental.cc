@@ -263,6 +263,8 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
       return concat(e, idx, root);
     case KKind::kGather:
       return gather(e, idx, root);
+    case KKind::kGatherNd:
+      return gather_nd(e, idx, root);
     case KKind::kOneHot: {
       const KExpr* ix = e->operands[0];
       const int axis = e->axes[0];

@@ -81,6 +81,8 @@ class ElementalEmitter {
   llvm::Value* reduce(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* concat(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* gather(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
+  llvm::Value* gather_nd(const KExpr* e, const std::vector<llvm::Value*>& idx,
+                         const KExpr* root);  // elemental_gather_nd.cc
   llvm::Value* index_map(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* arg_reduce(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   std::vector<llvm::Value*> broadcast_index(const KExpr* out, const KExpr* operand,

@@ -25,6 +25,7 @@ enum class KKind {
   kConcat,     // along axis
   kShapeOf,    // element i is dim i of the operand (its values are never read)
   kGather,     // operands params, indices: params[..., indices[...], ...] along axes[0]
+  kGatherNd,   // operands params, indices: params[indices[i..., :], j...] (GatherNd)
   kOneHot,     // operands indices, on, off (scalars): on where indices == the index on axes[0]
   kIndexMap,   // operand x (and a fill scalar for pads): each dim reads x at map_kind(i)
   kArgReduce,  // op ArgMax/ArgMin over axes[0]: the index of the first extreme (TF's NaN rule)

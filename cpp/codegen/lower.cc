@@ -249,14 +249,15 @@ class Lowering {
       }
       case LowerKind::kSlice: {
         KExpr* x = in(0);
-        SlicePlan plan = strided_slice_plan_for(n);
+        const bool unit = op == OpId::Slice;  // Slice(begin, size): unit strides, no shrink
+        SlicePlan plan = unit ? SlicePlan{} : strided_slice_plan_for(n);
         KExpr* e = make(KKind::kSlice, n->outputs[0].dtype, node_dims(n, 0));
         e->operands = {x};
         int mi = member_index_[n];
         for (int d = 0; d < x->rank(); ++d) {
           e->start_slot.push_back(slot({ParamFill::kSliceStart, mi, d}));
-          e->stride_slot.push_back(slot({ParamFill::kSliceStride, mi, d}));
-          e->out_of_in.push_back(plan.out_of_in[d]);
+          e->stride_slot.push_back(unit ? -1 : slot({ParamFill::kSliceStride, mi, d}));
+          e->out_of_in.push_back(unit ? d : plan.out_of_in[d]);
         }
         outs.push_back(e);
         break;
@@ -320,6 +321,13 @@ class Lowering {
         e->axes = {axis < 0 ? axis + p->rank() : axis};
         int bd = static_cast<int>(n->attrs.get<int64_t>("batch_dims", 0));
         e->batch_dims = bd < 0 ? bd + e->operands[1]->rank() : bd;
+        outs.push_back(e);
+        break;
+      }
+      case LowerKind::kGatherNd: {  // the index depth is indices.rank - 1 + params.rank - out.rank
+        KExpr* e = make(KKind::kGatherNd, n->outputs[0].dtype, node_dims(n, 0));
+        e->node = n;
+        e->operands = {in(0), in(1)};
         outs.push_back(e);
         break;
       }
@@ -487,7 +495,7 @@ class Lowering {
     // two pows, scaling every parameter) is computed once per own element, not per use.
     for (auto& e : p_->exprs) {
       // Gathers and index maps may read an element many times (tile, repeated indices).
-      bool rereads = e->kind == KKind::kGather || e->kind == KKind::kIndexMap;
+      bool rereads = e->kind == KKind::kGather || e->kind == KKind::kIndexMap || e->kind == KKind::kGatherNd;
       if (!is_elementwise(e->kind) && !rereads) continue;
       for (KExpr* o : e->operands)
         if (expensive[o->id] && o->kind != KKind::kBuffer && (rereads || is_broadcast(o, e.get())))

@@ -47,10 +47,11 @@ constexpr bool record_ok(const OpDef& d) {
 }  // namespace
 
 const char* lower_kind_name(LowerKind k) {
-  static const char* const kNames[] = {
-      "const",     "view",      "unary",     "binary",    "math",       "cast",    "select", "addn",
-      "broadcast", "fill_like", "transpose", "reduce",    "slice",      "split",   "concat", "stack",
-      "shape",     "gather",    "one_hot",   "index_map", "arg_reduce", "library", "eager",  "graph"};
+  static const char* const kNames[] = {"const",     "view",       "unary",   "binary",    "math",
+                                       "cast",      "select",     "addn",    "broadcast", "fill_like",
+                                       "transpose", "reduce",     "slice",   "split",     "concat",
+                                       "stack",     "shape",      "gather",  "gather_nd", "one_hot",
+                                       "index_map", "arg_reduce", "library", "eager",     "graph"};
   static_assert(sizeof(kNames) / sizeof(*kNames) == static_cast<int>(LowerKind::kGraph) + 1);
   return kNames[static_cast<int>(k)];
 }

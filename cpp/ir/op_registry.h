@@ -68,6 +68,7 @@ enum class LowerKind {
   kStack,      // Pack: concat of values given a new unit axis
   kShape,      // the operand's dims (from the run-time parameters)
   kGather,     // params at an index read from the indices (GatherV2); out of range: an error
+  kGatherNd,   // params at an index vector read from the indices' last dim (GatherNd); checked
   kOneHot,     // on/off by comparing the index with the output position
   kIndexMap,   // each dim reads its input dim at a mapped index (reverse, tile, pads, roll)
   kArgReduce,  // the index of the first largest (smallest) element along a constant axis

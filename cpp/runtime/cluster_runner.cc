@@ -213,6 +213,10 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
       case ParamFill::kSliceStart:
       case ParamFill::kSliceStride: {
         Node* n = p.members[f.a];
+        if (n->op == OpId::Slice) {  // Slice(input, begin, size): begin[d], unit strides
+          v = f.kind == ParamFill::kSliceStart ? views[f.a][1].to_int64s().at(f.b) : 1;
+          break;
+        }
         OpCall call(&n->def(), views[f.a], n->attrs);
         SlicePlan plan = strided_slice_plan(call, views[f.a][0].shape(), views[f.a][1].to_int64s(),
                                             views[f.a][2].to_int64s(), views[f.a][3].to_int64s());

@@ -16,6 +16,7 @@ from . import (
     ops,
     optimizers,
     random,
+    scatter_ops,
     xla,
 )
 from . import tensor as _tensor

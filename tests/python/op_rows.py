@@ -128,6 +128,30 @@ def _segment_sum_ref(x, ids):
     return out
 
 
+def _nd_indices(rows):
+    """Index vectors (int32 [n, C]): the first n of `rows`, n the size the row runs with (its
+    index count follows the 2-dims of the updates; the indexed tensor keeps its size)."""
+    def make():
+        return np.array(rows, np.int32)[: _SIZE[-1]].reshape(-1, len(rows[0]))
+    return make
+
+
+def _scatter_nd_ref(i, u):
+    out = np.zeros((4, 3), u.dtype)
+    np.add.at(out, i[:, 0], u)
+    return out
+
+
+def _tensor_scatter_row(fn, combine, rows):
+    def ref(t, i, u):
+        out = t.copy()
+        for k in range(i.shape[0]):
+            out[i[k, 0]] = combine(out[i[k, 0]], u[k])
+        return out
+    return Row(lambda d, rng: (data((4, 3))(d, rng), _nd_indices(rows)(), data((2, 3))(d, rng)),
+               lambda t, i, u: fn(t, jf.reshape(i, [-1, 1]), u), ref, (0, 2))
+
+
 def _one_hot_ref(i):
     return (np.arange(4) == i[..., None]).astype(np.float32)
 
@@ -246,6 +270,17 @@ ROWS = {
     "Roll": unary(lambda x: jf.roll(x, [1, -4], [0, 1]), lambda x: np.roll(x, (1, -4), (0, 1))),
     "UnsortedSegmentSum": Row(lambda d, rng: (data((4, 3))(d, rng), np.array([0, 2, 0, 1], np.int32)),
                               lambda x, i: jf.math.unsorted_segment_sum(x, i, 3), _segment_sum_ref, (0,)),
+    # gather_nd, the nd scatters and Slice: index counts follow the size, indexed tensors keep theirs.
+    "GatherNd": Row(lambda d, rng: (data((3, 4, 3))(d, rng), _nd_indices([[0, 1], [2, 3]])()),
+                    lambda p, i: jf.gather_nd(p, jf.reshape(i, [-1, 2])), lambda p, i: p[tuple(i.T)], (0,)),
+    "ScatterNd": Row(lambda d, rng: (_nd_indices([[3], [3]])(), data((2, 3))(d, rng)),
+                     lambda i, u: jf.scatter_nd(jf.reshape(i, [-1, 1]), u, [4, 3]), _scatter_nd_ref, (1,)),
+    "TensorScatterUpdate": _tensor_scatter_row(jf.tensor_scatter_nd_update, lambda a, b: b, [[1], [3]]),
+    "TensorScatterAdd": _tensor_scatter_row(jf.tensor_scatter_nd_add, np.add, [[1], [1]]),
+    "TensorScatterSub": _tensor_scatter_row(jf.tensor_scatter_nd_sub, np.subtract, [[1], [1]]),
+    "TensorScatterMax": _tensor_scatter_row(jf.tensor_scatter_nd_max, np.maximum, [[1], [1]]),
+    "TensorScatterMin": _tensor_scatter_row(jf.tensor_scatter_nd_min, np.minimum, [[1], [1]]),
+    "Slice": Row(inputs(data((4, 2))), lambda x: jf.slice(x, [1, 0], [2, -1]), lambda x: x[1:3, :], (0,)),
     "Fill": Row(lambda d, rng: (data((), 0, 3)(d, rng),), lambda v: jf.fill([2, 3], v),
                 lambda v: np.full((2, 3), v), (0,)),
     "ZerosLike": unary(jf.zeros_like, np.zeros_like, grad=()),

@@ -1,6 +1,13 @@
 """Automatic differentiation: the gradient registry, jf.gradients (symbolic, inside a trace)
 and jf.GradientTape (eager and traced). See registry.py for how to add an op's gradient."""
-from . import function_calls, grads_array, grads_control, grads_index, grads_math  # noqa: F401  (register the gradients)
+from . import (  # noqa: F401  (register the gradients)
+    function_calls,
+    grads_array,
+    grads_control,
+    grads_index,
+    grads_math,
+    grads_scatter,
+)
 from .gradients import gradients
 from .registry import (
     OpView,
