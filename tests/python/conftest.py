@@ -64,3 +64,16 @@ def run_in_threads(worker, n):
         t.start()
     for t in threads:
         t.join()
+
+
+def run_mode(mode, fn, *args):
+    """fn(*args) eagerly ("eager"), or as a traced jf.function ("function")."""
+    import jitflow as jf
+    return fn(*args) if mode == "eager" else jf.function(fn)(*args)
+
+
+def assert_exact(t, want, dtype):
+    """t (a jf.Tensor) has exactly dtype and the values of want."""
+    got = t.numpy()
+    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
+    np.testing.assert_array_equal(got, np.asarray(want, dtype))

@@ -4,22 +4,14 @@ strides. References are exact numpy for integers and TF 2.21's documented result
 here (the tests do not import tensorflow)."""
 import numpy as np
 import pytest
+from conftest import assert_exact, run_mode
 
 import jitflow as jf
 
 BIG = 2**53 + 1  # the first integer a double cannot hold
 MODES = ["eager", "function"]
-
-
-def run(mode, fn, *args):
-    """fn(*args) eagerly, or as a traced jf.function."""
-    return fn(*args) if mode == "eager" else jf.function(fn)(*args)
-
-
-def exact(t, want, dtype):
-    got = t.numpy()
-    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    np.testing.assert_array_equal(got, np.asarray(want, dtype))
+run = run_mode  # conftest: eagerly or as a traced jf.function
+exact = assert_exact
 
 
 # ---- Python ints ---------------------------------------------------------------------------

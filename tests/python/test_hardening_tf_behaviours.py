@@ -4,20 +4,13 @@ shape=, negative transpose perms, reshape of empty tensors with -1, and the bitw
 (jf.bitwise.*, ~ & | ^ on integer tensors). Expected values are TF 2.21's, written here."""
 import numpy as np
 import pytest
+from conftest import assert_exact, run_mode
 
 import jitflow as jf
 
 MODES = ["eager", "function"]
-
-
-def run(mode, fn, *args):
-    return fn(*args) if mode == "eager" else jf.function(fn)(*args)
-
-
-def exact(t, want, dtype):
-    got = t.numpy()
-    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    np.testing.assert_array_equal(got, np.asarray(want, dtype))
+run = run_mode  # conftest: eagerly or as a traced jf.function
+exact = assert_exact
 
 
 def compiled_runs(fn, *args):

@@ -3,17 +3,12 @@ none (shapes, creation, random, state)."""
 import numpy as np
 
 from .. import ops
-from .grads_math import _float_only
+from .grads_math import _grad
 from .registry import register_gradient
 from .shapes import const_ints, const_value, is_float, reshape_like, static_shape, unbroadcast
 
 # Ops without a gradient say so, and why, in their records (cpp/ir/ops.def).
 
-
-def _grad(op_type):
-    def wrap(fn):
-        return register_gradient(op_type)(_float_only(fn))
-    return wrap
 
 
 @_grad("Reshape")

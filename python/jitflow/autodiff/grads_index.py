@@ -3,15 +3,8 @@ scatter-add into zeros of the params' shape; the per-dim maps run backwards."""
 import numpy as np
 
 from .. import array_ops, ops
-from .grads_math import _float_only
-from .registry import register_gradient
+from .grads_math import _grad
 from .shapes import const_ints, shape_of
-
-
-def _grad(op_type):
-    def wrap(fn):
-        return register_gradient(op_type)(_float_only(fn))
-    return wrap
 
 
 @_grad("GatherV2")

@@ -2,15 +2,9 @@
 gather_nd's is a ScatterNd of the gradient, a scatter's a gather_nd of it, Slice's a pad."""
 from .. import dtypes, ops, scatter_ops
 from ..array_ops import pad
-from .grads_math import _float_only
+from .grads_math import _float_only, _grad
 from .registry import register_gradient
 from .shapes import const_value, static_shape
-
-
-def _grad(op_type):
-    def wrap(fn):
-        return register_gradient(op_type)(_float_only(fn))
-    return wrap
 
 
 def _shape(t, dtype):
