@@ -38,6 +38,15 @@ Tensor shape_value(const TensorSpec& out, const Shape& in) {
 }
 }  // namespace
 
+// Small integer inputs: prepare reads their values (they may be shapes or slice bounds).
+static bool shape_like(const Tensor& t) { return is_int(t.dtype()) && t.num_elements() <= 16; }
+static bool same_values(const Tensor& t, const std::vector<int64_t>& v) {
+  if (static_cast<int64_t>(v.size()) != t.num_elements()) return false;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (t.get_int(static_cast<int64_t>(i)) != v[i]) return false;
+  return true;
+}
+
 // Which dims are 1: the part of the shapes a program's dims depend on.
 static void add_pattern(const Shape& s, std::string* k) {
   for (int d = 0; d < s.rank(); ++d) *k += s[d] == 1 ? '1' : 'n';
@@ -181,7 +190,7 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
       } else {
         const Tensor* t = external.at({o.node, o.index});
         // Small integer inputs keep their values: they may be shapes (a runtime reshape).
-        v.push_back(is_int(t->dtype()) && t->num_elements() <= 16 ? *t : view_of(*t));
+        v.push_back(shape_like(*t) ? *t : view_of(*t));
       }
     }
     specs[m] = n->op == OpId::Const ? n->outputs : infer_specs(n->def(), v, n->attrs);
@@ -239,7 +248,10 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
     for (int d : e->dims) s.push_back(d < 0 ? 1 : pr->params[d]);
     pr->buffer_shapes[b] = s;
   }
-  for (const Tensor& t : inputs) pr->input_shapes.push_back(t.shape());
+  for (const Tensor& t : inputs) {
+    pr->input_shapes.push_back(t.shape());
+    pr->input_values.push_back(shape_like(t) ? t.to_int64s() : std::vector<int64_t>());
+  }
   pr->ok = true;
   return true;
 }
@@ -274,7 +286,9 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
   RunState& st = *lease;
   Prepared* pr = st.prepared.get();
   bool same = pr && pr->input_shapes.size() == inputs.size();
-  for (size_t i = 0; same && i < inputs.size(); ++i) same = pr->input_shapes[i] == inputs[i].shape();
+  for (size_t i = 0; same && i < inputs.size(); ++i)
+    same = pr->input_shapes[i] == inputs[i].shape() &&
+           (!shape_like(inputs[i]) || same_values(inputs[i], pr->input_values[i]));
   if (!same) {
     auto fresh = std::make_unique<Prepared>();
     if (!prepare(inputs, fresh.get())) {  // another size-1 (broadcast) pattern than traced

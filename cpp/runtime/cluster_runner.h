@@ -46,6 +46,9 @@ struct CompiledCluster {
  private:
   struct Prepared {
     std::vector<Shape> input_shapes;
+    // The values of the small integer inputs prepare read (run-time reshape targets, slice
+    // bounds): parameters computed from them hold only while they are the same.
+    std::vector<std::vector<int64_t>> input_values;
     std::vector<int64_t> params;
     std::vector<Shape> buffer_shapes;
     std::vector<std::vector<TensorSpec>> step_specs;  // library steps: their node's output specs

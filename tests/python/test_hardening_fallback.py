@@ -150,3 +150,20 @@ def test_random_graphs_with_unknown_dims_always_run_compiled_code(rng):
             assert after["cluster_fallbacks"] == before["cluster_fallbacks"]
             want = build(np, *[a.astype(np.float64) for a in args])
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_run_time_shape_input_with_new_values_recomputes_the_parameters(rng):
+    """A reshape whose target is a function argument: the cluster's parameters follow the
+    target's values, not only the input shapes (the same shapes with another target gave the
+    old shape: a silent wrong answer)."""
+    @jf.function
+    def f(x, s):
+        with jf.jit_scope():
+            return jf.reshape(x * 2.0, s) + 1.0
+
+    x = rng.standard_normal(12).astype(np.float32)
+    for target in ([2, 6], [3, 4], [2, 6], [12, 1], [3, 4]):
+        before = _stats()["cluster_runs"]
+        y = f(x, np.array(target, np.int32)).numpy()
+        assert _stats()["cluster_runs"] == before + 1
+        np.testing.assert_allclose(y, (x.astype(np.float64) * 2 + 1).reshape(target), rtol=1e-6)
