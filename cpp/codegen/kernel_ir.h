@@ -118,7 +118,10 @@ struct ClusterProgram {
   std::vector<Output> outputs;       // member outputs used outside, in order
   std::vector<KExpr*> output_exprs;  // the materialized expr of each output
   std::vector<Node*> members;        // in creation order
-  std::string fingerprint;           // canonical text: the compile-cache key's IR part
+  // Per member: its value feeds a shape input (a slice bound i + 1), so the runner computes
+  // it on its eager kernel before the kernels run (small integers only; see prepare).
+  std::vector<char> value_before_run;
+  std::string fingerprint;  // canonical text: the compile-cache key's IR part
 };
 
 // Sibling fusion: merges elementwise loop steps of the same shape into one loop when the

@@ -118,12 +118,55 @@ class Lowering {
     for (size_t i = 0; i < n->inputs.size(); ++i) {
       if (!is_shape_input(n->op, i, n->inputs.size())) continue;
       const Output& o = n->inputs[i];
-      // A Shape member's value is known before the kernels run (the runner computes it from
-      // the input shapes); other computed shapes are not.
-      if (is_member(o.node) && !o.node->const_value() && o.node->op != OpId::Shape)
-        throw_unimplemented(n->name, ": its shape input is computed inside the cluster");
+      // A Shape member's value, and a small integer computed from known values (a slice
+      // bound i + 1), are known before the kernels run: the runner computes them.
+      if (is_member(o.node) && !o.node->const_value() && o.node->op != OpId::Shape) {
+        if (!computable(o.node))
+          throw_unimplemented(
+              n->name, ": its shape input is computed inside the cluster from values the kernels compute");
+        mark_value_before_run(o.node);
+      }
       if (!is_member(o.node) && !o.node->const_value()) input(o);
     }
+  }
+
+  // Whether the runner can compute a member's value before the kernels run (prepare): a
+  // small integer result of small integers that are constants, cluster inputs or computable.
+  std::map<const Node*, bool> computable_;
+  bool computable(const Node* m) {
+    auto it = computable_.find(m);
+    if (it != computable_.end()) return it->second;
+    bool ok = !m->stateful() && m->outputs.size() == 1 && !(m->def().flags & kNoKernel);
+    auto small_int = [](const TensorSpec& s) {
+      if (!is_int(s.dtype)) return false;
+      int64_t n = 1;
+      for (int d = 0; d < s.shape.rank(); ++d) {
+        if (s.shape[d] < 0) return false;
+        n *= s.shape[d];
+      }
+      return n <= 16;
+    };
+    ok = ok && small_int(m->outputs[0]);
+    for (const Output& o : m->inputs) {
+      if (!ok) break;
+      if (o.node->const_value()) continue;
+      if (is_member(o.node))
+        ok = o.node->op == OpId::Shape || computable(o.node);
+      else
+        ok = small_int(o.node->outputs[o.index]);
+    }
+    computable_[m] = ok;
+    return ok;
+  }
+
+  void mark_value_before_run(const Node* m) {
+    if (p_->value_before_run.empty()) p_->value_before_run.assign(p_->members.size(), 0);
+    char& flag = p_->value_before_run[member_index_.at(m)];
+    if (flag) return;
+    flag = 1;
+    for (const Output& o : m->inputs)
+      if (is_member(o.node) && !o.node->const_value() && o.node->op != OpId::Shape)
+        mark_value_before_run(o.node);
   }
 
   // Elementwise result dims: the node's own dims; operand dims that are slots must equal
@@ -431,11 +474,17 @@ class Lowering {
       views.push_back(c ? *c
                         : Tensor(o.node->outputs[o.index].dtype, o.node->outputs[o.index].shape, nullptr));
     }
-    for (int i = 1; i < 4; ++i)
-      if (!views[i].buffer()) throw_unimplemented(n->name, ": slice bounds must be constants to compile");
     OpCall call(&n->def(), views, n->attrs);
-    return strided_slice_plan(call, views[0].shape(), views[1].to_int64s(), views[2].to_int64s(),
-                              views[3].to_int64s());
+    if (views[1].buffer() && views[2].buffer() && views[3].buffer())
+      return strided_slice_plan(call, views[0].shape(), views[1].to_int64s(), views[2].to_int64s(),
+                                views[3].to_int64s());
+    // Bounds computed at run time: which output dim reads each input dim follows from the
+    // masks alone (the starts and strides are run-time parameters), so plan with stand-ins.
+    int64_t nb = views[1].shape()[0];
+    Shape big;
+    for (int d = 0; d < views[0].rank(); ++d) big.push_back(int64_t(1) << 30);
+    return strided_slice_plan(call, big, std::vector<int64_t>(nb, 0), std::vector<int64_t>(nb, 1),
+                              std::vector<int64_t>(nb, 1));
   }
 
   std::vector<Step> pending_matmuls_;
@@ -595,12 +644,14 @@ bool can_emit(const Node& n, std::string* why) {
     if (def.jit.reason) *why += str_cat(" (", def.jit.reason, ")");
     return false;
   }
-  if (def.lower == LowerKind::kSlice)  // x[i] with a traced i: bounds computed at run time
-    for (size_t i = 1; i < n.inputs.size(); ++i)
-      if (!n.inputs[i].node->const_value()) {
-        *why = "slice bounds computed at run time (a tensor index) are not compiled";
-        return false;
-      }
+  // A slice whose bounds are computed at run time (x[i], x[i:] with a traced i) compiles: the
+  // runner computes the bounds before the kernels run (see Lowering::computable).
+  if (def.lower == LowerKind::kSlice && n.op == OpId::StridedSlice &&
+      n.inputs[1].node->outputs[0].shape.rank() == 1 &&
+      n.inputs[1].node->outputs[n.inputs[1].index].shape[0] < 0) {
+    *why = "the number of slice bounds is not known";
+    return false;
+  }
   return shape_inputs_constant(n, why);
 }
 

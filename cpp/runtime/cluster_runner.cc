@@ -47,6 +47,18 @@ static bool same_values(const Tensor& t, const std::vector<int64_t>& v) {
   return true;
 }
 
+// A member whose value the runner computes before the kernels: a small integer result of
+// known values (lowering allowed only such members to feed shape inputs).
+static bool computable_now(const Node& n, const std::vector<TensorSpec>& specs,
+                           const std::vector<Tensor>& in) {
+  if (n.stateful() || specs.size() != 1 || !is_int(specs[0].dtype) || specs[0].shape.num_elements() > 16 ||
+      (n.def().flags & kNoKernel))
+    return false;
+  for (const Tensor& t : in)
+    if (!t.buffer()) return false;
+  return true;
+}
+
 // Which dims are 1: the part of the shapes a program's dims depend on.
 static void add_pattern(const Shape& s, std::string* k) {
   for (int d = 0; d < s.rank(); ++d) *k += s[d] == 1 ? '1' : 'n';
@@ -150,7 +162,11 @@ std::shared_ptr<const CompiledCluster> CompiledCluster::specialize(const std::ve
     std::vector<TensorSpec> specs =
         n->op == OpId::Const ? n->outputs : infer_specs(n->def(), views, n->attrs);
     Node* m = g->add_node(n->op, n->name, ins, n->attrs, specs);
-    if (n->op == OpId::Shape) shape_values[m] = shape_value(specs[0], views[0].shape());
+    if (n->op == OpId::Shape)
+      shape_values[m] = shape_value(specs[0], views[0].shape());
+    else if (!p.value_before_run.empty() && p.value_before_run[members.size()] &&
+             computable_now(*n, specs, views))
+      shape_values[m] = run_kernel(n->def(), views, n->attrs)[0];
     members.push_back(m);
     for (size_t k = 0; k < specs.size(); ++k) value[{n, static_cast<int>(k)}] = {m, static_cast<int>(k)};
   }
@@ -194,7 +210,10 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
       }
     }
     specs[m] = n->op == OpId::Const ? n->outputs : infer_specs(n->def(), v, n->attrs);
-    if (n->op == OpId::Shape) values[m] = shape_value(specs[m][0], v[0].shape());
+    if (n->op == OpId::Shape)
+      values[m] = shape_value(specs[m][0], v[0].shape());
+    else if (!p.value_before_run.empty() && p.value_before_run[m] && computable_now(*n, specs[m], v))
+      values[m] = run_kernel(n->def(), v, n->attrs)[0];  // a slice bound i + 1, computed once per values
   }
   for (const Tensor& t : inputs) add_pattern(t.shape(), &pr->pattern);
   for (const auto& node_specs : specs)
@@ -222,6 +241,9 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
       case ParamFill::kSliceStart:
       case ParamFill::kSliceStride: {
         Node* n = p.members[f.a];
+        for (size_t k = 1; k < views[f.a].size(); ++k)
+          JF_CHECK(views[f.a][k].buffer(), n->name,
+                   ": a slice bound's value is not known before the kernels run");
         if (n->op == OpId::Slice) {  // Slice(input, begin, size): begin[d], unit strides
           v = f.kind == ParamFill::kSliceStart ? views[f.a][1].to_int64s().at(f.b) : 1;
           break;

@@ -182,3 +182,28 @@ def test_an_index_map_chain_fuses_into_one_compiled_cluster(rng):
     np.testing.assert_allclose(f(x, i).numpy(), want, rtol=1e-12)
     assert jf.debugging.stats()["cluster_runs"] == before + 1
     assert len(f.get_concrete_function(x, i).clusters) == 1
+
+
+@pytest.mark.parametrize("mode", ["jit_scope", "jit_compile", "none_signature"])
+def test_slices_with_run_time_bounds_compile(mode, rng):
+    """x[i], x[i:], x[:, i], x[::i], x[-i:, :i] with a traced i run compiled code (XLA compiles
+    dynamic slices): the runner computes the bounds (i + 1, ...) before the kernels, and a new
+    value of i recomputes them."""
+    x = rng.standard_normal((4, 5))
+    keys = {"x[i]": lambda a, i: a[i], "x[i:]": lambda a, i: a[i:], "x[:, i]": lambda a, i: a[:, i],
+            "x[::i]": lambda a, i: a[::i], "x[-i:, :i]": lambda a, i: a[-i:, :i]}
+    for name, key in keys.items():
+        def body(a, i, key=key):
+            if mode == "jit_scope":
+                with jf.jit_scope():
+                    return key(a, i) * 2.0 + 1.0
+            return key(a, i) * 2.0 + 1.0
+        kw = {} if mode == "jit_scope" else {"jit_compile": True}
+        if mode == "none_signature":
+            kw["input_signature"] = [jf.TensorSpec([None, None], jf.float64), jf.TensorSpec([], jf.int32)]
+        f = jf.function(body, **kw)
+        for i in ([1, 3, 2] if name == "x[::i]" else [1, 3, -1, 2]):
+            before = jf.debugging.stats()["cluster_runs"]
+            got = f(x, jf.constant(i)).numpy()
+            assert jf.debugging.stats()["cluster_runs"] == before + 1, (name, i)
+            np.testing.assert_allclose(got, eval(name, {"x": x, "i": i}) * 2.0 + 1.0, rtol=1e-12, err_msg=name)

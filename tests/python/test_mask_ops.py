@@ -279,9 +279,11 @@ def test_traced_index_errors_are_tfs():
         jf.function(lambda a, i: a[i])(x, jf.constant(10))
     with pytest.raises(jf.errors.InvalidArgumentError, match="strides\\[0\\] must be non-zero"):
         jf.function(lambda a, i: a[::i])(x, jf.constant(0))
-    # jitflow compiles no slice with run-time bounds yet: jit_compile=True names it.
-    with pytest.raises(jf.errors.InvalidArgumentError, match="StridedSlice.*bounds computed at run time"):
-        jf.function(lambda a, i: a[i:], jit_compile=True)(x, jf.constant(1))
+    # Compiled (jit_compile=True compiles run-time bounds, as TF's XLA): the same errors.
+    with pytest.raises(jf.errors.InvalidArgumentError, match="slice index 10 of dimension 0 out of bounds"):
+        jf.function(lambda a, i: a[i] + 1.0, jit_compile=True)(x, jf.constant(10))
+    with pytest.raises(jf.errors.InvalidArgumentError, match="strides\\[0\\] must be non-zero"):
+        jf.function(lambda a, i: a[::i] + 1.0, jit_compile=True)(x, jf.constant(0))
 
 
 @pytest.mark.parametrize("traced", [False, True])
