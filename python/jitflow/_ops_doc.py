@@ -33,7 +33,30 @@ def markdown():
             comp = f"no: {r['jit_reason']}"
         grad = "yes" if r["differentiable"] else f"no: {r['grad_reason']}"
         rows.append(f"| {r['name']} | {names} | {_types(r['types'])} | {comp} | {grad} |")
-    return _HEADER + "\n".join(rows) + "\n"
+    return _HEADER + "\n".join(rows) + "\n" + _COMPOSITIONS
+
+
+# Public functions that are compositions of the ops above (as TF builds them): they compile
+# where their parts do and differentiate through them.
+_COMPOSITIONS = """
+## Compositions
+
+Built from the ops above as TF builds them: each compiles where its parts do and
+differentiates through them.
+
+| function | built from |
+|---|---|
+| `boolean_mask` | Reshape, Where, Squeeze, GatherV2 (eager: Where's output shape depends on values) |
+| `nn.embedding_lookup` | GatherV2 |
+| `eye` | Range, Equal, Cast, BroadcastTo |
+| `sequence_mask` | Range, Less, Cast |
+| `size`, `shape_n` | Shape, Prod |
+| `unstack` | Split, Squeeze |
+| `meshgrid` | Reshape, BroadcastTo (AddV2 with unknown sizes) |
+| `linspace` | Range, arithmetic, ConcatV2 |
+| `repeat` | ExpandDims, Tile, Reshape, or GatherV2 of computed positions |
+| `gather_nd(batch_dims>0)` | GatherNd with batch coordinates |
+"""
 
 
 if __name__ == "__main__":

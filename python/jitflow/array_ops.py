@@ -171,11 +171,20 @@ def meshgrid(*args, **kwargs):
     if indexing == "xy" and n > 1:  # x varies along columns, y along rows
         axis_of[0], axis_of[1] = 1, 0
         sizes[0], sizes[1] = sizes[1], sizes[0]
-    out = []
+    shaped = []
     for x, axis in zip(xs, axis_of):
         shape = [1] * n
         shape[axis] = -1
-        out.append(ops.broadcast_to(ops.reshape(x, shape), sizes))
+        shaped.append(ops.reshape(x, shape))
+    if None not in sizes:
+        return [ops.broadcast_to(x, sizes) for x in shaped]
+    # Sizes unknown when traced: broadcast by adding zeros shaped like the others.
+    out = []
+    for i, x in enumerate(shaped):
+        for j, y in enumerate(shaped):
+            if j != i:
+                x = x + ops.cast(ops.zeros_like(y), x.dtype)
+        out.append(x)
     return out
 
 

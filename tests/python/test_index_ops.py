@@ -207,3 +207,53 @@ def test_slices_with_run_time_bounds_compile(mode, rng):
             got = f(x, jf.constant(i)).numpy()
             assert jf.debugging.stats()["cluster_runs"] == before + 1, (name, i)
             np.testing.assert_allclose(got, eval(name, {"x": x, "i": i}) * 2.0 + 1.0, rtol=1e-12, err_msg=name)
+
+
+# The compositions (Python functions built from op records) in every mode, against numpy.
+COMPOSITIONS = {
+    "eye": (lambda x: jf.eye(3, 4, dtype=jf.float64) * x[0, 0], lambda x: np.eye(3, 4) * x[0, 0]),
+    "sequence_mask": (lambda x: jf.cast(jf.sequence_mask(jf.cast(x[:, 0] * 0.0 + 2.0, jf.int32), 4), jf.float64) * x,
+                      lambda x: (np.arange(4) < 2)[None, :] * x),
+    "size": (lambda x: jf.cast(jf.size(x), jf.float64) * x, lambda x: x.size * x),
+    "unstack": (lambda x: jf.stack(jf.unstack(x, axis=1)[::-1], axis=1), lambda x: x[:, ::-1]),
+    "meshgrid": (lambda x: jf.meshgrid(x[0], x[:, 0])[0] + jf.meshgrid(x[0], x[:, 0])[1],
+                 lambda x: np.add(*np.meshgrid(x[0], x[:, 0]))),
+    "linspace": (lambda x: jf.cast(jf.linspace(0.0, 1.0, 4), jf.float64) * x,
+                 lambda x: np.linspace(0.0, 1.0, 4).astype(np.float32) * x),
+    "repeat": (lambda x: jf.repeat(x, 2, axis=1), lambda x: np.repeat(x, 2, axis=1)),
+    "embedding_lookup": (lambda x: jf.nn.embedding_lookup(x, [2, 0, 2]), lambda x: x[[2, 0, 2]]),
+    "boolean_mask": (lambda x: jf.boolean_mask(x, [True, False, True]), lambda x: x[[0, 2]]),
+}
+
+
+@pytest.mark.parametrize("mode", ["eager", "function", "jit_scope", "jit_compile", "none_signature"])
+@pytest.mark.parametrize("name", sorted(COMPOSITIONS))
+def test_compositions_in_every_mode(name, mode, rng):
+    fn, ref = COMPOSITIONS[name]
+    x = rng.standard_normal((3, 4))
+    if mode == "eager":
+        got = fn(jf.constant(x))
+    else:
+        def body(a):
+            if mode == "jit_scope":
+                with jf.jit_scope():
+                    return fn(a)
+            return fn(a)
+        kw = {"jit_compile": True} if mode in ("jit_compile", "none_signature") else {}
+        if mode == "none_signature":
+            kw["input_signature"] = [jf.TensorSpec([None, None], jf.float64)]
+        f = jf.function(body, **kw)
+        if name == "unstack" and mode == "none_signature":  # TF: num cannot be inferred either
+            with pytest.raises(ValueError, match="Cannot infer argument `num`"):
+                f(jf.constant(x))
+            return
+        if name == "boolean_mask" and kw.get("jit_compile"):
+            # Its output shape depends on the mask's values: eager only, as under TF's XLA.
+            with pytest.raises(jf.errors.InvalidArgumentError, match="Where"):
+                f(jf.constant(x))
+            return
+        before = jf.debugging.stats()["cluster_runs"]
+        got = f(jf.constant(x))
+        if kw.get("jit_compile"):
+            assert jf.debugging.stats()["cluster_runs"] > before, "no compiled code ran"
+    np.testing.assert_allclose(got.numpy(), ref(x), rtol=1e-12, atol=1e-12)
