@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "codegen/formulas.h"
+#include "codegen/loops.h"
 
 namespace jf {
 
@@ -567,7 +568,6 @@ Value* ElementalEmitter::arg_reduce(const KExpr* e, const std::vector<Value*>& i
   const int axis = e->axes[0];
   const bool is_max = e->op == OpId::ArgMax, f = is_float(x->dtype);
   llvm::Type* t = reg_type(x->dtype);
-  llvm::Function* fn = b_.GetInsertBlock()->getParent();
   Value* start;
   if (f) {
     double lim =
@@ -583,30 +583,22 @@ Value* ElementalEmitter::arg_reduce(const KExpr* e, const std::vector<Value*>& i
   xi.insert(xi.end(), idx.begin() + axis, idx.end());
   for (int d = 0; d < x->rank(); ++d)
     if (x->dims[d] < 0) xi[d] = b_.getInt64(0);
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx_, "arg.head", fn);
-  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "arg.body", fn);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "arg.exit", fn);
-  b_.CreateBr(head);
-  b_.SetInsertPoint(head);
-  llvm::PHINode* k = b_.CreatePHI(b_.getInt64Ty(), 2);
-  llvm::PHINode* bv = b_.CreatePHI(t, 2);
-  llvm::PHINode* best = b_.CreatePHI(b_.getInt64Ty(), 2);
-  k->addIncoming(b_.getInt64(0), pre);
-  bv->addIncoming(start, pre);
-  best->addIncoming(b_.getInt64(0), pre);
-  b_.CreateCondBr(b_.CreateICmpSLT(k, dim(x->dims[axis])), body, exit);
-  b_.SetInsertPoint(body);
-  if (x->dims[axis] >= 0) xi[axis] = k;
-  Value* v = emit(x, xi, root);
-  Value* better = f ? (is_max ? b_.CreateFCmpOGT(v, bv) : b_.CreateFCmpOLT(v, bv))
-                    : (is_max ? b_.CreateICmpSGT(v, bv) : b_.CreateICmpSLT(v, bv));
-  llvm::BasicBlock* latch = b_.GetInsertBlock();
-  bv->addIncoming(b_.CreateSelect(better, v, bv), latch);
-  best->addIncoming(b_.CreateSelect(better, k, best), latch);
-  k->addIncoming(b_.CreateAdd(k, b_.getInt64(1)), latch);
-  b_.CreateBr(head);
-  b_.SetInsertPoint(exit);
+  // The running extreme and its index live in entry-block slots (registers after mem2reg).
+  llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+  llvm::AllocaInst* bv = eb.CreateAlloca(t);
+  llvm::AllocaInst* best_slot = eb.CreateAlloca(b_.getInt64Ty());
+  b_.CreateStore(start, bv);
+  b_.CreateStore(b_.getInt64(0), best_slot);
+  for_range(b_, b_.getInt64(0), dim(x->dims[axis]), "arg", [&](Value* k) {
+    if (x->dims[axis] >= 0) xi[axis] = k;
+    Value* v = emit(x, xi, root);
+    Value* cur = b_.CreateLoad(t, bv);
+    Value* better = f ? (is_max ? b_.CreateFCmpOGT(v, cur) : b_.CreateFCmpOLT(v, cur))
+                      : (is_max ? b_.CreateICmpSGT(v, cur) : b_.CreateICmpSLT(v, cur));
+    b_.CreateStore(b_.CreateSelect(better, v, cur), bv);
+    b_.CreateStore(b_.CreateSelect(better, k, b_.CreateLoad(b_.getInt64Ty(), best_slot)), best_slot);
+  });
+  Value* best = b_.CreateLoad(b_.getInt64Ty(), best_slot);
   return b_.CreateTrunc(best, reg_type(e->dtype));  // an int64 stays as it is
 }
 

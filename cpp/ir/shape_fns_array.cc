@@ -20,7 +20,8 @@ static int traced_rank(const OpCall& c, size_t i, const char* what) {
   if (n < 0)
     c.fail("the length of ", what, " must be known when tracing (a tensor of unknown rank), got shape ",
            c.in[i].shape().str());
-  if (n > kMaxRank) c.fail("tensors of rank > ", kMaxRank, " are not supported (", what, " has ", n, " dims)");
+  if (n > kMaxRank)
+    c.fail("tensors of rank > ", kMaxRank, " are not supported (", what, " has ", n, " dims)");
   return static_cast<int>(n);
 }
 
@@ -159,7 +160,8 @@ void infer_split(OpCall& c) {  // inputs: axis, value
   // them. TF refuses counts past int32 ("Number of outputs is too big").
   if (num > INT32_MAX) c.fail("Number of outputs is too big: ", num);
   if (static_cast<uint64_t>(num) * 1024 > max_allocation_bytes())
-    throw_resource_exhausted(c.name(), ": ", num, " outputs cannot be made (about 1 KiB each, more than this ",
+    throw_resource_exhausted(c.name(), ": ", num,
+                             " outputs cannot be made (about 1 KiB each, more than this ",
                              "machine's memory)");
   if (in[axis] >= 0 && in[axis] % num != 0)
     c.fail("Number of ways to split should evenly divide the split dimension, but got split_dim ", axis,

@@ -18,7 +18,8 @@ int64_t axis_value(const OpCall& c, size_t i, int rank, const char* what) {
   if (c.in[i].rank() != 0) c.fail(what, " must be a scalar, got shape ", c.in[i].shape().str());
   if (!c.has_value(i)) return -1;
   int64_t a = c.in[i].get_int(0);
-  if (a < -rank || a >= rank) c.fail("Expected ", what, " in the range [", -rank, ", ", rank, "), but got ", a);
+  if (a < -rank || a >= rank)
+    c.fail("Expected ", what, " in the range [", -rank, ", ", rank, "), but got ", a);
   return a < 0 ? a + rank : a;
 }
 
@@ -28,12 +29,13 @@ bool paddings(const OpCall& c, std::vector<std::pair<int64_t, int64_t>>* p) {
   const Tensor& pad = c.in[1];
   need_int(c, 1, "paddings");
   if (pad.rank() != 2 || pad.shape()[1] != 2 || pad.shape()[0] != x.rank())
-    c.fail("The first dimension of paddings must be the rank of inputs", x.rank(), ", ", pad.shape().str(), " ",
-           x.shape().str());
+    c.fail("The first dimension of paddings must be the rank of inputs", x.rank(), ", ", pad.shape().str(),
+           " ", x.shape().str());
   if (!c.has_value(1)) return false;
   std::vector<int64_t> v = pad.to_int64s();
   for (int d = 0; d < x.rank(); ++d) {
-    if (v[2 * d] < 0 || v[2 * d + 1] < 0) c.fail("Paddings must be non-negative: ", v[2 * d], " ", v[2 * d + 1]);
+    if (v[2 * d] < 0 || v[2 * d + 1] < 0)
+      c.fail("Paddings must be non-negative: ", v[2 * d], " ", v[2 * d + 1]);
     p->push_back({v[2 * d], v[2 * d + 1]});
   }
   return true;
@@ -84,7 +86,8 @@ void infer_one_hot(OpCall& c) {
                 dtype_name(c.in[3].dtype()));
   const Shape& ix = c.in[0].shape();
   int64_t axis = c.attrs.get<int64_t>("axis", -1);
-  if (axis < -1 || axis > ix.rank()) c.fail("Expected axis to be -1 or between [0, ", ix.rank(), "], got ", axis);
+  if (axis < -1 || axis > ix.rank())
+    c.fail("Expected axis to be -1 or between [0, ", ix.rank(), "], got ", axis);
   if (axis == -1) axis = ix.rank();
   int64_t depth = -1;
   if (c.has_value(1)) {
@@ -142,8 +145,8 @@ void infer_pad(OpCall& c) {
   const Tensor& x = c.in[0];
   bool mirror = c.def->id == OpId::MirrorPad;
   if (!mirror) {
-    if (c.in[2].rank() != 0) c.fail("constant_values must be a scalar. Shape of constant_values is ",
-                                    c.in[2].shape().str());
+    if (c.in[2].rank() != 0)
+      c.fail("constant_values must be a scalar. Shape of constant_values is ", c.in[2].shape().str());
     if (c.in[2].dtype() != x.dtype())
       c.fail_type("constant_values must have the input's dtype ", dtype_name(x.dtype()), ", got ",
                   dtype_name(c.in[2].dtype()));
@@ -179,12 +182,13 @@ void infer_roll(OpCall& c) {
   need_int(c, 1, "shift");
   need_int(c, 2, "axis");
   if (c.in[1].rank() > 1 || c.in[2].rank() > 1 || c.in[1].shape() != c.in[2].shape())
-    c.fail("shift and axis must be scalars or vectors of the same length, got ", c.in[1].shape().str(), " and ",
-           c.in[2].shape().str());
+    c.fail("shift and axis must be scalars or vectors of the same length, got ", c.in[1].shape().str(),
+           " and ", c.in[2].shape().str());
   if (x.rank() < 1) c.fail("input must be 1-D or higher");
   if (c.has_value(2))
     for (int64_t a : c.in[2].to_int64s())
-      if (a < -x.rank() || a >= x.rank()) c.fail("axis ", a, " is out of range for a rank-", x.rank(), " input");
+      if (a < -x.rank() || a >= x.rank())
+        c.fail("axis ", a, " is out of range for a rank-", x.rank(), " input");
   c.add_output(x.dtype(), x.shape());
 }
 

@@ -140,7 +140,8 @@ void k_OneHot(OpCall& c) {
   int64_t axis = c.attrs.get<int64_t>("axis", -1);
   if (axis == -1) axis = ix.rank();
   const std::vector<int64_t> idx = ix.to_int64s();
-  const int64_t outer = prod(ix.shape(), 0, static_cast<int>(axis)), inner = prod(ix.shape(), static_cast<int>(axis), ix.rank());
+  const int64_t outer = prod(ix.shape(), 0, static_cast<int>(axis)),
+                inner = prod(ix.shape(), static_cast<int>(axis), ix.rank());
   const size_t es = dtype_size(out.dtype());
   const char* on = static_cast<const char*>(c.in[2].raw());
   const char* off = static_cast<const char*>(c.in[3].raw());
