@@ -40,12 +40,22 @@ def _static_shape(t):
     return [None if d is None else int(d) for d in t.shape]
 
 
+def _true_coordinates(mask):
+    from . import ops
+    return ops.squeeze(where_coordinates(mask), axis=[1])
+
+
+def _gather_along(tensor, indices, axis):
+    from . import array_ops
+    return array_ops.gather(tensor, indices, axis=axis)
+
+
 @export("boolean_mask")
 def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     """The elements (or slices from `axis` on) of tensor where mask, a K-D tensor matching
     tensor's dims [axis, axis + K), is true, flattened into one dim: TF's composition (reshape
     the masked dims into one, gather at the coordinates of the true elements)."""
-    from . import array_ops, ops
+    from . import ops
     del name  # the ops keep their own names, as jitflow's other compositions
     tensor = _t(tensor)
     mask = _t(mask)
@@ -54,9 +64,16 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
         raise ValueError("mask cannot be scalar.")
     axis = 0 if axis is None else axis
     if isinstance(axis, _C.Tensor):
-        if axis.is_symbolic():
-            raise NotImplementedError("jf.boolean_mask: an axis computed in the graph is not supported")
-        axis = int(axis.numpy())
+        from .autodiff.shapes import const_value
+        value = const_value(axis)  # eager, or a traced constant
+        if value is None:
+            if ndims_mask != 1:
+                raise NotImplementedError("jf.boolean_mask: a multi-dimensional mask needs an axis known when "
+                                          "tracing (a Python int or a constant)")
+            # A 1-D mask along an axis computed in the graph: gather along that axis.
+            indices = _true_coordinates(mask)
+            return _gather_along(tensor, indices, axis)
+        axis = int(value)
     axis = int(axis)
     shape = _static_shape(tensor)
     # TF: tensor.shape[axis:axis + K] must be compatible with mask.shape (Python slicing).
@@ -76,5 +93,4 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
             target = before + [int(_np.prod(part, dtype=_np.int64))] + after
         tensor = ops.reshape(tensor, target)
         mask = ops.reshape(mask, [-1])
-    indices = ops.squeeze(where_coordinates(mask), axis=[1])
-    return array_ops.gather(tensor, indices, axis=axis)
+    return _gather_along(tensor, _true_coordinates(mask), axis)

@@ -304,3 +304,17 @@ def test_new_axis_and_ellipsis(rng):
         np.testing.assert_array_equal(eval(key, {"x": jf.constant(x)}).numpy(), want, err_msg=key)
         f = jf.function(lambda a, key=key: eval(key, {"x": a}))
         np.testing.assert_array_equal(f(jf.constant(x)).numpy(), want, err_msg=key)
+
+
+def test_boolean_mask_with_an_axis_computed_in_the_graph(rng):
+    """TF accepts a tensor axis: a 1-D mask gathers along it; a constant axis is read."""
+    x = rng.standard_normal((3, 4))
+    f = jf.function(lambda a, m, ax: jf.boolean_mask(a, m, axis=ax))
+    m1 = np.array([True, False, True, True])
+    np.testing.assert_array_equal(f(x, m1, jf.constant(1)).numpy(), x[:, m1])
+    m0 = np.array([False, True, True])
+    np.testing.assert_array_equal(f(x, m0, jf.constant(0)).numpy(), x[m0])
+    g = jf.function(lambda a, m: jf.boolean_mask(a, m, axis=jf.constant(1)))
+    np.testing.assert_array_equal(g(x, m1).numpy(), x[:, m1])
+    with pytest.raises(NotImplementedError, match="axis known when tracing"):
+        f(x[None], np.ones((3, 4), bool), jf.constant(1))
