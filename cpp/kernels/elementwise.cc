@@ -120,6 +120,18 @@ struct RsqrtF {
 JF_UNARY_FUNCTOR(SinF, a.sin())
 JF_UNARY_FUNCTOR(CosF, a.cos())
 JF_UNARY_FUNCTOR(ErfF, a.erf())
+JF_UNARY_FUNCTOR(Expm1F, a.expm1())
+JF_UNARY_FUNCTOR(TanF, a.tan())
+JF_UNARY_FUNCTOR(AtanF, a.atan())
+JF_UNARY_FUNCTOR(AsinF, a.asin())
+JF_UNARY_FUNCTOR(AcosF, a.acos())
+JF_UNARY_FUNCTOR(SinhF, a.sinh())
+JF_UNARY_FUNCTOR(CoshF, a.cosh())
+JF_UNARY_FUNCTOR(AsinhF, a.asinh())
+JF_UNARY_FUNCTOR(AcoshF, a.acosh())
+JF_UNARY_FUNCTOR(AtanhF, a.atanh())
+JF_UNARY_FUNCTOR(ErfcF, a.erfc())
+JF_UNARY_FUNCTOR(LgammaF, a.lgamma())
 JF_UNARY_FUNCTOR(NotF, !a)
 
 template <class F>
@@ -215,6 +227,7 @@ JF_BINARY_FUNCTOR(MaxF, a.binaryExpr(b, (Eigen::internal::scalar_max_op<T, T, Ei
 JF_BINARY_FUNCTOR(MinF, a.binaryExpr(b, (Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>())))
 JF_BINARY_FUNCTOR(FloorDivF, a.binaryExpr(b, [](T x, T y) { return floor_div(x, y); }))
 JF_BINARY_FUNCTOR(FloorModF, a.binaryExpr(b, [](T x, T y) { return floor_mod(x, y); }))
+JF_BINARY_FUNCTOR(Atan2F, a.binaryExpr(b, [](T x, T y) { return std::atan2(x, y); }))
 JF_BINARY_FUNCTOR(PowF, a.binaryExpr(b, [](T x, T y) { return int_pow(x, y); }))
 JF_BINARY_FUNCTOR(EqF, a == b)
 JF_BINARY_FUNCTOR(NeF, a != b)
@@ -325,6 +338,18 @@ void k_Rsqrt(OpCall& c) { unary_float<RsqrtF>(c, 5); }
 void k_Sin(OpCall& c) { unary_float<SinF>(c, 10); }
 void k_Cos(OpCall& c) { unary_float<CosF>(c, 10); }
 void k_Erf(OpCall& c) { unary_float<ErfF>(c, 10); }
+void k_Expm1(OpCall& c) { unary_float<Expm1F>(c, 10); }
+void k_Tan(OpCall& c) { unary_float<TanF>(c, 10); }
+void k_Atan(OpCall& c) { unary_float<AtanF>(c, 10); }
+void k_Asin(OpCall& c) { unary_float<AsinF>(c, 10); }
+void k_Acos(OpCall& c) { unary_float<AcosF>(c, 10); }
+void k_Sinh(OpCall& c) { unary_float<SinhF>(c, 10); }
+void k_Cosh(OpCall& c) { unary_float<CoshF>(c, 10); }
+void k_Asinh(OpCall& c) { unary_float<AsinhF>(c, 10); }
+void k_Acosh(OpCall& c) { unary_float<AcoshF>(c, 10); }
+void k_Atanh(OpCall& c) { unary_float<AtanhF>(c, 10); }
+void k_Erfc(OpCall& c) { unary_float<ErfcF>(c, 10); }
+void k_Lgamma(OpCall& c) { unary_float<LgammaF>(c, 10); }
 void k_LogicalNot(OpCall& c) { unary_apply<NotF, bool, bool>(c.in[0], c.alloc(0), 1); }
 
 void k_Cast(OpCall& c) {
@@ -337,6 +362,7 @@ void k_AddV2(OpCall& c) { binary_numeric<AddF>(c, 1); }
 void k_Sub(OpCall& c) { binary_numeric<SubF>(c, 1); }
 void k_Mul(OpCall& c) { binary_numeric<MulF>(c, 1); }
 void k_RealDiv(OpCall& c) { binary_float<DivF>(c, 4); }
+void k_Atan2(OpCall& c) { binary_float<Atan2F>(c, 20); }
 void k_FloorDiv(OpCall& c) {
   check_int_divisor(c);
   binary_numeric<FloorDivF>(c, 8);

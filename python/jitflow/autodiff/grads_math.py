@@ -113,6 +113,83 @@ def _erf_grad(op, g):
     return [g * (2.0 / math.sqrt(math.pi)) * ops.exp(-ops.square(x))]
 
 
+@_grad("Expm1")
+def _expm1_grad(op, g):
+    return [g * ops.exp(op.inputs[0])]
+
+
+@_grad("Tan")
+def _tan_grad(op, g):
+    return [g * ops.square(1.0 / ops.cos(op.inputs[0]))]
+
+
+@_grad("Atan")
+def _atan_grad(op, g):
+    return [g / (1.0 + ops.square(op.inputs[0]))]
+
+
+@_grad("Asin")
+def _asin_grad(op, g):
+    return [g * ops.rsqrt(1.0 - ops.square(op.inputs[0]))]
+
+
+@_grad("Acos")
+def _acos_grad(op, g):
+    return [-g * ops.rsqrt(1.0 - ops.square(op.inputs[0]))]
+
+
+@_grad("Sinh")
+def _sinh_grad(op, g):
+    return [g * ops.cosh(op.inputs[0])]
+
+
+@_grad("Cosh")
+def _cosh_grad(op, g):
+    return [g * ops.sinh(op.inputs[0])]
+
+
+@_grad("Asinh")
+def _asinh_grad(op, g):
+    return [g / ops.cosh(op.outputs[0])]
+
+
+@_grad("Acosh")
+def _acosh_grad(op, g):
+    return [g / ops.sinh(op.outputs[0])]
+
+
+@_grad("Atanh")
+def _atanh_grad(op, g):
+    return [g / (1.0 - ops.square(op.inputs[0]))]
+
+
+@_grad("Erfc")
+def _erfc_grad(op, g):
+    x = op.inputs[0]
+    return [g * (-2.0 / math.sqrt(math.pi)) * ops.exp(-ops.square(x))]
+
+
+def _digamma(x):
+    """psi(x) from jf ops (no Digamma op yet): the reflection psi(1 - x) - pi / tan(pi x)
+    below 0.5, the recurrence psi(y) = psi(y + 6) - sum 1 / (y + k), and the asymptotic
+    series at y + 6 (error below 1e-10)."""
+    neg = x < 0.5
+    y = ops.where(neg, 1.0 - x, x)
+    acc = 0.0
+    for k in range(6):
+        acc = acc + 1.0 / (y + float(k))
+    z = y + 6.0
+    r = 1.0 / ops.square(z)
+    series = ops.log(z) - 0.5 / z - r * (1.0 / 12 - r * (1.0 / 120 - r * (1.0 / 252 - r * (1.0 / 240 - r / 132))))
+    psi = series - acc
+    return ops.where(neg, psi - math.pi / ops.tan(math.pi * ops.where(neg, x, 0.25)), psi)
+
+
+@_grad("Lgamma")
+def _lgamma_grad(op, g):
+    return [g * _digamma(op.inputs[0])]
+
+
 @register_gradient("Cast")
 def _cast_grad(op, g):
     x, y = op.inputs[0], op.outputs[0]
@@ -156,6 +233,13 @@ def _pow_grad(op, g):
     log_x = ops.where(positive, ops.log(ops.where(positive, x, 1.0)), 0.0)
     gy = unbroadcast(g * z * log_x, y)
     return [gx, gy]
+
+
+@_grad("Atan2")
+def _atan2_grad(op, g):
+    y, x = op.inputs
+    inv = g / (ops.square(x) + ops.square(y))
+    return [unbroadcast(x * inv, y), unbroadcast(-y * inv, x)]
 
 
 @_grad("Maximum")
