@@ -61,6 +61,37 @@ JF_UNARY_FORMULA(Tanh) {
   return b.CreateSelect(b.CreateFCmpOLT(ax, C(0.1)), small, big);
 }
 
+JF_UNARY_FORMULA(Floor) { return E.call_intrinsic(llvm::Intrinsic::floor, x); }
+JF_UNARY_FORMULA(Ceil) { return E.call_intrinsic(llvm::Intrinsic::ceil, x); }
+// Half to even, as TF (rint in the default rounding mode); integers are already rounded.
+JF_UNARY_FORMULA(Round) { return is_f(e) ? E.call_intrinsic(llvm::Intrinsic::rint, x) : x; }
+
+// TF's sign: NaN stays NaN, +-0 gives +0.
+JF_UNARY_FORMULA(Sign) {
+  auto& b = E.builder();
+  llvm::Constant* one = llvm::ConstantInt::get(x->getType(), 1);
+  llvm::Constant* minus = llvm::ConstantInt::get(x->getType(), -1, true);
+  if (!is_f(e))
+    return b.CreateSelect(b.CreateICmpSGT(x, zero(x)), one,
+                          b.CreateSelect(b.CreateICmpSLT(x, zero(x)), minus, zero(x)));
+  Value* rest = b.CreateSelect(b.CreateFCmpOLT(x, zero(x)), E.fconst(e->dtype, -1.0),
+                               b.CreateSelect(b.CreateFCmpUNO(x, x), x, zero(x)));
+  return b.CreateSelect(b.CreateFCmpOGT(x, zero(x)), E.fconst(e->dtype, 1.0), rest);
+}
+
+JF_UNARY_FORMULA(Reciprocal) { return E.builder().CreateFDiv(E.fconst(e->dtype, 1.0), x); }
+
+// Float predicates: the operand is float, the result (e->dtype) bool.
+JF_UNARY_FORMULA(IsNan) { return E.builder().CreateFCmpUNO(x, x); }
+JF_UNARY_FORMULA(IsInf) {
+  return E.builder().CreateFCmpOEQ(E.call_intrinsic(llvm::Intrinsic::fabs, x),
+                                   llvm::ConstantFP::getInfinity(x->getType()));
+}
+JF_UNARY_FORMULA(IsFinite) {
+  return E.builder().CreateFCmpOLT(E.call_intrinsic(llvm::Intrinsic::fabs, x),
+                                   llvm::ConstantFP::getInfinity(x->getType()));
+}
+
 JF_UNARY_FORMULA(LogicalNot) { return E.builder().CreateNot(x); }
 
 // ---- binary --------------------------------------------------------------------------------

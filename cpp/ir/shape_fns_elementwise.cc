@@ -30,6 +30,11 @@ void infer_unary_float(OpCall& c) {
   require(c, is_float(c.in[0].dtype()), "a float32 or float64");
   infer_identity(c);
 }
+// IsNan, IsInf, IsFinite: a float input, a bool output of its shape.
+void infer_float_predicate(OpCall& c) {
+  require(c, is_float(c.in[0].dtype()), "a float32 or float64");
+  c.add_output(DType::kBool, c.in[0].shape());
+}
 void infer_unary_bool(OpCall& c) {
   require(c, c.in[0].dtype() == DType::kBool, "a bool");
   infer_identity(c);

@@ -132,6 +132,30 @@ JF_UNARY_FUNCTOR(AcoshF, a.acosh())
 JF_UNARY_FUNCTOR(AtanhF, a.atanh())
 JF_UNARY_FUNCTOR(ErfcF, a.erfc())
 JF_UNARY_FUNCTOR(LgammaF, a.lgamma())
+JF_UNARY_FUNCTOR(FloorF, a.floor())
+JF_UNARY_FUNCTOR(CeilF, a.ceil())
+// Half to even (TF's Round); integers are their own rounding.
+struct RoundF {
+  template <class A>
+  auto operator()(const A& a) const {
+    using T = typename A::Scalar;
+    return a.unaryExpr([](T x) {
+      if constexpr (std::is_floating_point_v<T>) {
+        return std::nearbyint(x);
+      } else {
+        return x;
+      }
+    });
+  }
+};
+// TF's sign: NaN stays NaN, -0 gives +0.
+JF_UNARY_FUNCTOR(SignF, a.unaryExpr([](T x) {
+  return x > T(0) ? T(1) : x < T(0) ? T(-1) : x == x ? T(0) : x;
+}))
+JF_UNARY_FUNCTOR(ReciprocalF, a.inverse())
+JF_UNARY_FUNCTOR(IsNanF, a.isNaN())
+JF_UNARY_FUNCTOR(IsInfF, a.isInf())
+JF_UNARY_FUNCTOR(IsFiniteF, a.isFinite())
 JF_UNARY_FUNCTOR(NotF, !a)
 
 template <class F>
@@ -143,6 +167,12 @@ template <class F>
 void unary_float(OpCall& c, double cost) {
   Tensor& y = c.alloc(0);
   JF_SWITCH_FLOAT(c.in[0].dtype(), T, (unary_apply<F, T, T>(c.in[0], y, cost)));
+}
+
+template <class F>
+void float_predicate(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  JF_SWITCH_FLOAT(c.in[0].dtype(), T, (unary_apply<F, T, bool>(c.in[0], y, 1)));
 }
 
 // ---- binary --------------------------------------------------------------------------
@@ -350,6 +380,14 @@ void k_Acosh(OpCall& c) { unary_float<AcoshF>(c, 10); }
 void k_Atanh(OpCall& c) { unary_float<AtanhF>(c, 10); }
 void k_Erfc(OpCall& c) { unary_float<ErfcF>(c, 10); }
 void k_Lgamma(OpCall& c) { unary_float<LgammaF>(c, 10); }
+void k_Floor(OpCall& c) { unary_float<FloorF>(c, 1); }
+void k_Ceil(OpCall& c) { unary_float<CeilF>(c, 1); }
+void k_Round(OpCall& c) { unary_numeric<RoundF>(c, 1); }
+void k_Sign(OpCall& c) { unary_numeric<SignF>(c, 1); }
+void k_Reciprocal(OpCall& c) { unary_float<ReciprocalF>(c, 4); }
+void k_IsNan(OpCall& c) { float_predicate<IsNanF>(c); }
+void k_IsInf(OpCall& c) { float_predicate<IsInfF>(c); }
+void k_IsFinite(OpCall& c) { float_predicate<IsFiniteF>(c); }
 void k_LogicalNot(OpCall& c) { unary_apply<NotF, bool, bool>(c.in[0], c.alloc(0), 1); }
 
 void k_Cast(OpCall& c) {

@@ -108,6 +108,31 @@ def binary(fn, ref, nonzero=False, lo=-3.0, hi=3.0, grad=(0, 1)):
     return Row(inputs(data((2, 3), lo, hi), data((3,), lo, hi, nonzero)), fn, _f64(ref), grad)
 
 
+def _halves(shape):
+    """Floats on a half grid (ties for Round: half to even), ints as they are."""
+    base = data(shape)
+
+    def make(d, rng):
+        v = base(d, rng)
+        return np.asarray(np.round(v * 2) / 2).astype(v.dtype) if v.dtype.kind == "f" else v
+    return make
+
+
+def _specials(shape):
+    """Floats with NaN, +Inf, -Inf and -0 among them (for the float predicates)."""
+    base = data(shape)
+
+    def make(d, rng):
+        v = base(d, rng).copy()
+        if v.dtype.kind != "f":
+            return v
+        flat = v.reshape(-1)
+        for i, s in zip(range(flat.size), (np.nan, np.inf, -np.inf, -0.0)):
+            flat[i] = s
+        return v
+    return make
+
+
 def _floordiv(x, y):
     return np.floor_divide(x, y)
 
@@ -207,6 +232,14 @@ ROWS = {
     "Atanh": unary(jf.math.atanh, np.arctanh, lo=-0.9, hi=0.9),
     "Erfc": unary(jf.math.erfc, np.vectorize(math.erfc, otypes=[np.float64])),
     "Lgamma": unary(jf.math.lgamma, np.vectorize(math.lgamma, otypes=[np.float64]), lo=-2.7, hi=4.0),
+    "Floor": unary(jf.floor, np.floor, grad=()),
+    "Ceil": unary(jf.math.ceil, np.ceil, grad=()),
+    "Round": Row(inputs(_halves((2, 3))), jf.round, _f64(np.round)),
+    "Sign": unary(jf.sign, np.sign),
+    "Reciprocal": Row(inputs(data((2, 3), nonzero=True)), jf.math.reciprocal, _f64(lambda x: 1 / x), (0,)),
+    "IsNan": Row(inputs(_specials((2, 3))), jf.math.is_nan, np.isnan),
+    "IsInf": Row(inputs(_specials((2, 3))), jf.math.is_inf, np.isinf),
+    "IsFinite": Row(inputs(_specials((2, 3))), jf.math.is_finite, np.isfinite),
     "Sqrt": unary(jf.sqrt, np.sqrt, lo=0.2, hi=3.0),
     "Rsqrt": unary(jf.math.rsqrt, lambda x: 1 / np.sqrt(x), lo=0.2, hi=3.0),
     "Sin": unary(jf.sin, np.sin),

@@ -232,3 +232,14 @@ def test_bitwise_ops_compiled(dtype):
     x, y = _bits_ref(dtype)
     got = compiled_runs(lambda a, b: (~(a & b) | (a ^ b)) ^ jf.bitwise.invert(b), jf.constant(x), jf.constant(y))
     exact(got, (~(x & y) | (x ^ y)) ^ ~y, dtype)
+
+
+@pytest.mark.parametrize("mode", MODES + ["jit_compile"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sign_keeps_nan_and_gives_plus_zero_like_tf(mode, dtype):
+    # TF 2.21: sign([nan, -0., 0., -2., 3., -inf]) == [nan, 0., 0., -1., 1., -1.], the zeros +0.
+    x = jf.constant(np.array([np.nan, -0.0, 0.0, -2.0, 3.0, -np.inf], dtype))
+    got = compiled_runs(jf.sign, x) if mode == "jit_compile" else run(mode, jf.sign, x)
+    got = np.asarray(got)
+    np.testing.assert_array_equal(got, np.array([np.nan, 0.0, 0.0, -1.0, 1.0, -1.0], dtype))
+    assert not np.signbit(got[1])

@@ -190,6 +190,17 @@ def _lgamma_grad(op, g):
     return [g * _digamma(op.inputs[0])]
 
 
+@_grad("Sign")
+def _sign_grad(op, g):
+    return [ops.zeros_like(op.inputs[0])]
+
+
+@_grad("Reciprocal")
+def _reciprocal_grad(op, g):
+    y = op.outputs[0]
+    return [-g * y * y]
+
+
 @register_gradient("Cast")
 def _cast_grad(op, g):
     x, y = op.inputs[0], op.outputs[0]
