@@ -179,6 +179,54 @@ JF_BINARY_FORMULA(Pow) {
   return r;
 }
 
+JF_BINARY_FORMULA(SquaredDifference) {
+  auto& b = E.builder();
+  if (!is_float(in)) {
+    Value* d = b.CreateSub(x, y);
+    return b.CreateMul(d, d);
+  }
+  Value* d = b.CreateFSub(x, y);
+  return b.CreateFMul(d, d);
+}
+
+// C division (rounds toward zero); integers as FloorDiv: a zero divisor fails the check,
+// lowest / -1 wraps.
+JF_BINARY_FORMULA(TruncateDiv) {
+  auto& b = E.builder();
+  if (is_float(in)) return E.call_intrinsic(llvm::Intrinsic::trunc, b.CreateFDiv(x, y));
+  IntDivision d = int_division(E, e, x, y);
+  Value* q = b.CreateSelect(d.minus_one, b.CreateNeg(x), d.q);
+  return b.CreateSelect(d.zero_divisor, zero(x), q);
+}
+
+// C remainder (the sign of x): fmod for floats.
+JF_BINARY_FORMULA(TruncateMod) {
+  auto& b = E.builder();
+  if (is_float(in)) return b.CreateFRem(x, y);
+  IntDivision d = int_division(E, e, x, y);
+  return b.CreateSelect(b.CreateOr(d.zero_divisor, d.minus_one), zero(x), d.r);
+}
+
+// TF's *NoNan ops: 0 where y == 0, whatever x is.
+JF_BINARY_FORMULA(DivNoNan) {
+  auto& b = E.builder();
+  return b.CreateSelect(b.CreateFCmpOEQ(y, zero(y)), zero(x), b.CreateFDiv(x, y));
+}
+JF_BINARY_FORMULA(MulNoNan) {
+  auto& b = E.builder();
+  return b.CreateSelect(b.CreateFCmpOEQ(y, zero(y)), zero(x), b.CreateFMul(x, y));
+}
+
+// x * log(y) (the record's math function: log, log1p), 0 where x == 0.
+JF_BINARY_FORMULA(Xlogy) {
+  auto& b = E.builder();
+  return b.CreateSelect(b.CreateFCmpOEQ(x, zero(x)), zero(x), b.CreateFMul(x, E.math_call(e, y)));
+}
+JF_BINARY_FORMULA(Xlog1py) {
+  auto& b = E.builder();
+  return b.CreateSelect(b.CreateFCmpOEQ(x, zero(x)), zero(x), b.CreateFMul(x, E.math_call(e, y)));
+}
+
 JF_BINARY_FORMULA(Maximum) {
   auto& b = E.builder();
   return is_float(in) ? E.fmax_nan(x, y, true) : b.CreateSelect(b.CreateICmpSGT(x, y), x, y);

@@ -236,6 +236,27 @@ T floor_mod(T x, T y) {
   }
 }
 template <class T>
+T trunc_div(T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::trunc(x / y);
+  } else {
+    if (y == 0) return 0;  // guarded by a check before the kernel runs
+    if constexpr (std::is_signed_v<T>) {
+      if (y == -1) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(x));
+    }
+    return x / y;
+  }
+}
+template <class T>
+T trunc_mod(T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::fmod(x, y);
+  } else {
+    if (y == 0 || y == -1) return 0;
+    return x % y;
+  }
+}
+template <class T>
 T int_pow(T x, T y) {
   if constexpr (std::is_floating_point_v<T>) {
     return std::pow(x, y);
@@ -258,6 +279,15 @@ JF_BINARY_FUNCTOR(MinF, a.binaryExpr(b, (Eigen::internal::scalar_min_op<T, T, Ei
 JF_BINARY_FUNCTOR(FloorDivF, a.binaryExpr(b, [](T x, T y) { return floor_div(x, y); }))
 JF_BINARY_FUNCTOR(FloorModF, a.binaryExpr(b, [](T x, T y) { return floor_mod(x, y); }))
 JF_BINARY_FUNCTOR(Atan2F, a.binaryExpr(b, [](T x, T y) { return std::atan2(x, y); }))
+JF_BINARY_FUNCTOR(SquaredDifferenceF, (a - b).square())
+JF_BINARY_FUNCTOR(TruncateDivF, a.binaryExpr(b, [](T x, T y) { return trunc_div(x, y); }))
+JF_BINARY_FUNCTOR(TruncateModF, a.binaryExpr(b, [](T x, T y) { return trunc_mod(x, y); }))
+// TF's *NoNan ops: 0 where y == 0 (whatever x is); xlogy/xlog1py: 0 where x == 0.
+JF_BINARY_FUNCTOR(DivNoNanF, a.binaryExpr(b, [](T x, T y) { return y == T(0) ? T(0) : x / y; }))
+JF_BINARY_FUNCTOR(MulNoNanF, a.binaryExpr(b, [](T x, T y) { return y == T(0) ? T(0) : x * y; }))
+JF_BINARY_FUNCTOR(XlogyF, a.binaryExpr(b, [](T x, T y) { return x == T(0) ? T(0) : x * std::log(y); }))
+JF_BINARY_FUNCTOR(Xlog1pyF, a.binaryExpr(b, [](T x, T y) { return x == T(0) ? T(0) : x * std::log1p(y); }))
+JF_BINARY_FUNCTOR(NextAfterF, a.binaryExpr(b, [](T x, T y) { return std::nextafter(x, y); }))
 JF_BINARY_FUNCTOR(PowF, a.binaryExpr(b, [](T x, T y) { return int_pow(x, y); }))
 JF_BINARY_FUNCTOR(EqF, a == b)
 JF_BINARY_FUNCTOR(NeF, a != b)
@@ -401,6 +431,20 @@ void k_Sub(OpCall& c) { binary_numeric<SubF>(c, 1); }
 void k_Mul(OpCall& c) { binary_numeric<MulF>(c, 1); }
 void k_RealDiv(OpCall& c) { binary_float<DivF>(c, 4); }
 void k_Atan2(OpCall& c) { binary_float<Atan2F>(c, 20); }
+void k_SquaredDifference(OpCall& c) { binary_numeric<SquaredDifferenceF>(c, 2); }
+void k_TruncateDiv(OpCall& c) {
+  check_int_divisor(c);
+  binary_numeric<TruncateDivF>(c, 8);
+}
+void k_TruncateMod(OpCall& c) {
+  check_int_divisor(c);
+  binary_numeric<TruncateModF>(c, 8);
+}
+void k_DivNoNan(OpCall& c) { binary_float<DivNoNanF>(c, 4); }
+void k_MulNoNan(OpCall& c) { binary_float<MulNoNanF>(c, 2); }
+void k_Xlogy(OpCall& c) { binary_float<XlogyF>(c, 20); }
+void k_Xlog1py(OpCall& c) { binary_float<Xlog1pyF>(c, 20); }
+void k_NextAfter(OpCall& c) { binary_float<NextAfterF>(c, 10); }
 void k_FloorDiv(OpCall& c) {
   check_int_divisor(c);
   binary_numeric<FloorDivF>(c, 8);

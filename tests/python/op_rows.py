@@ -133,6 +133,31 @@ def _specials(shape):
     return make
 
 
+def _with_zero(make):
+    """The inputs of `make` with their first element 0 (multiply_no_nan's y == 0 case; x == 0
+    of xlogy is not in its row: TF's gradient there is 0, not the finite difference)."""
+    def m(d, rng):
+        v = make(d, rng).copy()
+        if v.size:
+            v.reshape(-1)[0] = 0
+        return v
+    return m
+
+
+def _truncdiv(x, y):
+    if x.dtype.kind == "f":
+        return np.trunc(x / y)
+    return (np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y))).astype(x.dtype)
+
+
+def _no_nan(op):
+    return lambda x, y: np.where(y == 0, 0.0, op(x, np.where(y == 0, 1.0, y)))
+
+
+def _xlogy(log):
+    return lambda x, y: np.where(x == 0, 0.0, x * log(y))
+
+
 def _floordiv(x, y):
     return np.floor_divide(x, y)
 
@@ -260,6 +285,16 @@ ROWS = {
     "Minimum": binary(jf.minimum, np.minimum),
     "Pow": binary(jf.pow, np.power, lo=0.0, hi=3.0, grad=(0,)),
     "Atan2": Row(inputs(data((2, 3)), data((3,), 0.2, 3.0)), jf.math.atan2, _f64(np.arctan2), (0, 1)),
+    "SquaredDifference": binary(jf.math.squared_difference, lambda x, y: (x - y) ** 2),
+    "TruncateDiv": binary(jf.truncatediv, _truncdiv, nonzero=True, grad=()),
+    "TruncateMod": binary(jf.truncatemod, np.fmod, nonzero=True, grad=()),
+    "DivNoNan": binary(jf.math.divide_no_nan, _no_nan(np.divide), nonzero=True),
+    "MulNoNan": Row(inputs(data((2, 3)), _with_zero(data((3,)))), jf.math.multiply_no_nan,
+                    _f64(_no_nan(np.multiply)), (0, 1)),
+    "Xlogy": Row(inputs(data((2, 3)), data((3,), 0.2, 3.0)), jf.math.xlogy, _f64(_xlogy(np.log)), (0, 1)),
+    "Xlog1py": Row(inputs(data((2, 3)), data((3,), -0.8, 3.0)), jf.math.xlog1py,
+                   _f64(_xlogy(np.log1p)), (0, 1)),
+    "NextAfter": binary(jf.math.nextafter, np.nextafter),
     "Equal": binary(jf.equal, np.equal, lo=-1, hi=1, grad=()),
     "NotEqual": binary(jf.not_equal, np.not_equal, lo=-1, hi=1, grad=()),
     "Less": binary(jf.less, np.less, grad=()),

@@ -243,3 +243,22 @@ def test_sign_keeps_nan_and_gives_plus_zero_like_tf(mode, dtype):
     got = np.asarray(got)
     np.testing.assert_array_equal(got, np.array([np.nan, 0.0, 0.0, -1.0, 1.0, -1.0], dtype))
     assert not np.signbit(got[1])
+
+
+@pytest.mark.parametrize("mode", MODES + ["jit_compile"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_no_nan_ops_and_xlogy_at_zero_like_tf(mode, dtype):
+    # TF 2.21: divide_no_nan(x, 0) == multiply_no_nan(inf, 0) == 0, even for x = nan or inf;
+    # xlogy(0, y) == xlog1py(0, y) == 0 for y = 0, -1, nan (values from TF 2.21).
+    x = jf.constant(np.array([np.nan, np.inf, 1.0, 0.0, 0.0, 2.0], dtype))
+    y = jf.constant(np.array([0.0, 0.0, 0.0, 0.0, np.nan, 4.0], dtype))
+
+    def fn(x, y):
+        return (jf.math.divide_no_nan(x, y), jf.math.multiply_no_nan(x, y),
+                jf.math.xlogy(x, y), jf.math.xlog1py(x, y - 1.0))
+    got = compiled_runs(fn, x, y) if mode == "jit_compile" else run(mode, fn, x, y)
+    got = [np.asarray(g) for g in got]
+    np.testing.assert_array_equal(got[0], np.array([0, 0, 0, 0, np.nan, 0.5], dtype))
+    np.testing.assert_array_equal(got[1], np.array([0, 0, 0, 0, np.nan, 8.0], dtype))
+    np.testing.assert_allclose(got[2], np.array([np.nan, -np.inf, -np.inf, 0, 0, 2 * np.log(4.0)], dtype), rtol=1e-6)
+    np.testing.assert_allclose(got[3], np.array([np.nan, -np.inf, -np.inf, 0, 0, 2 * np.log(4.0)], dtype), rtol=1e-6)

@@ -253,6 +253,53 @@ def _atan2_grad(op, g):
     return [unbroadcast(x * inv, y), unbroadcast(-y * inv, x)]
 
 
+@_grad("SquaredDifference")
+def _squared_difference_grad(op, g):
+    x, y = op.inputs
+    gx = (2.0 * g) * (x - y)
+    return [unbroadcast(gx, x), unbroadcast(-gx, y)]
+
+
+@_grad("DivNoNan")
+def _div_no_nan_grad(op, g):
+    x, y = op.inputs
+    gx = ops.divide_no_nan(g, y)
+    gy = g * ops.divide_no_nan(ops.divide_no_nan(-x, y), y)
+    return [unbroadcast(gx, x), unbroadcast(gy, y)]
+
+
+@_grad("MulNoNan")
+def _mul_no_nan_grad(op, g):
+    x, y = op.inputs
+    return [unbroadcast(ops.multiply_no_nan(g, y), x), unbroadcast(ops.multiply_no_nan(x, g), y)]
+
+
+def _xdivy(x, y):
+    """0 where x == 0, else x / y (TF's Xdivy)."""
+    zero = ops.equal(x, 0.0)
+    return ops.where(zero, 0.0, x / ops.where(zero, 1.0, y))
+
+
+@_grad("Xlogy")
+def _xlogy_grad(op, g):
+    x, y = op.inputs
+    not_zero_x = ops.cast(ops.not_equal(x, 0.0), x.dtype)
+    return [unbroadcast(ops.xlogy(not_zero_x, y) * g, x), unbroadcast(_xdivy(x, y) * g, y)]
+
+
+@_grad("Xlog1py")
+def _xlog1py_grad(op, g):
+    x, y = op.inputs
+    not_zero_x = ops.cast(ops.not_equal(x, 0.0), x.dtype)
+    return [unbroadcast(ops.xlog1py(not_zero_x, y) * g, x), unbroadcast(_xdivy(x, y + 1.0) * g, y)]
+
+
+@_grad("NextAfter")
+def _nextafter_grad(op, g):
+    x, y = op.inputs
+    return [unbroadcast(g, x), unbroadcast(ops.zeros_like(g), y)]
+
+
 @_grad("Maximum")
 def _maximum_grad(op, g):
     x, y = op.inputs
