@@ -1,5 +1,8 @@
 // Elemental formulas of the Unary and Binary ops (one per record in ops.def). NaN and Inf
 // propagate as in the eager kernels: no fast-math flags.
+#include <cmath>
+#include <limits>
+
 #include "codegen/formulas.h"
 
 namespace jf {
@@ -59,6 +62,37 @@ JF_UNARY_FORMULA(Tanh) {
   p = b.CreateFAdd(b.CreateFMul(p, x2), C(-1.0 / 3.0));
   Value* small = b.CreateFAdd(x, b.CreateFMul(b.CreateFMul(x, x2), p));
   return b.CreateSelect(b.CreateFCmpOLT(ax, C(0.1)), small, big);
+}
+
+// Eigen's digamma (Cephes psi), as TF's kernel: NaN at the poles (0, -1, ...); below 0 the
+// reflection psi(1 - x) - pi / tan(pi x); then the recurrence psi(s) - sum 1/(x + k) up to
+// s = x + 10 (a fixed number of steps, exact for every x), and the asymptotic series at s.
+// tan is the record's math function.
+JF_UNARY_FORMULA(Digamma) {
+  auto& b = E.builder();
+  auto C = [&](double v) { return E.fconst(e->dtype, v); };
+  Value* neg = b.CreateFCmpOLE(x, C(0.0));
+  Value* p = E.call_intrinsic(llvm::Intrinsic::floor, x);
+  Value* pole = b.CreateAnd(neg, b.CreateFCmpOEQ(p, x));
+  Value* nz = b.CreateFSub(x, p);
+  nz = b.CreateSelect(b.CreateFCmpOGT(nz, C(0.5)), b.CreateFSub(x, b.CreateFAdd(p, C(1.0))), nz);
+  Value* refl = b.CreateFDiv(C(M_PI), E.math_call(e, b.CreateFMul(C(M_PI), nz)));
+  refl = b.CreateSelect(b.CreateFCmpOEQ(nz, C(0.5)), C(0.0), refl);
+  Value* xr = b.CreateSelect(neg, b.CreateFSub(C(1.0), x), x);
+  Value* w = C(0.0);
+  for (int k = 0; k < 10; ++k) w = b.CreateFAdd(w, b.CreateFDiv(C(1.0), b.CreateFAdd(xr, C(k))));
+  Value* s = b.CreateFAdd(xr, C(10.0));
+  Value* z = b.CreateFDiv(C(1.0), b.CreateFMul(s, s));
+  const double A[] = {8.33333333333333333333E-2,  -2.10927960927960927961E-2, 7.57575757575757575758E-3,
+                      -4.16666666666666666667E-3, 3.96825396825396825397E-3,  -8.33333333333333333333E-3,
+                      8.33333333333333333333E-2};
+  Value* poly = C(A[0]);
+  for (int i = 1; i < 7; ++i) poly = b.CreateFAdd(b.CreateFMul(poly, z), C(A[i]));
+  Value* y = b.CreateFMul(z, poly);
+  Value* r = b.CreateFSub(
+      b.CreateFSub(b.CreateFSub(E.call_intrinsic(llvm::Intrinsic::log, s), b.CreateFDiv(C(0.5), s)), y), w);
+  r = b.CreateSelect(neg, b.CreateFSub(r, refl), r);
+  return b.CreateSelect(pole, C(std::numeric_limits<double>::quiet_NaN()), r);
 }
 
 JF_UNARY_FORMULA(Floor) { return E.call_intrinsic(llvm::Intrinsic::floor, x); }

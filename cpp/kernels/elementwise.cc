@@ -132,6 +132,7 @@ JF_UNARY_FUNCTOR(AcoshF, a.acosh())
 JF_UNARY_FUNCTOR(AtanhF, a.atanh())
 JF_UNARY_FUNCTOR(ErfcF, a.erfc())
 JF_UNARY_FUNCTOR(LgammaF, a.lgamma())
+JF_UNARY_FUNCTOR(DigammaF, a.digamma())
 JF_UNARY_FUNCTOR(FloorF, a.floor())
 JF_UNARY_FUNCTOR(CeilF, a.ceil())
 // Half to even (TF's Round); integers are their own rounding.
@@ -410,6 +411,7 @@ void k_Acosh(OpCall& c) { unary_float<AcoshF>(c, 10); }
 void k_Atanh(OpCall& c) { unary_float<AtanhF>(c, 10); }
 void k_Erfc(OpCall& c) { unary_float<ErfcF>(c, 10); }
 void k_Lgamma(OpCall& c) { unary_float<LgammaF>(c, 10); }
+void k_Digamma(OpCall& c) { unary_float<DigammaF>(c, 40); }
 void k_Floor(OpCall& c) { unary_float<FloorF>(c, 1); }
 void k_Ceil(OpCall& c) { unary_float<CeilF>(c, 1); }
 void k_Round(OpCall& c) { unary_numeric<RoundF>(c, 1); }

@@ -158,6 +158,20 @@ def _xlogy(log):
     return lambda x, y: np.where(x == 0, 0.0, x * log(y))
 
 
+def _digamma_ref(x):
+    """psi(x) in float64 (scipy is not installed): the reflection below 0.5, the recurrence
+    up to x + 20 and the asymptotic series there (error far below float64's epsilon)."""
+    x = np.asarray(x, np.float64)
+    neg = x < 0.5
+    y = np.where(neg, 1.0 - x, x)
+    acc = sum(1.0 / (y + k) for k in range(20))
+    z = y + 20.0
+    r = 1.0 / (z * z)
+    series = np.log(z) - 0.5 / z - r * (1 / 12 - r * (1 / 120 - r * (1 / 252 - r * (1 / 240 - r / 132))))
+    psi = series - acc
+    return np.where(neg, psi - np.pi / np.tan(np.pi * x), psi)
+
+
 def _floordiv(x, y):
     return np.floor_divide(x, y)
 
@@ -257,6 +271,7 @@ ROWS = {
     "Atanh": unary(jf.math.atanh, np.arctanh, lo=-0.9, hi=0.9),
     "Erfc": unary(jf.math.erfc, np.vectorize(math.erfc, otypes=[np.float64])),
     "Lgamma": unary(jf.math.lgamma, np.vectorize(math.lgamma, otypes=[np.float64]), lo=-2.7, hi=4.0),
+    "Digamma": unary(jf.math.digamma, _digamma_ref, lo=-2.7, hi=6.0),
     "Floor": unary(jf.floor, np.floor, grad=()),
     "Ceil": unary(jf.math.ceil, np.ceil, grad=()),
     "Round": Row(inputs(_halves((2, 3))), jf.round, _f64(np.round)),

@@ -169,25 +169,31 @@ def _erfc_grad(op, g):
     return [g * (-2.0 / math.sqrt(math.pi)) * ops.exp(-ops.square(x))]
 
 
-def _digamma(x):
-    """psi(x) from jf ops (no Digamma op yet): the reflection psi(1 - x) - pi / tan(pi x)
-    below 0.5, the recurrence psi(y) = psi(y + 6) - sum 1 / (y + k), and the asymptotic
-    series at y + 6 (error below 1e-10)."""
+def _trigamma(x):
+    """polygamma(1, x) from jf ops (no Polygamma op yet): the reflection
+    pi^2 / sin^2(pi x) - psi1(1 - x) below 0.5, the recurrence psi1(y) = psi1(y + 6) +
+    sum 1 / (y + k)^2, and the asymptotic series at y + 6."""
     neg = x < 0.5
     y = ops.where(neg, 1.0 - x, x)
     acc = 0.0
     for k in range(6):
-        acc = acc + 1.0 / (y + float(k))
+        acc = acc + 1.0 / ops.square(y + float(k))
     z = y + 6.0
     r = 1.0 / ops.square(z)
-    series = ops.log(z) - 0.5 / z - r * (1.0 / 12 - r * (1.0 / 120 - r * (1.0 / 252 - r * (1.0 / 240 - r / 132))))
-    psi = series - acc
-    return ops.where(neg, psi - math.pi / ops.tan(math.pi * ops.where(neg, x, 0.25)), psi)
+    series = (1.0 + (0.5 + (1.0 / 6 - r * (1.0 / 30 - r * (1.0 / 42 - r / 30))) / z) / z) / z
+    psi1 = series + acc
+    xs = ops.where(neg, x, 0.25)
+    return ops.where(neg, math.pi ** 2 / ops.square(ops.sin(math.pi * xs)) - psi1, psi1)
 
 
 @_grad("Lgamma")
 def _lgamma_grad(op, g):
-    return [g * _digamma(op.inputs[0])]
+    return [g * ops.digamma(op.inputs[0])]
+
+
+@_grad("Digamma")
+def _digamma_grad(op, g):
+    return [g * _trigamma(op.inputs[0])]
 
 
 @_grad("Sign")
