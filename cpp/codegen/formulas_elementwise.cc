@@ -95,6 +95,74 @@ JF_UNARY_FORMULA(Digamma) {
   return b.CreateSelect(pole, C(std::numeric_limits<double>::quiet_NaN()), r);
 }
 
+// TF's erfinv: ndtri((x + 1) / 2) / sqrt(2), ndtri as Eigen's (Cephes): a rational
+// approximation in the middle, one in z = sqrt(-2 log b) in the tails; -inf/inf at -1/1, NaN
+// beyond (TF 2.21's values).
+namespace {
+Value* polevl(ElementalEmitter& E, DType d, Value* x, std::initializer_list<double> c) {
+  auto& b = E.builder();
+  auto it = c.begin();
+  Value* r = E.fconst(d, *it++);
+  for (; it != c.end(); ++it) r = b.CreateFAdd(b.CreateFMul(r, x), E.fconst(d, *it));
+  return r;
+}
+}  // namespace
+JF_UNARY_FORMULA(Erfinv) {
+  auto& b = E.builder();
+  const DType d = e->dtype;
+  auto C = [&](double v) { return E.fconst(d, v); };
+  Value* a = b.CreateFAdd(b.CreateFMul(C(0.5), x), C(0.5));
+  const double exp_neg_two = 0.13533528323661269189;
+  Value* flip = b.CreateFCmpOLE(a, C(1.0 - exp_neg_two));
+  Value* bb = b.CreateSelect(flip, a, b.CreateFSub(C(1.0), a));
+  // Middle: b > exp(-2).
+  Value* c = b.CreateFSub(bb, C(0.5));
+  Value* c2 = b.CreateFMul(c, c);
+  Value* ratio =
+      b.CreateFDiv(polevl(E, d, c2,
+                          {-5.99633501014107895267e1, 9.80010754185999661536e1, -5.66762857469070293439e1,
+                           1.39312609387279679503e1, -1.23916583867381258016e0}),
+                   polevl(E, d, c2,
+                          {1.0, 1.95448858338141759834e0, 4.67627912898881538453e0, 8.63602421390890590575e1,
+                           -2.25462687854119370527e2, 2.00260212380060660359e2, -8.20372256168333339912e1,
+                           1.59056225126211695515e1, -1.18331621121330003142e0}));
+  Value* mid =
+      b.CreateFMul(b.CreateFAdd(b.CreateFMul(c, b.CreateFMul(c2, ratio)), c), C(2.50662827463100050242e0));
+  // Tails.
+  Value* t = E.call_intrinsic(llvm::Intrinsic::sqrt,
+                              b.CreateFMul(C(-2.0), E.call_intrinsic(llvm::Intrinsic::log, bb)));
+  Value* x0 = b.CreateFSub(t, b.CreateFDiv(E.call_intrinsic(llvm::Intrinsic::log, t), t));
+  Value* z = b.CreateFDiv(C(1.0), t);
+  Value* r1 = b.CreateFDiv(
+      polevl(E, d, z,
+             {4.05544892305962419923e0, 3.15251094599893866154e1, 5.71628192246421288162e1,
+              4.40805073893200834700e1, 1.46849561928858024014e1, 2.18663306850790267539e0,
+              -1.40256079171354495875e-1, -3.50424626827848203418e-2, -8.57456785154685413611e-4}),
+      polevl(E, d, z,
+             {1.0, 1.57799883256466749731e1, 4.53907635128879210584e1, 4.13172038254672030440e1,
+              1.50425385692907503408e1, 2.50464946208309415979e0, -1.42182922854787788574e-1,
+              -3.80806407691578277194e-2, -9.33259480895457427372e-4}));
+  Value* r2 =
+      b.CreateFDiv(polevl(E, d, z,
+                          {3.23774891776946035970e0, 6.91522889068984211695e0, 3.93881025292474443415e0,
+                           1.33303460815807542389e0, 2.01485389549179081538e-1, 1.23716634817820021358e-2,
+                           3.01581553508235416007e-4, 2.65806974686737550832e-6, 6.23974539184983293730e-9}),
+                   polevl(E, d, z,
+                          {1.0, 6.02427039364742014255e0, 3.67983563856160859403e0, 1.37702099489081330271e0,
+                           2.16236993594496635890e-1, 1.34204006088543189037e-2, 3.28014464682127739104e-4,
+                           2.89247864745380683936e-6, 6.79019408009981274425e-9}));
+  Value* x1 = b.CreateFMul(z, b.CreateSelect(b.CreateFCmpOLT(t, C(8.0)), r1, r2));
+  Value* tail = b.CreateFSub(x0, x1);
+  tail = b.CreateSelect(flip, b.CreateFNeg(tail), tail);
+  Value* nd = b.CreateSelect(b.CreateFCmpOLT(C(exp_neg_two), bb), mid, tail);
+  const double inf = std::numeric_limits<double>::infinity();
+  nd = b.CreateSelect(b.CreateFCmpOLE(a, C(0.0)), C(-inf),
+                      b.CreateSelect(b.CreateFCmpOLE(C(1.0), a), C(inf), nd));
+  Value* out_of_domain = b.CreateFCmpOGT(E.call_intrinsic(llvm::Intrinsic::fabs, x), C(1.0));
+  return b.CreateSelect(out_of_domain, C(std::numeric_limits<double>::quiet_NaN()),
+                        b.CreateFMul(nd, C(M_SQRT1_2)));
+}
+
 JF_UNARY_FORMULA(Floor) { return E.call_intrinsic(llvm::Intrinsic::floor, x); }
 JF_UNARY_FORMULA(Ceil) { return E.call_intrinsic(llvm::Intrinsic::ceil, x); }
 // Half to even, as TF (rint in the default rounding mode); integers are already rounded.

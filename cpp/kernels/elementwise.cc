@@ -133,6 +133,20 @@ JF_UNARY_FUNCTOR(AtanhF, a.atanh())
 JF_UNARY_FUNCTOR(ErfcF, a.erfc())
 JF_UNARY_FUNCTOR(LgammaF, a.lgamma())
 JF_UNARY_FUNCTOR(DigammaF, a.digamma())
+// TF's erfinv: ndtri((x + 1) / 2) / sqrt(2); NaN beyond [-1, 1] (TF 2.21's values; Eigen 3.4's
+// ndtri saturates to +-inf there).
+struct ErfinvF {
+  template <class A>
+  auto operator()(const A& a) const {
+    using T = typename A::Scalar;
+    return (a * T(0.5) + T(0.5)).ndtri() * T(M_SQRT1_2);
+  }
+  template <class T>
+  static void fixup(const T* x, T* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+      if (std::abs(x[i]) > T(1)) y[i] = std::numeric_limits<T>::quiet_NaN();
+  }
+};
 JF_UNARY_FUNCTOR(FloorF, a.floor())
 JF_UNARY_FUNCTOR(CeilF, a.ceil())
 // Half to even (TF's Round); integers are their own rounding.
@@ -412,6 +426,7 @@ void k_Atanh(OpCall& c) { unary_float<AtanhF>(c, 10); }
 void k_Erfc(OpCall& c) { unary_float<ErfcF>(c, 10); }
 void k_Lgamma(OpCall& c) { unary_float<LgammaF>(c, 10); }
 void k_Digamma(OpCall& c) { unary_float<DigammaF>(c, 40); }
+void k_Erfinv(OpCall& c) { unary_float<ErfinvF>(c, 40); }
 void k_Floor(OpCall& c) { unary_float<FloorF>(c, 1); }
 void k_Ceil(OpCall& c) { unary_float<CeilF>(c, 1); }
 void k_Round(OpCall& c) { unary_numeric<RoundF>(c, 1); }

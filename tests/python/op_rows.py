@@ -172,6 +172,17 @@ def _digamma_ref(x):
     return np.where(neg, psi - np.pi / np.tan(np.pi * x), psi)
 
 
+def _erfinv_ref(x):
+    """erfinv in float64 by Newton's method on math.erf from 0 (monotone: erf is concave
+    beyond 0), for |x| < 1."""
+    def one(v):
+        y = 0.0
+        for _ in range(200):
+            y -= (math.erf(y) - v) / (2 / math.sqrt(math.pi) * math.exp(-y * y))
+        return y
+    return np.vectorize(one, otypes=[np.float64])(x)
+
+
 def _floordiv(x, y):
     return np.floor_divide(x, y)
 
@@ -272,6 +283,7 @@ ROWS = {
     "Erfc": unary(jf.math.erfc, np.vectorize(math.erfc, otypes=[np.float64])),
     "Lgamma": unary(jf.math.lgamma, np.vectorize(math.lgamma, otypes=[np.float64]), lo=-2.7, hi=4.0),
     "Digamma": unary(jf.math.digamma, _digamma_ref, lo=-2.7, hi=6.0),
+    "Erfinv": unary(jf.math.erfinv, _erfinv_ref, lo=-0.95, hi=0.95),
     "Floor": unary(jf.floor, np.floor, grad=()),
     "Ceil": unary(jf.math.ceil, np.ceil, grad=()),
     "Round": Row(inputs(_halves((2, 3))), jf.round, _f64(np.round)),

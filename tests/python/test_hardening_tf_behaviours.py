@@ -262,3 +262,13 @@ def test_no_nan_ops_and_xlogy_at_zero_like_tf(mode, dtype):
     np.testing.assert_array_equal(got[1], np.array([0, 0, 0, 0, np.nan, 8.0], dtype))
     np.testing.assert_allclose(got[2], np.array([np.nan, -np.inf, -np.inf, 0, 0, 2 * np.log(4.0)], dtype), rtol=1e-6)
     np.testing.assert_allclose(got[3], np.array([np.nan, -np.inf, -np.inf, 0, 0, 2 * np.log(4.0)], dtype), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES + ["jit_compile"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erfinv_ends_and_out_of_domain_like_tf(mode, dtype):
+    # TF 2.21: erfinv(+-1) == +-inf, NaN beyond [-1, 1] and for NaN; erfinv(1e-8) == 8.86e-9.
+    x = jf.constant(np.array([-1.5, -1.0, 0.0, 1e-8, 1.0, 1.5, np.nan], dtype))
+    got = compiled_runs(jf.math.erfinv, x) if mode == "jit_compile" else run(mode, jf.math.erfinv, x)
+    want = np.array([np.nan, -np.inf, 0.0, 8.86226925e-09 if dtype == np.float64 else 0.0, np.inf, np.nan, np.nan])
+    np.testing.assert_allclose(np.asarray(got), want.astype(dtype), rtol=1e-6)

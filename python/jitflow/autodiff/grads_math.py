@@ -186,6 +186,11 @@ def _trigamma(x):
     return ops.where(neg, math.pi ** 2 / ops.square(ops.sin(math.pi * xs)) - psi1, psi1)
 
 
+@_grad("Erfinv")
+def _erfinv_grad(op, g):
+    return [g * (math.sqrt(math.pi) / 2) * ops.exp(ops.square(op.outputs[0]))]
+
+
 @_grad("Lgamma")
 def _lgamma_grad(op, g):
     return [g * ops.digamma(op.inputs[0])]
