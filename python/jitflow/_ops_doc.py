@@ -56,6 +56,7 @@ differentiates through them.
 | `linspace` | Range, arithmetic, ConcatV2 |
 | `repeat` | ExpandDims, Tile, Reshape, or GatherV2 of computed positions |
 | `gather_nd(batch_dims>0)` | GatherNd with batch coordinates |
+| `math.polyval` | Mul, AddV2 (Horner's rule) |
 """
 
 

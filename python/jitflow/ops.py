@@ -221,6 +221,21 @@ def divide(x, y, name=None):
 truediv = export("truediv", "math.truediv")(divide)
 
 
+@export("math.polyval")
+def polyval(coeffs, x, name=None):
+    """coeffs[0] * x**(n-1) + ... + coeffs[n-1] by Horner's rule, as tf.math.polyval (a
+    composition of Mul and AddV2); zeros_like(x) for no coefficients."""
+    if not isinstance(coeffs, list):
+        raise ValueError(f"Argument coeffs must be list type found {type(coeffs)}.")  # noqa: TRY004 (TF raises ValueError)
+    x = convert_to_tensor(x)
+    if not coeffs:
+        return zeros_like(x)
+    p = convert_to_tensor(coeffs[0], dtype_hint=x.dtype)
+    for c in coeffs[1:]:
+        p = convert_to_tensor(c, dtype_hint=x.dtype) + p * x
+    return p
+
+
 @export('add_n', 'math.add_n')
 def add_n(inputs, name=None):
     inputs = list(inputs)

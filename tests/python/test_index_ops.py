@@ -223,6 +223,7 @@ COMPOSITIONS = {
     "repeat": (lambda x: jf.repeat(x, 2, axis=1), lambda x: np.repeat(x, 2, axis=1)),
     "embedding_lookup": (lambda x: jf.nn.embedding_lookup(x, [2, 0, 2]), lambda x: x[[2, 0, 2]]),
     "boolean_mask": (lambda x: jf.boolean_mask(x, [True, False, True]), lambda x: x[[0, 2]]),
+    "polyval": (lambda x: jf.math.polyval([2.0, x[0], -3.0], x), lambda x: 2.0 * x**2 + x[0] * x - 3.0),
 }
 
 
