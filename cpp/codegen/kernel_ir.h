@@ -98,6 +98,11 @@ inline int64_t reduced_extent(const Step& s, const int64_t* params) {
   return red;
 }
 
+// Integer tensors of at most this many elements are shape-like: the runner reads their values
+// before the kernels run (a reshape target, slice bounds i and i + 1), and lowering lets a
+// member computing one feed shape inputs.
+constexpr int64_t kMaxShapeValueElements = 16;
+
 // Run-time checks of compiled code (ElementalEmitter::fail_if): an element that fails stores
 // status_code() into the status word, whose pointer follows the last buffer's; the runner
 // raises the check's error after the steps (compiled code keeps eager's errors).

@@ -144,7 +144,7 @@ class Lowering {
         if (s.shape[d] < 0) return false;
         n *= s.shape[d];
       }
-      return n <= 16;
+      return n <= kMaxShapeValueElements;
     };
     ok = ok && small_int(m->outputs[0]);
     for (const Output& o : m->inputs) {
@@ -423,7 +423,7 @@ class Lowering {
   // ReverseV2, Tile, PadV2, MirrorPad, Roll: one DimMapKind (and parameter) per dim, from
   // the op's constant shape inputs.
   KExpr* index_map(Node* n) {
-    KExpr* x = in_of(n, 0);
+    KExpr* x = operand(n, 0);
     const int r = x->rank();
     KExpr* e = make(KKind::kIndexMap, n->outputs[0].dtype, node_dims(n, 0));
     e->operands = {x};
@@ -449,7 +449,7 @@ class Lowering {
                                                                           : DimMapKind::kReflect;
         for (int d = 0; d < r; ++d)
           set(d, pads[2 * d] || pads[2 * d + 1] ? k : DimMapKind::kSame, pads[2 * d]);
-        if (n->op == OpId::PadV2) e->operands.push_back(in_of(n, 2));
+        if (n->op == OpId::PadV2) e->operands.push_back(operand(n, 2));
         break;
       }
       case OpId::Roll: {
@@ -465,7 +465,6 @@ class Lowering {
     }
     return e;
   }
-  KExpr* in_of(Node* n, int i) { return operand(n, i); }
 
   SlicePlan strided_slice_plan_for(Node* n) {
     std::vector<Tensor> views;
@@ -646,11 +645,12 @@ bool can_emit(const Node& n, std::string* why) {
   }
   // A slice whose bounds are computed at run time (x[i], x[i:] with a traced i) compiles: the
   // runner computes the bounds before the kernels run (see Lowering::computable).
-  if (def.lower == LowerKind::kSlice && n.op == OpId::StridedSlice &&
-      n.inputs[1].node->outputs[0].shape.rank() == 1 &&
-      n.inputs[1].node->outputs[n.inputs[1].index].shape[0] < 0) {
-    *why = "the number of slice bounds is not known";
-    return false;
+  if (def.lower == LowerKind::kSlice && n.op == OpId::StridedSlice) {
+    const Shape& bounds = n.inputs[1].node->outputs[n.inputs[1].index].shape;
+    if (bounds.rank() == 1 && bounds[0] < 0) {
+      *why = "the number of slice bounds is not known";
+      return false;
+    }
   }
   return shape_inputs_constant(n, why);
 }

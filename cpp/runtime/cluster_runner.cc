@@ -39,7 +39,9 @@ Tensor shape_value(const TensorSpec& out, const Shape& in) {
 }  // namespace
 
 // Small integer inputs: prepare reads their values (they may be shapes or slice bounds).
-static bool shape_like(const Tensor& t) { return is_int(t.dtype()) && t.num_elements() <= 16; }
+static bool shape_like(const Tensor& t) {
+  return is_int(t.dtype()) && t.num_elements() <= kMaxShapeValueElements;
+}
 static bool same_values(const Tensor& t, const std::vector<int64_t>& v) {
   if (static_cast<int64_t>(v.size()) != t.num_elements()) return false;
   for (size_t i = 0; i < v.size(); ++i)
@@ -51,12 +53,24 @@ static bool same_values(const Tensor& t, const std::vector<int64_t>& v) {
 // known values (lowering allowed only such members to feed shape inputs).
 static bool computable_now(const Node& n, const std::vector<TensorSpec>& specs,
                            const std::vector<Tensor>& in) {
-  if (n.stateful() || specs.size() != 1 || !is_int(specs[0].dtype) || specs[0].shape.num_elements() > 16 ||
-      (n.def().flags & kNoKernel))
+  if (n.stateful() || specs.size() != 1 || !is_int(specs[0].dtype) ||
+      specs[0].shape.num_elements() > kMaxShapeValueElements || (n.def().flags & kNoKernel))
     return false;
   for (const Tensor& t : in)
     if (!t.buffer()) return false;
   return true;
+}
+
+// The value of member m known before the kernels run, given its inputs' views: a Shape's,
+// and a small integer lowering marked (value_before_run); else an undefined tensor.
+Tensor CompiledCluster::member_value(size_t m, const std::vector<TensorSpec>& specs,
+                                     const std::vector<Tensor>& views) const {
+  const ClusterProgram& p = *program;
+  const Node& n = *p.members[m];
+  if (n.op == OpId::Shape) return shape_value(specs[0], views[0].shape());
+  if (!p.value_before_run.empty() && p.value_before_run[m] && computable_now(n, specs, views))
+    return run_kernel(n.def(), views, n.attrs)[0];  // a slice bound i + 1
+  return Tensor();
 }
 
 // Which dims are 1: the part of the shapes a program's dims depend on.
@@ -79,15 +93,17 @@ int CompiledCluster::num_specializations() const {
 
 std::vector<Tensor> CompiledCluster::fall_back(const std::vector<Tensor>& inputs,
                                                const std::string& why) const {
-  std::string inputs_desc, ops;
-  for (const Tensor& t : inputs) inputs_desc += (inputs_desc.empty() ? "" : ", ") + t.desc();
-  int shown = 0;
-  for (const Node* n : program->members)
-    if (n->op != OpId::Const && shown++ < 4) ops += (ops.empty() ? "" : ", ") + n->name;
-  if (shown > 4) ops += ", ...";
-  std::string msg =
-      str_cat(label, " (ops ", ops, ") cannot run compiled code for inputs (", inputs_desc, "): ", why);
-  if (must_compile) throw_invalid("jit_compile=True: ", msg);
+  // The message is built only for the error or the one warning, not for every eager run.
+  auto message = [&] {
+    std::string inputs_desc, ops;
+    for (const Tensor& t : inputs) inputs_desc += (inputs_desc.empty() ? "" : ", ") + t.desc();
+    int shown = 0;
+    for (const Node* n : program->members)
+      if (n->op != OpId::Const && shown++ < 4) ops += (ops.empty() ? "" : ", ") + n->name;
+    if (shown > 4) ops += ", ...";
+    return str_cat(label, " (ops ", ops, ") cannot run compiled code for inputs (", inputs_desc, "): ", why);
+  };
+  if (must_compile) throw_invalid("jit_compile=True: ", message());
   {
     std::lock_guard<std::mutex> g(spec_mu_);
     fallback_reason_ = why;
@@ -95,7 +111,7 @@ std::vector<Tensor> CompiledCluster::fall_back(const std::vector<Tensor>& inputs
   fallbacks_.fetch_add(1);
   stats().cluster_fallbacks.fetch_add(1);
   if (!warned_.exchange(true))
-    warn("jitflow: " + msg +
+    warn("jitflow: " + message() +
          "; it runs on eager kernels (counted in "
          "jf.debugging.stats()['cluster_fallbacks'], shown by jf.explain)");
   return run_eagerly(inputs);
@@ -141,7 +157,7 @@ std::shared_ptr<const CompiledCluster> CompiledCluster::specialize(const std::ve
     value[{p.inputs[i].node, p.inputs[i].index}] = {ph, 0};
   }
   std::vector<Node*> members;
-  std::map<const Node*, Tensor> shape_values;  // Shape members' values, for their consumers
+  std::map<const Node*, Tensor> shape_values;  // member_value()s, for their consumers
   for (Node* n : p.members) {
     std::vector<Output> ins;
     std::vector<Tensor> views;
@@ -162,11 +178,8 @@ std::shared_ptr<const CompiledCluster> CompiledCluster::specialize(const std::ve
     std::vector<TensorSpec> specs =
         n->op == OpId::Const ? n->outputs : infer_specs(n->def(), views, n->attrs);
     Node* m = g->add_node(n->op, n->name, ins, n->attrs, specs);
-    if (n->op == OpId::Shape)
-      shape_values[m] = shape_value(specs[0], views[0].shape());
-    else if (!p.value_before_run.empty() && p.value_before_run[members.size()] &&
-             computable_now(*n, specs, views))
-      shape_values[m] = run_kernel(n->def(), views, n->attrs)[0];
+    Tensor known = member_value(members.size(), specs, views);
+    if (known.defined()) shape_values[m] = known;
     members.push_back(m);
     for (size_t k = 0; k < specs.size(); ++k) value[{n, static_cast<int>(k)}] = {m, static_cast<int>(k)};
   }
@@ -192,7 +205,7 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
   for (size_t i = 0; i < p.inputs.size(); ++i) external[{p.inputs[i].node, p.inputs[i].index}] = &inputs[i];
   std::vector<std::vector<TensorSpec>> specs(p.members.size());
   std::vector<std::vector<Tensor>> views(p.members.size());
-  std::vector<Tensor> values(p.members.size());  // Shape members' values
+  std::vector<Tensor> values(p.members.size());  // member_value()s, for their consumers
   for (size_t m = 0; m < p.members.size(); ++m) {
     Node* n = p.members[m];
     std::vector<Tensor>& v = views[m];
@@ -210,10 +223,7 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
       }
     }
     specs[m] = n->op == OpId::Const ? n->outputs : infer_specs(n->def(), v, n->attrs);
-    if (n->op == OpId::Shape)
-      values[m] = shape_value(specs[m][0], v[0].shape());
-    else if (!p.value_before_run.empty() && p.value_before_run[m] && computable_now(*n, specs[m], v))
-      values[m] = run_kernel(n->def(), v, n->attrs)[0];  // a slice bound i + 1, computed once per values
+    values[m] = member_value(m, specs[m], v);
   }
   for (const Tensor& t : inputs) add_pattern(t.shape(), &pr->pattern);
   for (const auto& node_specs : specs)

@@ -72,6 +72,7 @@ struct CompiledCluster {
   };
   bool prepare(const std::vector<Tensor>& inputs, Prepared* p) const;
   [[noreturn]] void raise_check(int64_t status) const;
+  Tensor member_value(size_t m, const std::vector<TensorSpec>& specs, const std::vector<Tensor>& views) const;
   // The eager kernels, when no compiled code can run these inputs: counted in stats(),
   // warned once per cluster, remembered for jf.explain; under jit_compile=True an error.
   std::vector<Tensor> fall_back(const std::vector<Tensor>& inputs, const std::string& why) const;

@@ -10,12 +10,8 @@ import numpy as _np
 from . import _C
 from . import dtypes as _dt
 from ._api import export
+from .array_ops import _indices
 from .ops import _ID, _t, _x
-
-
-def _indices(v):
-    """Index arguments keep their own integer dtype (a Python list is int32)."""
-    return v if isinstance(v, _C.Tensor) else _C.convert_to_tensor(v)
 
 
 def _index_pair(a, b):
