@@ -83,6 +83,7 @@ std::vector<Value*> ElementalEmitter::delinearize(const KExpr* e, Value* linear,
 }
 
 void ElementalEmitter::store(const KExpr* e, Value* linear, Value* v) {
+  memo_.clear();  // a later load of this buffer must not see a value computed before the store
   llvm::Type* t = mem_type(e->dtype);
   if (e->dtype == DType::kBool) v = b_.CreateZExt(v, t);
   b_.CreateStore(v, b_.CreateInBoundsGEP(t, buffer_ptr(e->buffer), linear));
@@ -212,6 +213,18 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
     auto it = computed_.find(e);
     return it != computed_.end() ? it->second : load(e, linearize(e, idx));
   }
+  if (e->kind == KKind::kScalar) return emit_new(e, idx, root);
+  MemoKey key{e, root, b_.GetInsertBlock(), idx};
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  Value* v = emit_new(e, idx, root);
+  // Generating v may have moved to another block (a reduction loop, a check): then v lives
+  // there, and only uses in that block may take it.
+  key.block = b_.GetInsertBlock();
+  memo_[std::move(key)] = v;
+  return v;
+}
+
+Value* ElementalEmitter::emit_new(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
   switch (e->kind) {
     case KKind::kScalar:
       if (is_int(e->dtype)) return llvm::ConstantInt::get(reg_type(e->dtype), e->iscalar, /*isSigned=*/true);

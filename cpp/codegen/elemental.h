@@ -4,6 +4,7 @@
 #include <llvm/IR/IRBuilder.h>
 
 #include <map>
+#include <tuple>
 #include <vector>
 
 #include "codegen/kernel_ir.h"
@@ -75,9 +76,24 @@ class ElementalEmitter {
   int status_slot_ = -1;
 
   llvm::Value* buffer_ptr(int buffer);
+  // Values already generated for (expression, root, index) in the current block: a value
+  // shared by several consumers (x = x * x + x) is generated once per element, so the IR
+  // grows linearly with the cluster, not exponentially with its depth. Only same-block
+  // reuse, so every reused value dominates its new use; cleared by every store.
+  struct MemoKey {
+    const KExpr* e;
+    const KExpr* root;
+    llvm::BasicBlock* block;
+    std::vector<llvm::Value*> idx;
+    bool operator<(const MemoKey& o) const {
+      return std::tie(e, root, block, idx) < std::tie(o.e, o.root, o.block, o.idx);
+    }
+  };
+  std::map<MemoKey, llvm::Value*> memo_;
   llvm::Value* unary(const KExpr* e, llvm::Value* x);
   llvm::Value* binary(const KExpr* e, DType in, llvm::Value* x, llvm::Value* y);
   llvm::Value* cast(DType from, DType to, llvm::Value* x);
+  llvm::Value* emit_new(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* reduce(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* concat(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* gather(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
