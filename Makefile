@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 BUILD := build/dev
-APT_PACKAGES := llvm-16-dev libeigen3-dev libdlpack-dev libdnnl-dev libgtest-dev cmake ninja-build g++ ccache
+APT_PACKAGES := llvm-16-dev libzstd-dev libeigen3-dev libdlpack-dev libdnnl-dev libgtest-dev cmake ninja-build g++ ccache
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test build deps venv bench lint clean
@@ -46,7 +46,7 @@ build: $(VENV)/.stamp
 	cmake --build $(BUILD) -j2
 
 lint: venv
-	$(VENV)/bin/ruff check python tests benchmarks
+	$(VENV)/bin/ruff check python tests benchmarks tools
 
 clean:
 	rm -rf build python/jitflow/_C*.so
