@@ -6,6 +6,8 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -69,8 +71,18 @@ struct KExpr {
   std::vector<int> map_kind;       // kIndexMap: a DimMapKind per dim
   std::vector<int64_t> map_param;  // kIndexMap: pad before / roll shift per dim
   bool materialized = false;       // computed by a step into `buffer`
+  // kUnary/kBinary: the node's float attrs, which a formula reads with float_attr
+  // (LeakyRelu's alpha); in the fingerprint, so kernels differing in one never share code.
+  std::vector<std::pair<std::string, double>> float_attrs;
   int rank() const { return static_cast<int>(dims.size()); }
 };
+
+// The float attr `name` of an elementwise expr's node, `dflt` (the op's TF default) if unset.
+inline double float_attr(const KExpr* e, std::string_view name, double dflt) {
+  for (const auto& kv : e->float_attrs)
+    if (kv.first == name) return kv.second;
+  return dflt;
+}
 
 // How the runtime fills one parameter slot before running the steps.
 struct ParamFill {

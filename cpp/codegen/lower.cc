@@ -176,6 +176,10 @@ class Lowering {
     e->op = op;
     e->node = n;
     e->operands = ops;
+    // Float attrs reach the formula through the expr (internal "_" attrs are not the op's).
+    for (const auto& kv : n->attrs.items())
+      if (const double* v = std::get_if<double>(&kv.second); v && kv.first.rfind('_', 0) != 0)
+        e->float_attrs.push_back({kv.first, *v});
     check_broadcast(e);
     return e;
   }
@@ -618,6 +622,10 @@ class Lowering {
 static bool shape_inputs_constant(const Node& n, std::string* why) {
   const OpDef& def = n.def();
   if (def.lower != LowerKind::kGather && def.lower != LowerKind::kOneHot &&
+      for (const auto& kv : e->float_attrs) {
+        std::memcpy(&bits, &kv.second, sizeof bits);
+        os << "F" << kv.first << "=" << bits;
+      }
       def.lower != LowerKind::kIndexMap && def.lower != LowerKind::kArgReduce)
     return true;
   for (size_t i = 0; i < n.inputs.size(); ++i)

@@ -3,6 +3,7 @@ import numpy as _np
 
 from . import ops as _ops
 from .errors import InvalidArgumentError, _at_caller
+from .nn_activations import gelu, silu, swish
 from .ops import _ID, _t, _x, sigmoid
 
 relu = _ops.relu  # made from its op record (ops._export_elementwise)
@@ -35,6 +36,11 @@ def _softmax(op, logits, axis, name):
 
 _ACTIVATIONS = {None: None, "linear": None, "relu": relu, "sigmoid": sigmoid, "tanh": _ops.tanh,
                 "softmax": softmax}
+# Keras's names for the activations of issue 16 (gelu exact, swish / silu with beta 1,
+# leaky_relu with TF's alpha 0.2).
+_ACTIVATIONS.update({"gelu": gelu, "elu": _ops.elu, "selu": _ops.selu, "swish": swish, "silu": silu,
+                     "softplus": _ops.softplus, "softsign": _ops.softsign, "relu6": _ops.relu6,
+                     "leaky_relu": _ops.leaky_relu})
 
 
 def _activation(a):

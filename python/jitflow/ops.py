@@ -422,6 +422,36 @@ def _export_elementwise():
         fn = (_unary if r["num_inputs"] == 1 else _binary)(r["name"])
         fn.__name__ = fn.__qualname__ = r["py_names"][0].split(".")[-1]
         export(*r["py_names"])(fn)
+# ---- activations (issue 16): TF's argument name `features`; LeakyRelu's alpha attr --------
+def _activation_op(op, public):
+    oid = _ID[op]
+
+    def f(features, name=None):
+        return _x(oid, (features,), None, name)
+    f.__name__ = f.__qualname__ = public[0].split(".")[-1]
+    f.__doc__ = f"TF's {op} activation op, elementwise."
+    return export(*public)(f)
+
+
+relu6 = _activation_op("Relu6", ("nn.relu6",))
+elu = _activation_op("Elu", ("nn.elu",))
+selu = _activation_op("Selu", ("nn.selu",))
+softplus = _activation_op("Softplus", ("nn.softplus", "math.softplus"))
+softsign = _activation_op("Softsign", ("nn.softsign",))
+
+
+@export("nn.leaky_relu")
+def leaky_relu(features, alpha=0.2, name=None):
+    """features > 0 ? features : alpha * features (TF's LeakyRelu op; any alpha, not clamped).
+    Integer features are cast to float32 first, as TF does."""
+    x = _t(features)
+    if x.dtype.is_integer:
+        x = cast(x, _dt.float32)
+    if hasattr(alpha, "item") and not isinstance(alpha, Tensor):  # a numpy scalar or array
+        alpha = alpha.item()
+    return _x(_ID["LeakyRelu"], (x,), {"alpha": float(alpha)}, name)
+
+
         globals().setdefault(fn.__name__, fn)
 
 

@@ -441,6 +441,38 @@ ROWS.update({
 })
 
 
+# ---- activations (issue 16): inputs kept off the kinks (0, and 6 for Relu6) for the
+# finite differences; Softplus over both of TF's thresholds (float32's is +-13.9).
+_SELU_SCALE, _SELU_SCALE_ALPHA = 1.0507009873554804934193349852946, 1.7580993408473768599402175208123
+
+
+def _off_kinks(shape, lo, hi, kinks):
+    base = data(shape, lo, hi)
+
+    def make(d, rng):
+        v = base(d, rng)
+        for k in kinks:
+            v[np.abs(v - k) < 0.1] = k + 0.5
+        return v
+    return make
+
+
+def _softplus_ref(x):
+    return np.logaddexp(0.0, x)
+
+
+ROWS.update({
+    "Relu6": Row(inputs(_off_kinks((2, 3), -3.0, 9.0, (0, 6))), jf.nn.relu6, _f64(lambda x: np.clip(x, 0, 6)), (0,)),
+    "Elu": unary(jf.nn.elu, lambda x: np.where(x < 0, np.expm1(x), x)),
+    "Selu": Row(inputs(_off_kinks((2, 3), -3.0, 3.0, (0,))), jf.nn.selu,
+                _f64(lambda x: np.where(x < 0, _SELU_SCALE_ALPHA * np.expm1(x), _SELU_SCALE * x)), (0,)),
+    "Softplus": unary(jf.nn.softplus, _softplus_ref, lo=-40.0, hi=40.0),
+    "Softsign": unary(jf.nn.softsign, lambda x: x / (1 + np.abs(x))),
+    "LeakyRelu": Row(inputs(_off_kinks((2, 3), -3.0, 3.0, (0,))), lambda x: jf.nn.leaky_relu(x, alpha=0.3),
+                     _f64(lambda x: np.where(x > 0, x, 0.3 * x)), (0,)),
+})
+
+
 # Ops without a row, and why (each is exercised by its own tests).
 EXEMPT = {
     "Placeholder": "a function's input: every function-mode row makes them",

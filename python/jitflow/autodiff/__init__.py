@@ -3,6 +3,7 @@ and jf.GradientTape (eager and traced). See registry.py for how to add an op's g
 from . import (  # noqa: F401  (register the gradients)
     function_calls,
     grads_array,
+    grads_activations,
     grads_control,
     grads_index,
     grads_math,
