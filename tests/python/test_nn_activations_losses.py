@@ -149,7 +149,7 @@ def test_composition_in_every_mode(name, dtype, mode, rng):
     xs = _inputs(name, dtype, rng)
     if name == "sparse_softmax_xent" and mode == "none_signature":
         # OneHot compiles with a constant depth only: with an unknown class count the pick
-        # stays eager and the rest of the loss compiles in a jit_scope (docs/ops_nn.md).
+        # stays eager and the rest of the loss compiles in a jit_scope (docs/user_guide.md).
         mode_fn = fn
 
         def fn(*a):
