@@ -204,6 +204,23 @@ class Lowering {
     return r;
   }
 
+  // EuclideanNorm as TF's kernel computes it: sqrt(sum(x * x)); integer sums take the
+  // truncated root of their float64 value.
+  KExpr* euclidean_norm(Node* n, KExpr* x, const std::vector<int>& axes) {
+    KExpr* sq = make(KKind::kBinary, x->dtype, x->dims);
+    sq->op = OpId::Mul;
+    sq->operands = {x, x};
+    KExpr* s = reduce(sq, axes, n->attrs.get<bool>("keep_dims", false), OpId::Sum, node_dims(n, 0));
+    if (is_float(x->dtype)) return elementwise(KKind::kUnary, n, {s}, OpId::Sqrt);
+    KExpr* f = make(KKind::kCast, DType::kFloat64, s->dims);
+    f->op = OpId::Cast;
+    f->operands = {s};
+    KExpr* r = make(KKind::kUnary, DType::kFloat64, s->dims);
+    r->op = OpId::Sqrt;
+    r->operands = {f};
+    return elementwise(KKind::kCast, n, {r}, OpId::Cast);
+  }
+
   std::vector<int> const_ints(Node* n, int i) {
     const Tensor* t = const_input(n, i);
     if (!t) throw_unimplemented(n->name, ": input ", i, " must be a constant to compile");
@@ -291,6 +308,10 @@ class Lowering {
         for (int a : const_ints(n, 1)) axes.push_back(a < 0 ? a + x->rank() : a);
         std::sort(axes.begin(), axes.end());
         axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+        if (op == OpId::EuclideanNorm) {
+          outs.push_back(euclidean_norm(n, x, axes));
+          break;
+        }
         outs.push_back(reduce(x, axes, n->attrs.get<bool>("keep_dims", false), op, node_dims(n, 0)));
         break;
       }

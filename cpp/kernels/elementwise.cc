@@ -62,7 +62,20 @@ JF_UNARY_FUNCTOR(AbsF, a.abs())
 JF_UNARY_FUNCTOR(SquareF, a.square())
 JF_UNARY_FUNCTOR(ReluF, a.binaryExpr(Arr<T>::Constant(a.size(), T(0)),
                                      Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>()))
-JF_UNARY_FUNCTOR(ExpF, a.exp())
+// Eigen 3.4's packet exp for double clamps its input at -709.4: exp(-inf) and every result
+// below the smallest normal came out as 5.6e-309 instead of 0 (or the subnormal value).
+struct ExpF {
+  template <class A>
+  auto operator()(const A& a) const {
+    return a.exp();
+  }
+  template <class T>
+  static void fixup(const T* x, T* y, int64_t n) {
+    const T lo = std::log(std::numeric_limits<T>::min());
+    for (int64_t i = 0; i < n; ++i)
+      if (x[i] < lo) y[i] = std::exp(x[i]);
+  }
+};
 // Eigen 3.4's packet log flushes subnormal inputs (log(1e-39f) = -87.3, not -89.8).
 struct LogF {
   template <class A>

@@ -200,14 +200,18 @@ void k_UnsortedSegmentSum(OpCall& c) {
   Tensor& out = c.alloc(0);
   const int64_t n = out.shape()[0];
   const int64_t inner = prod(data.shape(), c.in[1].rank(), data.rank());
-  std::vector<int64_t> ids = checked_indices(c, c.in[1], n, "segment_ids");
+  // TF's CPU kernel: ids >= num_segments are an error, negative ids are dropped.
+  std::vector<int64_t> ids = c.in[1].to_int64s();
+  for (size_t r = 0; r < ids.size(); ++r)
+    if (ids[r] >= n) c.fail("segment_ids[", r, "] = ", ids[r], " is out of range [0, ", n, ")");
   JF_SWITCH_NUMERIC(data.dtype(), T, {
     const T* src = data.data<T>();
     T* dst = out.data<T>();
     std::fill(dst, dst + out.num_elements(), T(0));
     // Rows in order: each output row sums its segment's rows deterministically.
     for (size_t r = 0; r < ids.size(); ++r)
-      for (int64_t i = 0; i < inner; ++i) dst[ids[r] * inner + i] += src[r * inner + i];
+      if (ids[r] >= 0)
+        for (int64_t i = 0; i < inner; ++i) dst[ids[r] * inner + i] += src[r * inner + i];
   });
 }
 

@@ -19,6 +19,7 @@ from . import (
     optimizers,
     random,
     scatter_ops,
+    stats_ops,
     xla,
 )
 from . import tensor as _tensor

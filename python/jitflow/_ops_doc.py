@@ -57,6 +57,12 @@ differentiates through them.
 | `repeat` | ExpandDims, Tile, Reshape, or GatherV2 of computed positions |
 | `gather_nd(batch_dims>0)` | GatherNd with batch coordinates |
 | `math.polyval` | Mul, AddV2 (Horner's rule) |
+| `math.reduce_variance`, `math.reduce_std` | Mean, Sub, Square, Mean (TF's mean of squared deviations), Sqrt |
+| `reduce_logsumexp` | Max, IsFinite, SelectV2, StopGradient, Sub, Exp, Sum, Log, AddV2 (TF's stable form) |
+| `math.count_nonzero` | NotEqual, Cast, Sum, Cast |
+| `nn.moments` | Mean, StopGradient, SquaredDifference, Mean, Squeeze |
+| `nn.batch_normalization` | Rsqrt, Mul, Sub, AddV2 (x * inv + (offset - mean * inv)) |
+| `math.unsorted_segment_mean`, `math.unsorted_segment_sqrt_n` | UnsortedSegmentSum of the data and of ones, Maximum, RealDiv (Sqrt) |
 """
 
 

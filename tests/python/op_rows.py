@@ -473,6 +473,92 @@ ROWS.update({
 })
 
 
+# ---- statistics (issue 16): bool reductions over a 2-dim (size 0: the identity), segment
+# reductions with an empty segment (sorted) and a dropped negative id (unsorted; no empty
+# segment there: its lowest value would overflow the finite differences' weighted sum).
+def _segment_ref(combine, n=None, init=None, mean=False):
+    """Per segment, combine(rows) of x (in x's dtype: max/min are exact; integer products
+    wrap as TF's); empty: init, or 1 for products and 0 otherwise."""
+    def ref(x, ids):
+        count = n if n is not None else (int(ids[-1]) + 1 if ids.size else 0)
+        empty = 1 if combine is np.prod else 0 if init is None else init(x.dtype)
+        out = np.full((count,) + x.shape[1:], empty, x.dtype)
+        for s in range(count):
+            rows = x[ids == s]
+            if len(rows):
+                v = combine(rows, axis=0)
+                out[s] = np.trunc(v / len(rows)) if mean and x.dtype.kind == "i" else (v / len(rows) if mean else v)
+        return out
+    return ref
+
+
+def _euclidean_ref(x):
+    """sqrt(sum(x * x)) in float64; integers truncated, as TF's kernel."""
+    r = np.sqrt(np.sum(x.astype(np.float64) ** 2, axis=1))
+    return r.astype(x.dtype) if x.dtype.kind == "f" else np.trunc(r).astype(x.dtype)
+
+
+def _lowest(d):
+    return np.finfo(d).min if d.kind == "f" else np.iinfo(d).min
+
+
+def _highest(d):
+    return np.finfo(d).max if d.kind == "f" else np.iinfo(d).max
+
+
+def _sorted_segment_row(fn, combine, mean=False):
+    return Row(lambda d, rng: (data((4, 2))(d, rng), np.array([0, 0, 2, 3], np.int32)), fn,
+               _segment_ref(combine, mean=mean), (0,))
+
+
+def _unsorted_segment_row(fn, combine, init):
+    return Row(lambda d, rng: (data((4, 2))(d, rng), np.array([1, 0, -1, 1], np.int64)),
+               lambda x, i: fn(x, i, 2), _segment_ref(combine, 2, init), (0,))
+
+
+ROWS.update({
+    "Any": Row(inputs(data((3, 2))), lambda x: jf.reduce_any(x, axis=1), lambda x: np.any(x, axis=1)),
+    "All": Row(inputs(data((3, 2))), lambda x: jf.math.reduce_all(x, axis=1), lambda x: np.all(x, axis=1)),
+    "EuclideanNorm": Row(inputs(data((3, 2), -9, 9)), lambda x: jf.math.reduce_euclidean_norm(x, axis=1),
+                         _euclidean_ref, (0,)),
+    "SegmentSum": _sorted_segment_row(jf.math.segment_sum, np.sum),
+    "SegmentMean": _sorted_segment_row(jf.math.segment_mean, np.sum, mean=True),
+    "SegmentMax": _sorted_segment_row(jf.math.segment_max, np.max),
+    "SegmentMin": _sorted_segment_row(jf.math.segment_min, np.min),
+    "UnsortedSegmentMax": _unsorted_segment_row(jf.math.unsorted_segment_max, np.max, _lowest),
+    "UnsortedSegmentMin": _unsorted_segment_row(jf.math.unsorted_segment_min, np.min, _highest),
+    "SegmentProd": _sorted_segment_row(jf.math.segment_prod, np.prod),
+    "UnsortedSegmentProd": _unsorted_segment_row(jf.math.unsorted_segment_prod, np.prod, None),
+})
+
+
+# ---- debugging (issue 16): CheckNumerics on finite values is its input (NaN/Inf, the
+# messages and the asserts' failures: tests/python/test_debugging_ops.py). Assert's row
+# passes (a true condition) and returns its data through an Identity; under jit_compile=True
+# it is dropped, as TF's XLA does, instead of refused.
+def _assert_row_make(d, rng):
+    x = data((2, 3))(F32, rng)
+    return (np.asarray(True) if d == BOOL else np.ones((), np.dtype(d)), x)
+
+
+def _assert_row_call(c, x):
+    jf.debugging.Assert(c, [x, "data"], summarize=4)
+    return jf.identity(x)
+
+
+ROWS.update({
+    "CheckNumerics": unary(lambda x: jf.debugging.check_numerics(x, "row"), lambda x: x),
+    "Assert": Row(_assert_row_make, _assert_row_call, lambda c, x: x, runs_around_jit=True),
+})
+
+
+# Autodiff control: StopGradient is an identity; that no gradient passes is
+# tests/python/test_autodiff_control.py's.
+ROWS.update({
+    "StopGradient": unary(jf.stop_gradient, lambda x: x, grad=()),
+})
+
+
 # Ops without a row, and why (each is exercised by its own tests).
 EXEMPT = {
     "Placeholder": "a function's input: every function-mode row makes them",

@@ -94,7 +94,7 @@ void emit_kernel(llvm::Module& m, const Step& s, const std::string& name, int st
   b.CreateRetVoid();
 }
 
-// Warp shuffle down by `off` lanes for 32- and 64-bit values (64-bit as two halves).
+// Warp shuffle down by `off` lanes for 1-, 32- and 64-bit values (64-bit as two halves).
 llvm::Value* shfl_down(llvm::IRBuilder<>& b, llvm::Value* v, int off) {
   llvm::Module* m = b.GetInsertBlock()->getModule();
   llvm::Type* t = v->getType();
@@ -104,6 +104,8 @@ llvm::Value* shfl_down(llvm::IRBuilder<>& b, llvm::Value* v, int off) {
   };
   if (t->isFloatTy()) return b.CreateBitCast(shfl32(b.CreateBitCast(v, b.getInt32Ty())), t);
   if (t->isIntegerTy(32)) return shfl32(v);
+  if (t->isIntegerTy(1))  // a bool accumulator (Any, All) travels as 0 or 1
+    return b.CreateICmpNE(shfl32(b.CreateZExt(v, b.getInt32Ty())), b.getInt32(0));
   llvm::Value* w = t->isDoubleTy() ? b.CreateBitCast(v, b.getInt64Ty()) : v;
   llvm::Value* lo = shfl32(b.CreateTrunc(w, b.getInt32Ty()));
   llvm::Value* hi = shfl32(b.CreateTrunc(b.CreateLShr(w, 32), b.getInt32Ty()));

@@ -8,6 +8,7 @@ from . import (  # noqa: F401  (register the gradients)
     grads_index,
     grads_math,
     grads_scatter,
+    grads_stats,
 )
 from .gradients import gradients
 from .registry import (

@@ -42,7 +42,8 @@ def _gather_grad(op, g):
 
 @_grad("UnsortedSegmentSum")
 def _segment_sum_grad(op, g):
-    return [array_ops.gather(g, op.inputs[1]), None, None]
+    from .grads_stats import _gather_drop_negatives  # rows of negative ids were dropped: 0
+    return [_gather_drop_negatives(g, op.inputs[1])[0], None, None]
 
 
 @_grad("ReverseV2")

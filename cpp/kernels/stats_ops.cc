@@ -1,0 +1,190 @@
+// Eager kernels of the statistics ops: Any and All over bool tensors, EuclideanNorm, the
+// sorted segment reductions (SegmentSum/Mean/Max/Min/Prod) and the unsorted segment max, min
+// and product, with TF's CPU rules for empty segments, NaN, id order and out-of-range ids.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "ir/shape_fns.h"
+#include "kernels/kernels.h"
+
+namespace jf {
+namespace {
+
+int64_t elements(const Shape& s, int from, int to) {
+  int64_t n = 1;
+  for (int i = from; i < to; ++i) n *= s[i];
+  return n;
+}
+
+// Calls fn(i, at) for every element i of x, `at` the output element its kept coordinates
+// name (a reduction over the sorted `axes`), in x's row-major order.
+template <class F>
+void for_each_reduced(const Tensor& x, const std::vector<int>& axes, F fn) {
+  const int r = x.rank();
+  std::vector<int64_t> stride(r, 0);  // output strides, 0 along reduced axes
+  int64_t s = 1;
+  for (int d = r - 1; d >= 0; --d) {
+    if (std::binary_search(axes.begin(), axes.end(), d)) continue;
+    stride[d] = s;
+    s *= x.shape()[d];
+  }
+  std::vector<int64_t> idx(r, 0);
+  int64_t at = 0;
+  for (int64_t i = 0, n = x.num_elements(); i < n; ++i) {
+    fn(i, at);
+    for (int d = r - 1; d >= 0; --d) {  // advance idx row-major, keeping `at` in step
+      at += stride[d];
+      if (++idx[d] < x.shape()[d]) break;
+      at -= stride[d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// Any / All: out = OR / AND of the elements folding into it (empty: false / true).
+void bool_reduce(OpCall& c, bool any) {
+  std::vector<int> axes;
+  reduce_axes(c, &axes);
+  Tensor& y = c.alloc(0);
+  bool* out = y.data<bool>();
+  std::fill(out, out + y.num_elements(), !any);
+  const bool* in = c.in[0].data<bool>();
+  for_each_reduced(c.in[0], axes, [&](int64_t i, int64_t at) {
+    if (in[i] == any) out[at] = any;
+  });
+}
+
+// Output i in shape s, for the ops whose shape inference could not know it.
+Tensor& make_output(OpCall& c, size_t i, DType dt, const Shape& s) {
+  if (c.results.size() < c.num_outputs()) c.results.resize(c.num_outputs());
+  c.check_num_elements(s);
+  try {
+    c.results[i] = Tensor::empty(dt, s);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kResourceExhausted) throw;
+    throw_resource_exhausted(c.name(), ": ", e.what(), " (inputs: ", c.input_desc(), ")");
+  }
+  return c.results[i];
+}
+
+// Integer sums and products wrap around as TF's (two's complement, computed unsigned: no
+// undefined signed overflow).
+template <class T>
+T wrapping(bool mul, T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    const U x = static_cast<U>(a), y = static_cast<U>(b);
+    return static_cast<T>(mul ? static_cast<U>(x * y) : static_cast<U>(x + y));
+  } else {
+    return mul ? a * b : a + b;
+  }
+}
+
+// TF's CPU max/min (Eigen's cwiseMax/cwiseMin of the element and the accumulator): an
+// element wins unless it compares below (above) the accumulator, so a NaN replaces the
+// accumulator and a later number replaces the NaN.
+enum class Fold { kSum, kProd, kMax, kMin };
+template <class T>
+T fold(Fold f, T acc, T v) {
+  if (f == Fold::kSum || f == Fold::kProd) return wrapping(f == Fold::kProd, acc, v);
+  if (f == Fold::kMax) return v < acc ? acc : v;
+  return acc < v ? acc : v;
+}
+
+// EuclideanNorm: each element's square added (wrapping for integers) into its output
+// element, then the root (integers: truncated, of the float64 value), as TF's kernel.
+void euclidean_norm(OpCall& c) {
+  std::vector<int> axes;
+  reduce_axes(c, &axes);
+  Tensor& y = c.alloc(0);
+  JF_SWITCH_NUMERIC(y.dtype(), T, {
+    const T* in = c.in[0].data<T>();
+    T* out = y.data<T>();
+    std::fill(out, out + y.num_elements(), T(0));
+    for_each_reduced(c.in[0], axes, [&](int64_t i, int64_t at) {
+      out[at] = wrapping(false, out[at], wrapping(true, in[i], in[i]));
+    });
+    using R = std::conditional_t<std::is_integral_v<T>, double, T>;
+    for (int64_t i = 0, n = y.num_elements(); i < n; ++i)
+      out[i] = static_cast<T>(std::sqrt(static_cast<R>(out[i])));
+  });
+}
+
+// Segment{Sum,Mean,Max,Min,Prod}: runs of equal ids, increasing; an empty segment is 0 (1
+// for Prod).
+void sorted_segment(OpCall& c, Fold f, bool mean) {
+  const Tensor& data = c.in[0];
+  const std::vector<int64_t> ids = c.in[1].to_int64s();
+  const int64_t n = static_cast<int64_t>(ids.size());
+  if (n && ids.back() < 0) c.fail("segment ids must be >= 0");
+  const int64_t rows = n ? ids.back() + 1 : 0;
+  Shape shape = data.shape();
+  shape[0] = rows;
+  Tensor& out = make_output(c, 0, data.dtype(), shape);
+  const int64_t inner = elements(data.shape(), 1, data.rank());
+  JF_SWITCH_NUMERIC(data.dtype(), T, {
+    const T* src = data.data<T>();
+    T* dst = out.data<T>();
+    std::fill(dst, dst + out.num_elements(), T(f == Fold::kProd ? 1 : 0));
+    for (int64_t i = 0; i < n;) {
+      const int64_t id = ids[i];
+      if (id < 0 || id >= rows)
+        c.fail("Segment id ", id, " out of range [0, ", rows,
+               "), possibly because 'segment_ids' input is not sorted.");
+      int64_t j = i + 1;
+      while (j < n && ids[j] == id) ++j;
+      if (j < n && ids[j] < id) c.fail("segment ids are not increasing");
+      T* o = dst + id * inner;
+      std::copy(src + i * inner, src + (i + 1) * inner, o);
+      for (int64_t r = i + 1; r < j; ++r)
+        for (int64_t k = 0; k < inner; ++k) o[k] = fold(f, o[k], src[r * inner + k]);
+      if (mean)
+        for (int64_t k = 0; k < inner; ++k) o[k] = static_cast<T>(o[k] / static_cast<T>(j - i));
+      i = j;
+    }
+  });
+}
+
+// UnsortedSegment{Max,Min,Prod}: every id in [0, num_segments) folds its row into that
+// segment; negative ids are dropped (TF's CPU kernels); an empty segment keeps the dtype's
+// lowest (highest) finite value, or 1.
+void unsorted_segment(OpCall& c, Fold f) {
+  const Tensor& data = c.in[0];
+  Tensor& out = c.alloc(0);
+  const int64_t n = out.shape()[0];
+  const std::vector<int64_t> ids = c.in[1].to_int64s();
+  for (size_t r = 0; r < ids.size(); ++r)
+    if (ids[r] >= n) c.fail("segment_ids[", r, "] = ", ids[r], " is out of range [0, ", n, ")");
+  const int64_t inner = elements(data.shape(), c.in[1].rank(), data.rank());
+  JF_SWITCH_NUMERIC(data.dtype(), T, {
+    const T* src = data.data<T>();
+    T* dst = out.data<T>();
+    const T init = f == Fold::kProd  ? T(1)
+                   : f == Fold::kMax ? std::numeric_limits<T>::lowest()
+                                     : std::numeric_limits<T>::max();
+    std::fill(dst, dst + out.num_elements(), init);
+    for (size_t r = 0; r < ids.size(); ++r) {
+      if (ids[r] < 0) continue;
+      T* o = dst + ids[r] * inner;
+      for (int64_t k = 0; k < inner; ++k) o[k] = fold(f, o[k], src[r * inner + k]);
+    }
+  });
+}
+
+}  // namespace
+
+void k_Any(OpCall& c) { bool_reduce(c, true); }
+void k_All(OpCall& c) { bool_reduce(c, false); }
+void k_EuclideanNorm(OpCall& c) { euclidean_norm(c); }
+void k_SegmentSum(OpCall& c) { sorted_segment(c, Fold::kSum, false); }
+void k_SegmentMean(OpCall& c) { sorted_segment(c, Fold::kSum, true); }
+void k_SegmentMax(OpCall& c) { sorted_segment(c, Fold::kMax, false); }
+void k_SegmentMin(OpCall& c) { sorted_segment(c, Fold::kMin, false); }
+void k_UnsortedSegmentMax(OpCall& c) { unsorted_segment(c, Fold::kMax); }
+void k_UnsortedSegmentMin(OpCall& c) { unsorted_segment(c, Fold::kMin); }
+void k_SegmentProd(OpCall& c) { sorted_segment(c, Fold::kProd, false); }
+void k_UnsortedSegmentProd(OpCall& c) { unsorted_segment(c, Fold::kProd); }
+
+}  // namespace jf
