@@ -341,6 +341,42 @@ void ElementalEmitter::fail_if(const KExpr* e, Value* cond, CheckKind kind) {
   b_.SetInsertPoint(ok);
 }
 
+void ElementalEmitter::fail_if_merge(const KExpr* e, Value* cond, Value* kind) {
+  if (status_slot_ < 0)
+    throw_unimplemented(e->node ? e->node->name : "an op", ": its run-time check (", op_def(e->op).name,
+                        " on ", dtype_name(e->dtype), ") has no GPU kernel yet");
+  llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  llvm::BasicBlock* fail = llvm::BasicBlock::Create(ctx_, "check.fail", fn);
+  llvm::BasicBlock* ok = llvm::BasicBlock::Create(ctx_, "check.ok", fn);
+  llvm::MDBuilder md(ctx_);
+  b_.CreateCondBr(cond, fail, ok, md.createBranchWeights(1, 1 << 20));
+  b_.SetInsertPoint(fail);
+  // A compare-and-swap loop ORs the kind in while the word is 0 or this check's own code; a
+  // word holding another check's code is left alone, so the word always names one check.
+  const int64_t own = (e->id + 1) * kCheckKinds;
+  Value* ptr = buffer_ptr(status_slot_);
+  auto* init = b_.CreateLoad(b_.getInt64Ty(), ptr);
+  init->setAtomic(llvm::AtomicOrdering::Monotonic);
+  init->setAlignment(llvm::Align(8));
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx_, "check.merge", fn);
+  llvm::BasicBlock* swap = llvm::BasicBlock::Create(ctx_, "check.swap", fn);
+  b_.CreateBr(loop);
+  b_.SetInsertPoint(loop);
+  llvm::PHINode* old = b_.CreatePHI(b_.getInt64Ty(), 2);
+  old->addIncoming(init, fail);
+  Value* other =
+      b_.CreateAnd(b_.CreateICmpNE(old, b_.getInt64(0)),
+                   b_.CreateICmpNE(b_.CreateAnd(old, b_.getInt64(~(kCheckKinds - 1))), b_.getInt64(own)));
+  b_.CreateCondBr(other, ok, swap);
+  b_.SetInsertPoint(swap);
+  Value* want = b_.CreateOr(b_.CreateOr(old, b_.getInt64(own)), kind);
+  auto* cas = b_.CreateAtomicCmpXchg(ptr, old, want, llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic,
+                                     llvm::AtomicOrdering::Monotonic);
+  old->addIncoming(b_.CreateExtractValue(cas, 0), swap);
+  b_.CreateCondBr(b_.CreateExtractValue(cas, 1), ok, loop);
+  b_.SetInsertPoint(ok);
+}
+
 Value* ElementalEmitter::math_call(const KExpr* e, Value* x, Value* y) {
   const std::string base = op_def(e->op).math;
   llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID("llvm." + base);

@@ -60,6 +60,9 @@ class ElementalEmitter {
   // Where cond holds, the element fails the check: its status code (kernel_ir.h) goes to the
   // status word, and the formula goes on with a defined value. Needs set_status_slot.
   void fail_if(const KExpr* e, llvm::Value* cond, CheckKind kind);
+  // As fail_if with a per-element kind (an i64 CheckKind) ORed into the status word, so the
+  // kinds one check finds across elements add up (CheckNumerics: kNaN | kInf).
+  void fail_if_merge(const KExpr* e, llvm::Value* cond, llvm::Value* kind);
   // The buffer-pointer slot of the status word (the CPU passes one after the last buffer);
   // without one, a formula with a check cannot be emitted (the GPU has none yet).
   void set_status_slot(int slot) { status_slot_ = slot; }

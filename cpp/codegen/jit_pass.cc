@@ -107,6 +107,13 @@ std::shared_ptr<Graph> apply_jit(const std::shared_ptr<Graph>& optimized, const 
     launch->order_key = b->find(p.members.front()->name)->id;
     for (size_t k = 0; k < p.outputs.size(); ++k)
       replace_uses(*b, {b->find(p.outputs[k].node->name), p.outputs[k].index}, {launch, static_cast<int>(k)});
+    // A run-time check compiled into the cluster (CheckNumerics) runs in the launch: keep it
+    // alive unconsumed, and drop the member that would run the check again eagerly.
+    for (const Node* m : p.members)
+      if (m->def().flags & kCheck) {
+        b->find(m->name)->attrs.set("_compiled", true);
+        launch->attrs.set("_keep", true);
+      }
   }
   for (const auto& n : b->nodes())
     if (n->order_key < 0) n->order_key = n->id;

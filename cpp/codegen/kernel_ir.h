@@ -118,8 +118,19 @@ constexpr int64_t kMaxShapeValueElements = 16;
 // Run-time checks of compiled code (ElementalEmitter::fail_if): an element that fails stores
 // status_code() into the status word, whose pointer follows the last buffer's; the runner
 // raises the check's error after the steps (compiled code keeps eager's errors).
-enum class CheckKind : int { kDivisionByZero = 1, kNegativePower = 2, kIndexOutOfRange = 3 };
-inline int64_t status_code(const KExpr* e, CheckKind k) { return (e->id + 1) * 4 + static_cast<int>(k); }
+// CheckNumerics ORs its kinds in (fail_if_merge): NaN | Inf is kInfAndNaN, TF's third message.
+enum class CheckKind : int {
+  kDivisionByZero = 1,
+  kNegativePower = 2,
+  kIndexOutOfRange = 3,
+  kNaN = 5,
+  kInf = 6,
+  kInfAndNaN = 7,
+};
+constexpr int64_t kCheckKinds = 8;
+inline int64_t status_code(const KExpr* e, CheckKind k) {
+  return (e->id + 1) * kCheckKinds + static_cast<int>(k);
+}
 
 struct ClusterProgram {
   std::vector<std::unique_ptr<KExpr>> exprs;

@@ -527,6 +527,10 @@ class Lowering {
     }
     for (const Output& o : g_.outputs)
       if (is_member(o.node)) add_output(o);
+    // A check's value is an output: materialized, every element is checked, even where its
+    // consumers read a few elements or none.
+    for (Node* m : p_->members)
+      if (m->def().flags & kCheck) add_output({m, 0});
   }
 
   // Whether some element of `o` feeds several elements of `e` (numpy broadcasting).

@@ -22,6 +22,7 @@ enum OpFlags : unsigned {
   kNone = 0,
   kStateful = 1,  // random, variables, print: never folded, deduplicated or compiled
   kNoKernel = 2,  // graph-only ops (Placeholder, control flow) executed by the runtime itself
+  kCheck = 4,     // a run-time check (CheckNumerics): compiles, but never folded and kept unconsumed
 };
 
 // Sets of dtypes, one bit per DType.

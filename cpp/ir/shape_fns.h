@@ -30,4 +30,8 @@ void need_index_type(const OpCall& c, const char* attr, DType t);
 // Shape with out_type int32 of a tensor with a dim past 2**31 - 1 (TF's Shape kernel check).
 void check_dims_fit(const OpCall& c, const Shape& s, DType t);
 
+// CheckNumerics' error, TF's "<message> : Tensor had NaN values" (Inf, Inf and NaN), raised
+// by its eager kernel and by a compiled cluster's run-time check alike.
+std::string check_numerics_error(const std::string& message, bool nan, bool inf);
+
 }  // namespace jf

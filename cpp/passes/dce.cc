@@ -3,6 +3,13 @@
 
 namespace jf {
 
+// A check (CheckNumerics) runs even when nothing reads its value, as TF's automatic control
+// dependencies run it; once a compiled cluster computes it, the XlaLaunch is what stays.
+static bool keep_unconsumed(const Node& n) {
+  if (n.attrs.get<bool>("_keep", false)) return true;
+  return (n.def().flags & kCheck) && !n.attrs.get<bool>("_compiled", false);
+}
+
 void dead_code_elimination(Graph& g) {
   std::vector<bool> keep(g.num_nodes(), false);
   std::vector<Node*> work;
@@ -12,7 +19,7 @@ void dead_code_elimination(Graph& g) {
   for (const Output& o : g.outputs) mark(o.node);
   for (Node* i : g.inputs) mark(i);  // the caller feeds every placeholder
   for (const auto& n : g.nodes())
-    if (n->stateful()) mark(n.get());
+    if (n->stateful() || keep_unconsumed(*n)) mark(n.get());
   while (!work.empty()) {
     Node* n = work.back();
     work.pop_back();

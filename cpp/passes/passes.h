@@ -2,6 +2,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -19,6 +20,10 @@ void shape_inference(Graph& g);
 // Copies `g` and runs the pipeline on the copy. With JITFLOW_DUMP=<dir>, writes the graph
 // after each pass as <dir>/<label>.<NN>.<pass>.txt.
 std::shared_ptr<Graph> optimize(const Graph& g, const std::string& label);
+
+// jit_compile=True: removes the Assert nodes, as TF's XLA compiles Assert to nothing; ops
+// that waited on one wait on what it waited on. Returns the removed nodes' names.
+std::vector<std::string> drop_asserts(Graph& g);
 
 // Rewires every use of `from` to `to` (inputs and graph outputs).
 void replace_uses(Graph& g, Output from, Output to);

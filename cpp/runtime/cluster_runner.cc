@@ -385,10 +385,14 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
 // Eager's error for the check an element failed.
 void CompiledCluster::raise_check(int64_t status) const {
   const ClusterProgram& p = *program;
-  const int64_t id = status / 4 - 1;
-  const auto kind = static_cast<CheckKind>(status % 4);
+  const int64_t id = status / kCheckKinds - 1;
+  const auto kind = static_cast<CheckKind>(status % kCheckKinds);
   JF_CHECK(id >= 0 && id < static_cast<int64_t>(p.exprs.size()) && p.exprs[id]->node, "bad status ", status);
   const Node* n = p.exprs[id]->node;
+  if (kind == CheckKind::kNaN || kind == CheckKind::kInf || kind == CheckKind::kInfAndNaN)
+    throw_invalid(check_numerics_error(n->attrs.get<std::string>("message", ""), kind != CheckKind::kInf,
+                                       kind != CheckKind::kNaN),
+                  " (node ", n->name, ", compiled in ", label, ")");
   const char* what = kind == CheckKind::kDivisionByZero ? "Integer division by zero"
                      : kind == CheckKind::kNegativePower
                          ? "Integers to negative integer powers are not allowed"

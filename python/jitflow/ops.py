@@ -212,6 +212,19 @@ def _binary(op):
 # (cpp/ir/ops.def: lowering kind unary, binary or math, with their public names); see the
 # end of this module.
 
+# ---- debugging: CheckNumerics takes its message as an attr (the asserts: debugging.py) ----
+@export("debugging.check_numerics")
+def check_numerics(tensor, message, name=None):
+    """TF's tf.debugging.check_numerics: `tensor` itself, or InvalidArgumentError
+    "<message> : Tensor had NaN values" (Inf, Inf and NaN) when it holds any, eagerly, traced
+    and compiled."""
+    if isinstance(message, bytes):
+        message = message.decode()
+    if not isinstance(message, str):
+        raise TypeError(f"check_numerics: message must be a string, got {message!r}")
+    return _x(_ID["CheckNumerics"], (tensor,), {"message": message}, name)
+
+
 @export('divide', 'math.divide')
 def divide(x, y, name=None):
     """x / y; integer inputs are divided as float64, like tf.math.divide."""

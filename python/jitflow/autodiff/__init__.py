@@ -5,6 +5,7 @@ from . import (  # noqa: F401  (register the gradients)
     grads_array,
     grads_activations,
     grads_control,
+    grads_debugging,
     grads_index,
     grads_math,
     grads_scatter,
