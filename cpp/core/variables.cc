@@ -1,7 +1,10 @@
 // The variable store: a table of id -> current value, indexed by id (ids only grow), behind
-// one mutex held for a lookup and a refcount (graph runs read variables on every call).
+// one mutex held for a lookup and a refcount (graph runs read variables on every call). Each
+// variable also has its own update mutex, held across a read-modify-write and by assignments,
+// never while the table's mutex is held.
 #include "core/variables.h"
 
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -9,21 +12,39 @@ namespace jf {
 namespace {
 
 struct Var {
-  Tensor value;
+  Tensor value;  // guarded by g_mu
   std::string name;
+  std::mutex update_mu;  // serializes writers of this variable
 };
 std::mutex g_mu;
 int64_t g_next = 1;
-std::vector<std::unique_ptr<Var>>& table() {
-  static auto* t = new std::vector<std::unique_ptr<Var>>();
+std::vector<std::shared_ptr<Var>>& table() {
+  static auto* t = new std::vector<std::shared_ptr<Var>>();
   return *t;
 }
 
+// Call with g_mu held.
 Var& lookup(int64_t id) {
   auto& t = table();
   if (id < 0 || id >= static_cast<int64_t>(t.size()) || !t[id])
     throw_invalid("variable #", id, " does not exist (it was deleted)");
   return *t[id];
+}
+
+// The variable itself, kept alive while a writer holds its update mutex (a concurrent
+// destroy_variable only drops the table's reference).
+std::shared_ptr<Var> hold(int64_t id) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  lookup(id);
+  return table()[id];
+}
+
+void check_and_store(Var& v, const Tensor& value, const char* op) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (value.dtype() != v.value.dtype() || value.shape() != v.value.shape())
+    throw_invalid(op, ": cannot assign a ", value.desc(), " value to variable '", v.name, "' of type ",
+                  v.value.desc());
+  v.value = value;
 }
 
 }  // namespace
@@ -33,7 +54,10 @@ int64_t create_variable(const Tensor& init, const std::string& name) {
   std::lock_guard<std::mutex> lock(g_mu);
   int64_t id = g_next++;
   if (static_cast<int64_t>(table().size()) <= id) table().resize(id + 1);
-  table()[id] = std::make_unique<Var>(Var{init, name});
+  auto v = std::make_shared<Var>();
+  v->value = init;
+  v->name = name;
+  table()[id] = std::move(v);
   return id;
 }
 
@@ -48,12 +72,20 @@ Tensor read_variable(int64_t id) {
 }
 
 void assign_variable(int64_t id, const Tensor& value, const char* op) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  Var& v = lookup(id);
-  if (value.dtype() != v.value.dtype() || value.shape() != v.value.shape())
-    throw_invalid(op, ": cannot assign a ", value.desc(), " value to variable '", v.name, "' of type ",
-                  v.value.desc());
-  v.value = value;
+  std::shared_ptr<Var> v = hold(id);
+  std::lock_guard<std::mutex> update(v->update_mu);
+  check_and_store(*v, value, op);
+}
+
+void update_variable(int64_t id, const std::function<Tensor(const Tensor&)>& next, const char* op) {
+  std::shared_ptr<Var> v = hold(id);
+  std::lock_guard<std::mutex> update(v->update_mu);
+  Tensor cur;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    cur = v->value;
+  }
+  check_and_store(*v, next(cur), op);
 }
 
 void variable_info(int64_t id, DType* dtype, Shape* shape, std::string* name) {

@@ -1,6 +1,7 @@
 // Resource variables: mutable tensors owned by the runtime and addressed by id, so graphs
 // capture them by reference (ReadVariableOp / AssignVariableOp carry the id as an attr).
 #pragma once
+#include <functional>
 #include <string>
 
 #include "core/tensor.h"
@@ -12,6 +13,10 @@ void destroy_variable(int64_t id);
 Tensor read_variable(int64_t id);
 // Replaces the value; dtype and shape must match the variable's (error names `op`).
 void assign_variable(int64_t id, const Tensor& value, const char* op);
+// Read-modify-write under the variable's own lock, as TF's resource-variable kernels hold it:
+// concurrent updates of one variable are never lost. `next` maps the current value to the new
+// one (checked as assign_variable checks); other variables' reads and writes go on meanwhile.
+void update_variable(int64_t id, const std::function<Tensor(const Tensor&)>& next, const char* op);
 // The variable's fixed dtype and shape, and its name; throws for an unknown id.
 void variable_info(int64_t id, DType* dtype, Shape* shape, std::string* name);
 

@@ -22,11 +22,12 @@ void infer_assign_variable(OpCall& c) {
   Shape s;
   std::string name;
   variable_info(c.attrs.get<int64_t>("var_id", 0), &dt, &s, &name);
-  Shape b;
-  if (c.in[0].dtype() != dt || !broadcast_shapes(s, c.in[0].shape(), &b) || b != s ||
-      c.in[0].rank() != s.rank())
+  if (c.in[0].dtype() != dt)
     c.fail("cannot assign a value of type ", c.in[0].desc(), " to variable '", name, "' of type ",
            dtype_name(dt), s.str());
+  if (c.in[0].shape() != s)  // TF: no broadcasting, for assign_add and assign_sub either
+    c.fail("Cannot update variable '", name, "' with shape ", s.str(), " using a Tensor with shape ",
+           c.in[0].shape().str(), ", shapes must be equal.");
 }
 void infer_print(OpCall&) {}
 void infer_control_flow(OpCall& c) { c.fail("If/While nodes are built by jf.cond / jf.while_loop"); }
@@ -34,10 +35,10 @@ void infer_control_flow(OpCall& c) { c.fail("If/While nodes are built by jf.cond
 void k_ReadVariableOp(OpCall& c) { c.results[0] = read_variable(c.attrs.get<int64_t>("var_id", 0)); }
 void k_AssignVariableOp(OpCall& c) { assign_variable(c.attrs.get<int64_t>("var_id", 0), c.in[0], c.name()); }
 static void assign_op(OpCall& c, OpId op) {
-  int64_t id = c.attrs.get<int64_t>("var_id", 0);
-  Tensor cur = read_variable(id);
-  Tensor next = run_kernel(op_def(op), {cur, c.in[0]}, Attrs())[0];
-  assign_variable(id, next, c.name());
+  const Tensor& delta = c.in[0];
+  update_variable(
+      c.attrs.get<int64_t>("var_id", 0),
+      [&](const Tensor& cur) { return run_kernel(op_def(op), {cur, delta}, Attrs())[0]; }, c.name());
 }
 void k_AssignAddVariableOp(OpCall& c) { assign_op(c, OpId::AddV2); }
 void k_AssignSubVariableOp(OpCall& c) { assign_op(c, OpId::Sub); }

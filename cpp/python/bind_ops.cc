@@ -4,6 +4,7 @@
 #include "python/bindings.h"
 #include "python/convert.h"
 #include "runtime/frontend.h"
+#include "tracing/trace_context.h"
 
 namespace jf::py_bridge {
 
@@ -51,8 +52,9 @@ std::vector<Tensor> run(py::handle op, py::handle inputs, py::handle attrs, py::
   if (!name.is_none()) nm = name.cast<std::string>();
   int64_t work = 0;
   for (const Tensor& t : in) work += t.is_symbolic() ? 0 : t.num_elements();
-  // Big kernels run without the GIL so other Python threads proceed.
-  if (work > (1 << 16)) {
+  // Big kernels run without the GIL so other Python threads proceed; never while tracing,
+  // where the op is recorded, not run, and recording asks Python for the user's source line.
+  if (work > (1 << 16) && !is_tracing()) {
     py::gil_scoped_release release;
     return execute(id, in, at, name.is_none() ? nullptr : &nm);
   }

@@ -322,3 +322,15 @@ def test_tensor_reduce_does_not_abort():
 def test_private_entry_points_validate_their_arguments(call, exc):
     out = _child(f"report(lambda: {call})")
     _raised(out, exc)
+
+
+def test_tracing_an_op_on_a_big_captured_tensor_does_not_crash():
+    # A big eager input made the op run without the GIL, and recording it in the trace then
+    # asked Python for the user's source line without the GIL: a segfault.
+    out = _child("""
+        big = jf.constant(np.ones(70000, np.float32))
+        v = jf.Variable(np.zeros(70000, np.float32))
+        f = jf.function(lambda: (v.assign_add(big, read_value=False), jf.reduce_sum(big * 2.0))[1])
+        report(lambda: f())
+        """)
+    assert out["value"] == 140000.0
