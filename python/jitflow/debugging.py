@@ -13,12 +13,19 @@ _ASSERT = _C.op_id("Assert")
 _TENSOR_SLOT = "\x00"  # in the Assert op's "parts": the next data tensor goes here
 
 
+# Counters kept in Python, reported with the C++ ones (autodiff/batching.py:
+# jacobian_loop_fallbacks).
+_extra_stats = {}
+
+
 def stats():
-    return dict(_C.stats())
+    return {**_C.stats(), **_extra_stats}
 
 
 def reset_stats():
     _C.reset_stats()
+    for k in _extra_stats:
+        _extra_stats[k] = 0
 
 
 class _Ops:

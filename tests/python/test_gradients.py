@@ -399,6 +399,7 @@ CASES = {
 # Tested on their own: cond replay above, While in test_while_grad.py, Cast below (a float64
 # finite difference cannot go through float32).
 TESTED_ELSEWHERE = {"If", "While", "Cast", "FunctionCall"}  # FunctionCall: test_tape_function_calls.py
+TESTED_ELSEWHERE |= {"CustomGradient"}  # the user's grad_fn: test_autodiff_control.py
 
 
 def _inputs(name, rng):

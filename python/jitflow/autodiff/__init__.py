@@ -1,6 +1,7 @@
 """Automatic differentiation: the gradient registry, jf.gradients (symbolic, inside a trace)
 and jf.GradientTape (eager and traced). See registry.py for how to add an op's gradient."""
 from . import (  # noqa: F401  (register the gradients)
+    custom_gradient,
     function_calls,
     grads_array,
     grads_activations,
@@ -10,6 +11,7 @@ from . import (  # noqa: F401  (register the gradients)
     grads_math,
     grads_scatter,
     grads_stats,
+    jacobian,
 )
 from .gradients import gradients
 from .registry import (

@@ -1,6 +1,9 @@
 """What jf.gradients and GradientTape share: calling one op's gradient function under its
 `<op name>_grad` name scope and jit attr scope, and summing several gradients (AddN)."""
+import enum
+
 from .. import _C, ops
+from .._api import export
 from .registry import get_gradient_function, grad_attr_scope, unmarked_scope
 
 
@@ -54,3 +57,18 @@ def pack_like(structure, flat):
             return {k: build(s[k]) for k in sorted(s)}
         return next(it)
     return build(structure)
+
+
+@export("UnconnectedGradients")
+class UnconnectedGradients(enum.Enum):
+    """What a gradient is when the target does not depend on the source: None or zeros."""
+    NONE = "none"
+    ZERO = "zero"
+
+
+def unconnected_mode(value):
+    """'none' or 'zero' from the enum or its string (TF's ValueError otherwise)."""
+    try:
+        return UnconnectedGradients(value).value
+    except ValueError:
+        raise ValueError(f"Unknown value for unconnected_gradients: {value!r}") from None

@@ -35,6 +35,7 @@ class _CallSite:
         # The arguments' structure (the signature key's traversal): the replay rebuilds them
         # around the recorded leaves.
         self.tree = _C.nest_flatten((tuple(args), dict(kwargs)))[1]
+        self.function = function  # jacobians re-run a recorded call per row (batching.py)
         self.python_function = function.python_function
         self.name = function._name
         self._backward = None

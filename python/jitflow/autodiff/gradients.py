@@ -7,7 +7,7 @@ forward op with `_XlaCompile == True` are marked for compilation in its scope, o
 compiled ops')."""
 from .. import _C, ops
 from ..variables import Variable
-from .backprop import aggregate, apply_gradient, flatten
+from .backprop import aggregate, apply_gradient, flatten, unconnected_mode
 from .registry import OpView, unmarked_scope
 from .shapes import fill_like, is_float
 
@@ -27,18 +27,33 @@ def _topo_order(roots):
             continue
         done.add(node)
         stack.append((node, True))
-        for ref, _ in node.input_refs():
+        for ref, _ in _input_refs(node):
             if ref not in done:
                 stack.append((ref, False))
     return order
 
 
-def gradients(ys, xs, grad_ys=None, name="gradients", unconnected_gradients="none"):
+def _input_refs(node):
+    """The node's inputs; for a traced custom-gradient output (custom_gradient.py) also the
+    call's inputs, which its gradient reaches directly."""
+    refs = list(node.input_refs())
+    if node.op == "Identity" and node.has_attr("_custom_gradient"):
+        from .custom_gradient import custom_site
+        site = custom_site(node)
+        if site is not None:
+            refs += [t._node_ref for t in site.inputs if t._is_symbolic and t._node_ref is not None]
+    return refs
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False, aggregation_method=None,
+              stop_gradients=None, unconnected_gradients="none"):
     """d(sum of ys)/d(x) for each x in xs, as symbolic tensors of the current trace.
 
     ys, xs: tensors (or lists); xs may hold jf.Variables (the sum over their reads).
     grad_ys: the initial gradients of ys (default ones). Returns a list with None for an x
-    that ys do not depend on (or zeros with unconnected_gradients="zero")."""
+    that ys do not depend on (or zeros with unconnected_gradients="zero").
+    stop_gradients: tensors treated as constants (no gradient flows through them).
+    gate_gradients and aggregation_method are accepted and ignored (a graph-scheduling hint)."""
     if not _C.is_tracing():
         raise RuntimeError(_EAGER_MESSAGE)
     ys = [_C.convert_to_tensor(y) for y in flatten(ys)]
@@ -47,11 +62,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients", unconnected_gradients="non
         grad_ys = flatten(grad_ys)
         if len(grad_ys) != len(ys):
             raise ValueError(f"jf.gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
-    if unconnected_gradients not in ("none", "zero"):
-        raise ValueError("unconnected_gradients must be 'none' or 'zero'")
+    unconnected_gradients = unconnected_mode(unconnected_gradients)
     with _C.name_scope(name or "gradients") as scope:
         grad_scope = scope.rstrip("/").replace("/", "_")
-        return _gradients(ys, xs, grad_ys, grad_scope, unconnected_gradients)
+        stops = {_key(_C.convert_to_tensor(t)) for t in flatten(stop_gradients or [])}
+        return _gradients(ys, xs, grad_ys, grad_scope, unconnected_gradients, stops)
 
 
 def _key(t):
@@ -80,7 +95,7 @@ def check_variable_reads(order, var):
             "(w = v.read_value()) and use w inside")
 
 
-def _gradients(ys, xs, grad_ys, grad_scope, unconnected):
+def _gradients(ys, xs, grad_ys, grad_scope, unconnected, stops=frozenset()):
     grads = {}  # (node, output index) -> list of gradients
     with unmarked_scope():
         for i, y in enumerate(ys):
@@ -105,14 +120,30 @@ def _gradients(ys, xs, grad_ys, grad_scope, unconnected):
             k = _key(_C.convert_to_tensor(x)) if x is not None else None
             x_keys.append([] if k is None else [k])
     sources = {k for ks in x_keys for k in ks}
+    stops = stops - sources
 
     # Ops between xs and ys: they depend on an x (and ys depend on them, by construction).
     between = set()
+    groups = {}  # custom-gradient site -> its tagged output nodes, in topological order
     for node in order:
-        if any((ref, i) in sources or ref in between for ref, i in node.input_refs()):
+        if any((ref, i) in sources or (ref in between and (ref, i) not in stops)
+               for ref, i in _input_refs(node)):
             between.add(node)
+        if node.op == "Identity" and node.has_attr("_custom_gradient"):
+            from .custom_gradient import custom_site
+            site = custom_site(node)
+            if site is not None:
+                groups.setdefault(site, []).append(node)
+    custom = {n: site for site, nodes in groups.items() for n in nodes}
 
     for node in reversed(order):
+        site = custom.get(node)
+        if site is not None:
+            # One gradient call for all outputs of the call, at its first output node: by
+            # then every consumer of every output has contributed its gradient.
+            if node is groups[site][0]:
+                _custom_site_gradient(site, node, grads, sources, between, grad_scope, stops)
+            continue
         if node not in between:
             continue
         out_grads = []
@@ -131,7 +162,7 @@ def _gradients(ys, xs, grad_ys, grad_scope, unconnected):
         for (ref, i), x, g in zip(node.input_refs(), op.inputs, in_grads):
             if g is None or not is_float(x):
                 continue
-            if (ref, i) in sources or ref in between:
+            if (ref, i) in sources or (ref in between and (ref, i) not in stops):
                 grads.setdefault((ref, i), []).append(g)
 
     result = []
@@ -142,3 +173,23 @@ def _gradients(ys, xs, grad_ys, grad_scope, unconnected):
                 g = ops.zeros_like(x.read_value() if isinstance(x, Variable) else x)
         result.append(g)
     return result
+
+
+def _custom_site_gradient(site, node, grads, sources, between, grad_scope, stops):
+    """The user's grad_fn of one traced custom-gradient call (custom_gradient.py), its input
+    gradients added to the call's inputs (the args and the variables' reads)."""
+    out_grads = []
+    for y in site.outputs:
+        gs = grads.get(_key(y))
+        if gs is not None and len(gs) > 1:
+            gs[:] = [aggregate(gs)]
+        out_grads.append(gs[0] if gs else None)
+    if all(g is None for g in out_grads):
+        return
+    op = OpView("CustomGradient", node.name, site.inputs, site.outputs, {"_site": site}, node)
+    for x, g in zip(site.inputs, apply_gradient(op, out_grads, grad_scope)):
+        k = _key(x) if x._is_symbolic else None
+        if g is None or k is None or not is_float(x):
+            continue
+        if k in sources or (k[0] in between and k not in stops):
+            grads.setdefault(k, []).append(g)

@@ -26,7 +26,7 @@ import warnings
 from .. import _C, ops
 from .. import control_flow as _control_flow
 from .. import variables as _variables
-from .backprop import aggregate, apply_gradient, flatten, pack_like
+from .backprop import aggregate, apply_gradient, flatten, pack_like, unconnected_mode
 from .gradients import check_variable_reads
 from .registry import OpView
 from .shapes import is_float
@@ -86,7 +86,7 @@ class GradientTape:
         self._persistent = bool(persistent)
         self._watch_accessed_variables = bool(watch_accessed_variables)
         self._depth = 0
-        self._paused = False
+        self._entered = False  # entered at least once (TF: the tape exists)
         self.reset()
 
     # ---- recording --------------------------------------------------------------------
@@ -95,6 +95,7 @@ class GradientTape:
             raise ValueError("This GradientTape is already recording; it cannot be entered twice")
         self._graph = _C.current_graph()
         self._depth = 1
+        self._entered = True
         self._start()
         return self
 
@@ -115,9 +116,13 @@ class GradientTape:
 
     @contextlib.contextmanager
     def stop_recording(self):
-        """Ops run inside are not recorded on this tape."""
+        """Ops run inside are not recorded on this tape. TF's errors: RuntimeError for a tape
+        that was never entered (or a non-persistent one whose gradient was taken), ValueError
+        for one that is not recording now (its context has exited)."""
+        if not self._entered or (self._used and not self._persistent):
+            raise RuntimeError("Trying to stop recording a tape which is not recording.")
         if self not in _recording():
-            raise RuntimeError("GradientTape.stop_recording() is only valid while the tape is recording")
+            raise ValueError("Tape is not recording.")
         self._stop()
         try:
             yield
@@ -212,22 +217,45 @@ class GradientTape:
     # ---- differentiation --------------------------------------------------------------
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
         """d(sum of target)/d(source) for each source, in the structure of `sources`."""
+        unconnected_gradients = unconnected_mode(unconnected_gradients)
+        with self._differentiating(3) as grad_scope:
+            flat = self._gradient(flatten(target), flatten(sources), output_gradients,
+                                  grad_scope, unconnected_gradients)
+        return pack_like(sources, flat)
+
+    def jacobian(self, target, sources, unconnected_gradients="none", parallel_iterations=None,
+                 experimental_use_pfor=True):
+        """d(target)/d(source) for each source: shape target.shape + source.shape. Vectorized
+        (jacobian.py) unless experimental_use_pfor=False, which loops over target elements."""
+        from .jacobian import jacobian
+        return jacobian(self, target, sources, unconnected_gradients, experimental_use_pfor)
+
+    def batch_jacobian(self, target, source, unconnected_gradients="none", parallel_iterations=None,
+                       experimental_use_pfor=True):
+        """Per-example jacobians: target [b, y...] and source [b, x...] give [b, y..., x...],
+        assuming target[i] depends on source[i] only."""
+        from .jacobian import batch_jacobian
+        return batch_jacobian(self, target, source, unconnected_gradients, experimental_use_pfor)
+
+    @contextlib.contextmanager
+    def _differentiating(self, stacklevel):
+        """Around one gradient (or jacobian) computation: TF's non-persistent rule, recording
+        paused, the `gradient_tape` name scope (yields its jit-scope suffix); a non-persistent
+        tape forgets its records afterwards."""
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
                                "of gradients (or jacobians)")
-        if unconnected_gradients not in ("none", "zero"):
-            raise ValueError("unconnected_gradients must be 'none' or 'zero'")
         recording = self in _recording()
         if recording:
             if self._persistent:
                 warnings.warn("Calling GradientTape.gradient on a persistent tape inside its context "
                               "is less efficient than calling it outside the context (it does not "
-                              "record its own gradient computation).", RuntimeWarning, stacklevel=2)
+                              "record its own gradient computation).", RuntimeWarning,
+                              stacklevel=stacklevel + 1)
             self._stop()
         try:
             with _C.name_scope("gradient_tape") as scope:
-                flat = self._gradient(flatten(target), flatten(sources), output_gradients,
-                                      scope.rstrip("/").replace("/", "_"), unconnected_gradients)
+                yield scope.rstrip("/").replace("/", "_")
         finally:
             if recording:
                 self._start()
@@ -235,7 +263,6 @@ class GradientTape:
         if not self._persistent:
             self._records, self._versions, self._var_reads, self._keep = [], {}, {}, []
             self._control_nodes = []
-        return pack_like(sources, flat)
 
     def _source_ids(self, s):
         if isinstance(s, _variables.Variable):
