@@ -622,6 +622,10 @@ class Lowering {
       std::memcpy(&bits, &e->scalar, sizeof bits);
       os << ")b" << e->buffer << "m" << e->materialized << "s" << bits << "i" << e->iscalar << "k"
          << e->keep_dims;
+      for (const auto& kv : e->float_attrs) {
+        std::memcpy(&bits, &kv.second, sizeof bits);
+        os << "F" << kv.first << "=" << bits;
+      }
       for (int v : e->perm) os << "p" << v;
       for (int v : e->axes) os << "a" << v;
       os << "g" << e->batch_dims;
@@ -646,12 +650,9 @@ class Lowering {
 // Gathers and index maps take their axes, paddings and shifts into the generated code.
 static bool shape_inputs_constant(const Node& n, std::string* why) {
   const OpDef& def = n.def();
-  if (def.lower != LowerKind::kGather && def.lower != LowerKind::kOneHot &&
-      for (const auto& kv : e->float_attrs) {
-        std::memcpy(&bits, &kv.second, sizeof bits);
-        os << "F" << kv.first << "=" << bits;
-      }
-      def.lower != LowerKind::kIndexMap && def.lower != LowerKind::kArgReduce)
+  // OneHot's depth only sizes its output (run-time shape inference), so a class count
+  // computed at run time (a dim of a Shape) compiles; the emitter never reads it.
+  if (def.lower != LowerKind::kGather && def.lower != LowerKind::kIndexMap && def.lower != LowerKind::kArgReduce)
     return true;
   for (size_t i = 0; i < n.inputs.size(); ++i)
     if (def.is_shape_input(i, n.inputs.size()) && !n.inputs[i].node->const_value()) {

@@ -10,7 +10,7 @@ from ._api import export
 from ._C import Tensor
 from .errors import InvalidArgumentError
 from .nn import log_softmax
-from .ops import _t
+from .ops import _ID, _t, _x
 
 
 def _shape_str(s):
@@ -22,6 +22,10 @@ def _compatible(a, b):
     return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
+def _stop(x):
+    return _x(_ID["StopGradient"], (x,), None, None)
+
+
 def _float_input(x, op):
     if not x.dtype.is_floating:
         raise TypeError(f"{op}: expected a float32 or float64 input, got {x.dtype.name}")
@@ -30,20 +34,26 @@ def _float_input(x, op):
 # ---- cross entropy ---------------------------------------------------------------------------
 @export("nn.softmax_cross_entropy_with_logits")
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
-    """-sum(labels * log_softmax(logits), axis); labels are cast to the logits' dtype and
-    broadcast against them, as TF's SoftmaxCrossEntropyWithLogits.
-
-    Gradients: w.r.t. labels -log_softmax(logits), TF's; w.r.t. logits softmax * sum(labels)
-    - labels, which is TF's softmax - labels whenever each row of labels sums to 1."""
+    """sum(labels * -log_softmax(logits), axis); labels are cast to the logits' dtype and
+    broadcast against them, as TF's SoftmaxCrossEntropyWithLogits. Its gradients are TF's:
+    -log_softmax(logits) for the labels, softmax - labels for the logits (not the derivative
+    softmax * sum(labels) - labels when labels do not sum to 1)."""
     logits, labels = _t(logits), _t(labels)
     _float_input(logits, "SoftmaxCrossEntropyWithLogits")
     if len(logits.shape) == 0:
         raise InvalidArgumentError("SoftmaxCrossEntropyWithLogits: logits must have at least one dimension, "
                                    "got a scalar")
     labels = _ops.cast(labels, logits.dtype)
-    # Multiplied, as TF's kernel: a zero label on a -inf logit gives NaN there too. The sum of
-    # labels * -log_softmax, not its negation, so a zero loss is +0 as TF's.
-    return _ops.reduce_sum(labels * _ops.negative(log_softmax(logits, axis)), axis, name=name)
+    ls = log_softmax(logits, axis)
+    # m = logits - log_softmax is logsumexp(logits) in every class. The loss is labels *
+    # (m - logits), computed as the kernel does (a zero label on a -inf logit is NaN there too;
+    # a zero loss is +0). Its logits gradient is TF's softmax - labels: m is held constant in
+    # that product (so it gives -labels) and softmax * (m - m) adds 0 with the gradient and
+    # second derivative of logsumexp (softmax sums to 1).
+    m = logits - ls
+    p = _stop(_ops.exp(ls))
+    per_class = labels * (_stop(m) - logits) + p * (m - _stop(m))
+    return _ops.reduce_sum(per_class, axis, name=name)
 
 
 @export("nn.sparse_softmax_cross_entropy_with_logits")

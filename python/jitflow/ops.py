@@ -422,19 +422,6 @@ newaxis = None
 export("newaxis")(newaxis)
 
 
-def _export_elementwise():
-    """A wrapper `f(x[, y], name=None)` for each unary, binary or math op record whose public
-    names have no hand-written function, exported under those names and kept here under the
-    first name's leaf (ops.exp, ops.relu) for the package's own use."""
-    from . import _api
-    for r in _C.op_records():
-        if r["lower"] not in ("unary", "binary", "math") or not r["py_names"]:
-            continue
-        if any(_api.exported(n) is not None for n in r["py_names"]):
-            continue
-        fn = (_unary if r["num_inputs"] == 1 else _binary)(r["name"])
-        fn.__name__ = fn.__qualname__ = r["py_names"][0].split(".")[-1]
-        export(*r["py_names"])(fn)
 # ---- activations (issue 16): TF's argument name `features`; LeakyRelu's alpha attr --------
 def _activation_op(op, public):
     oid = _ID[op]
@@ -465,6 +452,19 @@ def leaky_relu(features, alpha=0.2, name=None):
     return _x(_ID["LeakyRelu"], (x,), {"alpha": float(alpha)}, name)
 
 
+def _export_elementwise():
+    """A wrapper `f(x[, y], name=None)` for each unary, binary or math op record whose public
+    names have no hand-written function, exported under those names and kept here under the
+    first name's leaf (ops.exp, ops.relu) for the package's own use."""
+    from . import _api
+    for r in _C.op_records():
+        if r["lower"] not in ("unary", "binary", "math") or not r["py_names"]:
+            continue
+        if any(_api.exported(n) is not None for n in r["py_names"]):
+            continue
+        fn = (_unary if r["num_inputs"] == 1 else _binary)(r["name"])
+        fn.__name__ = fn.__qualname__ = r["py_names"][0].split(".")[-1]
+        export(*r["py_names"])(fn)
         globals().setdefault(fn.__name__, fn)
 
 

@@ -147,21 +147,7 @@ def _close(got, want, dtype):
 def test_composition_in_every_mode(name, dtype, mode, rng):
     fn, ref, _, _ = COMPOSITIONS[name]
     xs = _inputs(name, dtype, rng)
-    if name == "sparse_softmax_xent" and mode == "none_signature":
-        # OneHot compiles with a constant depth only: with an unknown class count the pick
-        # stays eager and the rest of the loss compiles in a jit_scope (docs/user_guide.md).
-        mode_fn = fn
-
-        def fn(*a):
-            with jf.jit_scope():
-                return mode_fn(*a)
-        ts = [jf.constant(x) for x in xs]
-        sig = [jf.TensorSpec([None] * x.ndim, getattr(jf, x.dtype.name)) for x in xs]
-        before = jf.debugging.stats()["cluster_runs"]
-        got = _outs(jf.function(fn, input_signature=sig)(*ts))
-        ran = jf.debugging.stats()["cluster_runs"] - before
-    else:
-        got, ran = _run(fn, xs, mode)
+    got, ran = _run(fn, xs, mode)
     want = ref(*[x.astype(np.float64) if x.dtype.kind == "f" else x for x in xs])
     _close(got, want if isinstance(want, list) else [want], dtype)
     if mode not in ("eager", "function"):
@@ -205,6 +191,45 @@ def test_softmax_xent_label_gradient_is_minus_log_softmax(rng):
         tape.watch(lab)
         loss = jf.nn.softmax_cross_entropy_with_logits(lab, lg)
     np.testing.assert_allclose(tape.gradient(loss, lab).numpy(), -_log_softmax(x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["eager", "function", "jit_compile"])
+def test_softmax_xent_logits_gradient_is_softmax_minus_labels(mode, rng):
+    """TF's gradient, also where labels do not sum to 1 (TF 2.21 printed, for labels
+    [0.5, 1, 0.2] and logits [1, 2, 3]: [-0.40996942 -0.75527155 0.46524096])."""
+    z = np.array([[0.5, 1.0, 0.2], [0.0, 0.0, 0.0]]) + rng.uniform(0, 0.1, (2, 3))
+    x = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
+
+    def grads(lab, lg):
+        with jf.GradientTape() as tape:
+            tape.watch([lab, lg])
+            loss = jf.nn.softmax_cross_entropy_with_logits(lab, lg)
+        return loss, tape.gradient(loss, [lab, lg])
+    f = grads if mode == "eager" else jf.function(grads, jit_compile=mode == "jit_compile")
+    loss, (g_lab, g_lg) = f(jf.constant(z), jf.constant(x))
+    np.testing.assert_allclose(loss.numpy(), -np.sum(z * _log_softmax(x), -1), rtol=1e-12)
+    np.testing.assert_allclose(g_lg.numpy(), _softmax(x) - z, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(g_lab.numpy(), -_log_softmax(x), rtol=1e-12)
+    g = jf.nn.softmax_cross_entropy_with_logits  # TF's printed case, float32
+    with jf.GradientTape() as tape:
+        lg = jf.constant([[1.0, 2.0, 3.0]])
+        tape.watch(lg)
+        loss = g(jf.constant([[0.5, 1.0, 0.2]]), lg)
+    np.testing.assert_allclose(tape.gradient(loss, lg).numpy(), [[-0.40996942, -0.75527155, 0.46524096]], rtol=1e-6)
+
+
+def test_softmax_xent_second_derivative_is_softmax_jacobian(rng):
+    """TF's second derivative w.r.t. the logits, (diag(p) - p p^T) v, whatever the labels."""
+    z, x, v = rng.uniform(0, 1, (1, 4)), rng.uniform(-2, 2, (1, 4)), rng.uniform(-1, 1, (1, 4))
+    lg = jf.constant(x)
+    with jf.GradientTape() as outer:
+        outer.watch(lg)
+        with jf.GradientTape() as inner:
+            inner.watch(lg)
+            loss = jf.nn.softmax_cross_entropy_with_logits(jf.constant(z), lg)
+        gv = jf.reduce_sum(inner.gradient(loss, lg) * v)
+    p = _softmax(x)[0]
+    np.testing.assert_allclose(outer.gradient(gv, lg).numpy()[0], (np.diag(p) - np.outer(p, p)) @ v[0], rtol=1e-10)
 
 
 def test_silu_beta_gradient(rng):
@@ -357,7 +382,7 @@ def test_losses_fuse_in_a_jit_scope(rng):
                 return v, tape.gradient(v, b)
         return f
 
-    for loss, max_kernels in [(jf.nn.softmax_cross_entropy_with_logits, 4),
+    for loss, max_kernels in [(jf.nn.softmax_cross_entropy_with_logits, 5),
                               (lambda a, b: jf.nn.sigmoid_cross_entropy_with_logits(labels=a, logits=b), 3)]:
         f = under_scope(loss)
         n_clusters, kernels, eager = _clusters_and_kernels(f, z, x)
@@ -498,6 +523,17 @@ def test_errors(name):
     _, call, exc, match = next(e for e in ERRORS if e[0] == name)
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_one_hot_with_a_class_count_known_at_run_time_compiles():
+    """The sparse loss's one_hot takes its depth from the logits' shape: under an all-None
+    signature it is computed at run time, before the kernels run, and compiles."""
+    f = jf.function(lambda i, d: jf.one_hot(i, jf.shape(d)[0]), jit_compile=True,
+                    input_signature=[jf.TensorSpec([None], jf.int32), jf.TensorSpec([None], jf.float32)])
+    before = jf.debugging.stats()["cluster_runs"]
+    np.testing.assert_array_equal(f(jf.constant([0, 2, 7]), jf.ones([4])).numpy(), np.eye(4)[[0, 2]].tolist() + [[0] * 4])
+    np.testing.assert_array_equal(f(jf.constant([1]), jf.ones([2])).numpy(), [[0, 1]])
+    assert jf.debugging.stats()["cluster_runs"] - before == 2
 
 
 @pytest.mark.parametrize("mode", ["function", "jit_compile"])

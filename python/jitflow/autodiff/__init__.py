@@ -3,8 +3,8 @@ and jf.GradientTape (eager and traced). See registry.py for how to add an op's g
 from . import (  # noqa: F401  (register the gradients)
     custom_gradient,
     function_calls,
-    grads_array,
     grads_activations,
+    grads_array,
     grads_control,
     grads_debugging,
     grads_index,
