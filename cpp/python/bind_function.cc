@@ -22,6 +22,7 @@ void bind_function(py::module_& m) {
       .def(py::init<py::object, py::object>())
       .def("add", &FunctionCache::add)
       .def("clear", &FunctionCache::clear)
+      .def("has_entry", &FunctionCache::has_entry)
       .def_property_readonly("size", &FunctionCache::size);
   m.def("flatten_inputs", [](py::handle args, py::handle kwargs) {
     Flat f = flatten_inputs(args, kwargs);

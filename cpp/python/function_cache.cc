@@ -204,6 +204,23 @@ void FunctionCache::setup_type(PyHeapTypeObject* type) {
   };
 }
 
+std::shared_ptr<CacheEntry> FunctionCache::find(Flat& f) {
+  auto it = exact_.find(f.key);
+  if (it != exact_.end()) return it->second;
+  for (auto& g : general_)
+    if (g->fn->accepts(f.leaves) && g->fn->placed_for(f.leaves)) {
+      exact_[f.key] = g;
+      g->keepalive.insert(g->keepalive.end(), f.keepalive.begin(), f.keepalive.end());
+      return g;
+    }
+  return nullptr;
+}
+
+bool FunctionCache::has_entry(py::handle args, py::handle kwargs) {
+  Flat f = flatten_inputs(args, kwargs);
+  return find(f) != nullptr;
+}
+
 py::object FunctionCache::call(py::handle args, py::handle kwargs) {
   if (runs_python_body()) {
     PyObject* r = PyObject_Call(python_fn_.ptr(), args.ptr(), kwargs.ptr());
@@ -211,29 +228,15 @@ py::object FunctionCache::call(py::handle args, py::handle kwargs) {
     return py::reinterpret_steal<py::object>(r);
   }
   Flat f = flatten_inputs(args, kwargs);
-  std::shared_ptr<CacheEntry> e;
   bool matched = true;  // the exact key or accepts() vouches for the inputs
-  auto it = exact_.find(f.key);
-  if (it != exact_.end()) {
-    e = it->second;
-  } else {
-    for (auto& g : general_)
-      if (g->fn->accepts(f.leaves) && g->fn->placed_for(f.leaves)) {
-        e = g;
-        break;
-      }
-    if (e) {
-      exact_[f.key] = e;
-      e->keepalive.insert(e->keepalive.end(), f.keepalive.begin(), f.keepalive.end());
-    } else {
-      // Miss: Python traces (and registers the entry through add()).
-      trace_(args, kwargs ? py::reinterpret_borrow<py::object>(kwargs) : py::object(py::dict()),
-             py::bytes(f.key));
-      it = exact_.find(f.key);
-      if (it == exact_.end()) throw_runtime("jf.function: tracing did not register a concrete function");
-      e = it->second;
-      matched = false;
-    }
+  std::shared_ptr<CacheEntry> e = find(f);
+  if (!e) {
+    // Miss: Python traces (and registers the entry through add()), or finds that another
+    // thread just did.
+    trace_(args, kwargs ? py::reinterpret_borrow<py::object>(kwargs) : py::object(py::dict()), py::bytes(f.key));
+    e = find(f);
+    if (!e) throw_runtime("jf.function: tracing did not register a concrete function");
+    matched = false;
   }
   std::vector<Tensor> out;
   {

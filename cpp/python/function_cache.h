@@ -41,8 +41,15 @@ class FunctionCache {
            bool general, std::vector<py::object> keepalive);
   size_t size() const { return exact_.size(); }
   void clear();
+  // Whether a traced function already serves these inputs: a caller that waited for another
+  // thread's trace checks this before tracing the same signature again.
+  bool has_entry(py::handle args, py::handle kwargs);
 
  private:
+  // The entry serving f: its exact key, else a general entry that accepts it (then
+  // remembered under the key). Null on a miss.
+  std::shared_ptr<CacheEntry> find(Flat& f);
+
   py::object python_fn_, trace_;
   std::unordered_map<std::string, std::shared_ptr<CacheEntry>> exact_;
   std::vector<std::shared_ptr<CacheEntry>> general_;

@@ -6,6 +6,7 @@ import collections
 import functools
 import inspect
 import operator
+import threading
 import time
 import warnings
 
@@ -135,6 +136,10 @@ class Function(_C.FunctionCache):
         self._traced_specs = []
         self._concrete = []
         self._created_variables = []
+        # Held while tracing: concurrent first calls of one signature trace once, the others
+        # wait and take that trace (TF's per-function lock). Reentrant: a function may call
+        # itself while it is traced. Cached calls never take it.
+        self._trace_lock = threading.RLock()
         try:
             self._arg_names = list(inspect.signature(python_function).parameters)
         except (TypeError, ValueError):
@@ -162,6 +167,12 @@ class Function(_C.FunctionCache):
 
     # ---- tracing (cache misses) ----------------------------------------------------------
     def _trace_for_call(self, args, kwargs, key):
+        with self._trace_lock:
+            if self._cache.has_entry(args, kwargs):  # another thread traced it while we waited
+                return None
+            return self._trace_and_add(args, kwargs)
+
+    def _trace_and_add(self, args, kwargs):
         key, leaves, keepalive = _C.flatten_inputs(args, kwargs)
         general = False
         if self._input_signature is not None:
@@ -263,21 +274,23 @@ class Function(_C.FunctionCache):
         leaves, _ = _C.nest_flatten((args, kwargs), spec_type=TensorSpec)
         if not any(isinstance(x, TensorSpec) for x in leaves):
             if self._input_signature is None or args:
-                key, tensors, _ = _C.flatten_inputs(args, kwargs)
-                for cf in self._concrete:
-                    if cf._cf.accepts(tensors):
-                        return cf
-                return self._trace_for_call(args, kwargs, key)
+                _, tensors, _ = _C.flatten_inputs(args, kwargs)
+                with self._trace_lock:
+                    for cf in self._concrete:
+                        if cf._cf.accepts(tensors):
+                            return cf
+                    return self._trace_and_add(args, kwargs)
             args = tuple(self._input_signature)
             leaves, _ = _C.nest_flatten((args, kwargs), spec_type=TensorSpec)
         specs = [x if isinstance(x, TensorSpec) else TensorSpec(x.shape, x.dtype) for x in leaves]
-        for cf in self._concrete:
-            if [tuple(i.shape) for i in cf.inputs] == [s.shape for s in specs] and \
-                    [i.dtype for i in cf.inputs] == [s.dtype for s in specs]:
-                return cf
-        cf = self._trace(args, kwargs, specs, _C.function_placement([]), spec_leaves=True)
-        self._cache.add(b"", cf._cf, cf._output_tree, True, [])
-        return cf
+        with self._trace_lock:
+            for cf in self._concrete:
+                if [tuple(i.shape) for i in cf.inputs] == [s.shape for s in specs] and \
+                        [i.dtype for i in cf.inputs] == [s.dtype for s in specs]:
+                    return cf
+            cf = self._trace(args, kwargs, specs, _C.function_placement([]), spec_leaves=True)
+            self._cache.add(b"", cf._cf, cf._output_tree, True, [])
+            return cf
 
 
 def _as_spec(s):
