@@ -233,7 +233,8 @@ py::object FunctionCache::call(py::handle args, py::handle kwargs) {
   if (!e) {
     // Miss: Python traces (and registers the entry through add()), or finds that another
     // thread just did.
-    trace_(args, kwargs ? py::reinterpret_borrow<py::object>(kwargs) : py::object(py::dict()), py::bytes(f.key));
+    trace_(args, kwargs ? py::reinterpret_borrow<py::object>(kwargs) : py::object(py::dict()),
+           py::bytes(f.key));
     e = find(f);
     if (!e) throw_runtime("jf.function: tracing did not register a concrete function");
     matched = false;
