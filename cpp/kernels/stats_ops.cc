@@ -8,6 +8,7 @@
 
 #include "ir/shape_fns.h"
 #include "kernels/kernels.h"
+#include "support/thread_pool.h"
 
 namespace jf {
 namespace {
@@ -18,29 +19,60 @@ int64_t elements(const Shape& s, int from, int to) {
   return n;
 }
 
-// Calls fn(i, at) for every element i of x, `at` the output element its kept coordinates
-// name (a reduction over the sorted `axes`), in x's row-major order.
-template <class F>
-void for_each_reduced(const Tensor& x, const std::vector<int>& axes, F fn) {
-  const int r = x.rank();
-  std::vector<int64_t> stride(r, 0);  // output strides, 0 along reduced axes
-  int64_t s = 1;
-  for (int d = r - 1; d >= 0; --d) {
-    if (std::binary_search(axes.begin(), axes.end(), d)) continue;
-    stride[d] = s;
-    s *= x.shape()[d];
+// A reduction as outer x reduced x inner blocks of a row-major tensor (x's reduced axes made
+// contiguous, by a transpose when they are not): out[o, i] = acc(out[o, i], x[o, r, i]) for
+// r in order, so each output folds its elements in x's order. The inner loops run along
+// contiguous memory; output elements are split over the thread pool.
+template <class T, class Acc>
+void reduce_blocks(const Tensor& x, const std::vector<int>& axes, T* out, int64_t n_out, Acc acc) {
+  const Shape& sh = x.shape();
+  int64_t outer = 1, red = 1, inner = 1;
+  int phase = 0;  // 0: kept dims before the reduced ones, 1: reduced, 2: kept after
+  bool contiguous = true;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (sh[d] == 1) continue;
+    const bool r = std::binary_search(axes.begin(), axes.end(), d);
+    if (r && phase == 2) contiguous = false;
+    if (r) phase = 1;
+    if (!r && phase == 1) phase = 2;
+    (r ? red : phase == 0 ? outer : inner) *= sh[d];
   }
-  std::vector<int64_t> idx(r, 0);
-  int64_t at = 0;
-  for (int64_t i = 0, n = x.num_elements(); i < n; ++i) {
-    fn(i, at);
-    for (int d = r - 1; d >= 0; --d) {  // advance idx row-major, keeping `at` in step
-      at += stride[d];
-      if (++idx[d] < x.shape()[d]) break;
-      at -= stride[d] * idx[d];
-      idx[d] = 0;
+  const T* in = x.data<T>();
+  Tensor moved;
+  if (!contiguous) {  // kept axes first, then the reduced ones: [n_out, red]
+    std::vector<int> perm;
+    Shape ts;
+    for (int d = 0; d < x.rank(); ++d)
+      if (!std::binary_search(axes.begin(), axes.end(), d)) perm.push_back(d), ts.push_back(sh[d]);
+    for (int a : axes) perm.push_back(a), ts.push_back(sh[a]);
+    moved = Tensor::empty(x.dtype(), ts);
+    transpose_into(x, perm, moved);
+    in = moved.data<T>();
+    outer = n_out, inner = 1;
+  }
+  if (n_out == 0 || red == 0 || x.num_elements() == 0) return;
+  if (inner == 1) {  // rows: one accumulator per output, along its contiguous row
+    parallel_for(n_out, static_cast<double>(red), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        const T* pi = in + o * red;
+        T a = out[o];
+        for (int64_t r = 0; r < red; ++r) a = acc(a, pi[r]);
+        out[o] = a;
+      }
+    });
+    return;
+  }
+  parallel_for(n_out, static_cast<double>(red), [&](int64_t b, int64_t e) {
+    while (b < e) {  // runs of outputs within one outer index
+      const int64_t o = b / inner, i0 = b % inner, i1 = std::min(inner, i0 + (e - b));
+      T* po = out + o * inner;
+      for (int64_t r = 0; r < red; ++r) {
+        const T* pi = in + (o * red + r) * inner;
+        for (int64_t i = i0; i < i1; ++i) po[i] = acc(po[i], pi[i]);
+      }
+      b += i1 - i0;
     }
-  }
+  });
 }
 
 // Any / All: out = OR / AND of the elements folding into it (empty: false / true).
@@ -50,10 +82,10 @@ void bool_reduce(OpCall& c, bool any) {
   Tensor& y = c.alloc(0);
   bool* out = y.data<bool>();
   std::fill(out, out + y.num_elements(), !any);
-  const bool* in = c.in[0].data<bool>();
-  for_each_reduced(c.in[0], axes, [&](int64_t i, int64_t at) {
-    if (in[i] == any) out[at] = any;
-  });
+  if (any)
+    reduce_blocks<bool>(c.in[0], axes, out, y.num_elements(), [](bool a, bool v) { return a | v; });
+  else
+    reduce_blocks<bool>(c.in[0], axes, out, y.num_elements(), [](bool a, bool v) { return a & v; });
 }
 
 // Output i in shape s, for the ops whose shape inference could not know it.
@@ -100,12 +132,10 @@ void euclidean_norm(OpCall& c) {
   reduce_axes(c, &axes);
   Tensor& y = c.alloc(0);
   JF_SWITCH_NUMERIC(y.dtype(), T, {
-    const T* in = c.in[0].data<T>();
     T* out = y.data<T>();
     std::fill(out, out + y.num_elements(), T(0));
-    for_each_reduced(c.in[0], axes, [&](int64_t i, int64_t at) {
-      out[at] = wrapping(false, out[at], wrapping(true, in[i], in[i]));
-    });
+    reduce_blocks<T>(c.in[0], axes, out, y.num_elements(),
+                     [](T a, T v) { return wrapping(false, a, wrapping(true, v, v)); });
     using R = std::conditional_t<std::is_integral_v<T>, double, T>;
     for (int64_t i = 0, n = y.num_elements(); i < n; ++i)
       out[i] = static_cast<T>(std::sqrt(static_cast<R>(out[i])));

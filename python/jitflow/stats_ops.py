@@ -20,9 +20,8 @@ reduce_euclidean_norm = export("math.reduce_euclidean_norm")(ops._reduce("Euclid
 
 def _stop_gradient(x):
     # TF stops the gradient at the subtracted max (logsumexp) and the mean (moments): the
-    # result does not depend on them, so only the direct path is differentiated. (Without
-    # the StopGradient op the other path's gradient is 0 up to rounding: same values.)
-    return _x(_ID["StopGradient"], (x,), None, None) if "StopGradient" in _ID else x
+    # result does not depend on them, so only the direct path is differentiated.
+    return _x(_ID["StopGradient"], (x,), None, None)
 
 
 def _name(y, name):

@@ -114,6 +114,22 @@ def test_compositions_in_every_mode(name, mode, shape, dtype, rng):
     close(run(mode, fn, x), want, dtype)
 
 
+@pytest.mark.parametrize("mode", ["eager", "jit_compile"])
+@pytest.mark.parametrize("axis", [None, 0, 3, -2, [0, 2], [1, 3], [0, 3], [0, 1, 3], []], ids=str)
+def test_reductions_over_every_axis_pattern(axis, mode, rng):
+    """Contiguous, interleaved (transposed eagerly) and empty axis lists, kept or not."""
+    b = rng.random((3, 4, 5, 6)) < 0.3
+    y = rng.standard_normal((3, 4, 5, 6))
+    i = rng.integers(-9, 10, size=(3, 4, 5, 6)).astype(np.int32)
+    ax = tuple(axis) if isinstance(axis, list) else axis
+    got = run(mode, lambda b, y, i: (jf.reduce_any(b, axis=axis), jf.reduce_all(b, axis=axis, keepdims=True),
+                                     jf.math.reduce_euclidean_norm(y, axis=axis),
+                                     jf.math.reduce_euclidean_norm(i, axis=axis, keepdims=True)), b, y, i)
+    want = (np.any(b, axis=ax), np.all(b, axis=ax, keepdims=True), np.sqrt(np.sum(y * y, axis=ax)),
+            np.trunc(np.sqrt(np.sum(i.astype(np.float64) ** 2, axis=ax, keepdims=True))).astype(np.int32))
+    close(got, want, "float64")
+
+
 # ---- NaN and Inf ---------------------------------------------------------------------------
 _SPECIAL = np.array([[-np.inf, -np.inf, -np.inf], [np.inf, 1.0, 2.0], [np.inf, np.inf, 0.0],
                      [np.inf, -np.inf, 1.0], [np.nan, 1.0, 2.0], [1000.0, 1000.0, -1000.0]])
