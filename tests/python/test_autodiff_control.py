@@ -619,3 +619,37 @@ def test_watch_accessed_variables_false(mode):
     ga, gb_none, n = run(mode, step)
     close(ga, [3.0, 3.0])
     assert bool(gb_none) and int(n) == 1
+
+
+@pytest.mark.parametrize("mode", ["function", "jit_scope"])
+def test_jacobians_with_shapes_unknown_when_tracing(mode, rng):
+    xv, wv = rng.normal(size=(3, 4)), rng.normal(size=(4, 2))
+    w = f32(wv)
+
+    def body(x):
+        with jf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = jf.nn.softmax(jf.tanh(jf.matmul(x, w)))
+        return y, tape.jacobian(y, x), tape.batch_jacobian(y, x)
+
+    if mode == "jit_scope":
+        def scoped(x):
+            with jf.jit_scope():
+                return body(x)
+        fn = scoped
+    else:
+        fn = body
+    f = jf.function(fn, input_signature=[jf.TensorSpec([None, None], jf.float32)])
+    before = jf.debugging.stats()["cluster_runs"]
+    y, j, bj = f(f32(xv))
+    if mode == "jit_scope":
+        assert jf.debugging.stats()["cluster_runs"] > before
+    s = _softmax(np.tanh(xv @ wv))
+    dt = 1 - np.tanh(xv @ wv) ** 2
+    # per example b: dy[b, j] / dx[b, l] = sum_k (s_j (d_jk - s_k)) dt_k w_lk
+    per = np.einsum("bj,jk->bjk", s, np.eye(2)) - np.einsum("bj,bk->bjk", s, s)
+    want_bj = np.einsum("bjk,bk,lk->bjl", per, dt, wv)
+    close(bj, want_bj)
+    want_j = np.einsum("bjl,bc->bjcl", want_bj, np.eye(3))
+    close(j, want_j)
+    assert tuple(y.shape) == (3, 2)

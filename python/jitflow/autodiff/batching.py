@@ -43,14 +43,31 @@ def _expand(x, n):
     return x
 
 
-def _materialize(x, size):
-    """Unbatched x repeated `size` times along a new leading dim."""
+def _size_vector(ref):
+    """[batch size] of a batched tensor: a constant when known, else read from its shape."""
+    if ref.shape[0] is not None:
+        return ops.constant([ref.shape[0]])
+    return ops.shape(ref)[:1]
+
+
+def _materialize(x, ref):
+    """Unbatched x repeated along a new leading dim, as many times as batched `ref`'s."""
     x = _run("ExpandDims", [x, ops.constant(0)], None)[0]
-    return _run("Tile", [x, ops.constant([size] + [1] * (_rank(x) - 1))], None)[0]
+    multiples = ops.concat([_size_vector(ref), ops.constant(np.ones(_rank(x) - 1, np.int32))], 0)
+    return _run("Tile", [x, multiples], None)[0]
+
+
+def _first_batched(inputs, batched):
+    return next(x for x, b in zip(inputs, batched) if b)
 
 
 def _size(inputs, batched):
-    return next(x.shape[0] for x, b in zip(inputs, batched) if b)
+    return _first_batched(inputs, batched).shape[0]
+
+
+def _broadcast_batched(x, core_shape):
+    """Batched x (core dims already lined up) broadcast to [batch, *core_shape]."""
+    return _run("Mul", [x, ops.ones([1, *core_shape], x.dtype)], None)[0]
 
 
 def _shift_axes(axis_t, core_rank, dtype=None):
@@ -65,7 +82,9 @@ def _shift_axes(axis_t, core_rank, dtype=None):
 
 
 def _prepend(vec_t, value):
-    """A shape-like int vector with `value` in front."""
+    """A shape-like int vector with `value` (an int, or a 1-element int32 tensor) in front."""
+    if isinstance(value, _C.Tensor):
+        return ops.concat([ops.cast(value, vec_t.dtype), vec_t], 0)
     v = const_value(vec_t)
     if v is not None:
         a = np.asarray(v)
@@ -76,8 +95,8 @@ def _prepend(vec_t, value):
 def _elementwise(op_type, inputs, batched, attrs):
     core = max(_rank(x) - (1 if b else 0) for x, b in zip(inputs, batched))
     if op_type == "AddN":  # same shapes, no broadcasting
-        size = _size(inputs, batched)
-        ins = [x if b else _materialize(x, size) for x, b in zip(inputs, batched)]
+        ref = _first_batched(inputs, batched)
+        ins = [x if b else _materialize(x, ref) for x, b in zip(inputs, batched)]
     else:
         ins = [_expand(x, core - (_rank(x) - 1)) if b else x for x, b in zip(inputs, batched)]
     return [(y, True) for y in _run(op_type, ins, attrs)]
@@ -125,7 +144,7 @@ def _view_or_index(op_type, inputs, batched, attrs):
     rest = list(inputs[1:])
     attrs = dict(attrs or {})
     if op_type == "Reshape":
-        rest[0] = _prepend(rest[0], x.shape[0] if x.shape[0] is not None else -1)
+        rest[0] = _prepend(rest[0], x.shape[0] if x.shape[0] is not None else _size_vector(x))
     elif op_type == "ExpandDims":
         v = const_value(rest[0])
         if v is None:
@@ -165,9 +184,11 @@ def _view_or_index(op_type, inputs, batched, attrs):
         if n is None:
             raise NoBatchingRule
         x = _expand(x, n - r)
-        rest[0] = _prepend(rest[0], x.shape[0] if x.shape[0] is not None else -1)
-        if x.shape[0] is None:
-            raise NoBatchingRule
+        if x.shape[0] is None:  # BroadcastTo wants its shape at trace time: broadcast by a product
+            if v is None:
+                raise NoBatchingRule
+            return [(_broadcast_batched(x, [int(d) for d in np.asarray(v).reshape(-1)]), True)]
+        rest[0] = _prepend(rest[0], x.shape[0])
     elif op_type == "StridedSlice":
         rest = [_prepend(rest[0], 0), _prepend(rest[1], 0), _prepend(rest[2], 1)]
         for m in ("begin_mask", "end_mask"):
@@ -189,12 +210,12 @@ def _concat_like(op_type, inputs, batched, attrs):
         values, axis = inputs[:-1], inputs[-1]
         if batched[-1]:
             raise NoBatchingRule
-        size = _size(values, batched[:-1])
-        vals = [v if b else _materialize(v, size) for v, b in zip(values, batched)]
+        ref = _first_batched(values, batched[:-1])
+        vals = [v if b else _materialize(v, ref) for v, b in zip(values, batched)]
         return [(_run(op_type, [*vals, _shift_axes(axis, _rank(vals[0]) - 1)], attrs)[0], True)]
     # Pack
-    size = _size(inputs, batched)
-    vals = [v if b else _materialize(v, size) for v, b in zip(inputs, batched)]
+    ref = _first_batched(inputs, batched)
+    vals = [v if b else _materialize(v, ref) for v, b in zip(inputs, batched)]
     r = _rank(vals[0])  # the output's core rank
     a = attrs.get("axis", 0)
     attrs = dict(attrs, axis=(a % r) + 1)
@@ -220,10 +241,12 @@ def _fill(op_type, inputs, batched, attrs):
     if batched[0]:
         raise NoBatchingRule
     v = const_value(dims)
-    if v is None or value.shape[0] is None:
+    if v is None:
         raise NoBatchingRule
     dims = [int(d) for d in np.asarray(v).reshape(-1)]
     value = _expand(value, len(dims))
+    if value.shape[0] is None:
+        return [(_broadcast_batched(value, dims), True)]
     return [(_run("BroadcastTo", [value, ops.constant([value.shape[0], *dims])], None)[0], True)]
 
 

@@ -75,9 +75,11 @@ def _replay(recorded, seed, rows):
     return val
 
 
-def _tiled(g, count):
+def _tiled(g, rows):
+    """g repeated for every row (a gradient that does not depend on the output gradient)."""
     g = ops.expand_dims(g, 0)
-    return array_ops.tile(g, [count] + [1] * (len(g.shape) - 1))
+    count = [rows.shape[0]] if rows.shape[0] is not None else ops.shape(rows)[:1]
+    return array_ops.tile(g, ops.concat([count, np.ones(len(g.shape) - 1, np.int32)], 0))
 
 
 def _rows_gradients(tape, target, sources, rows, count, grad_scope, use_pfor):
@@ -97,6 +99,12 @@ def _rows_gradients(tape, target, sources, rows, count, grad_scope, use_pfor):
         try:
             val = _replay(recorder.ops, seed, rows)
         except NoBatchingRule:
+            if count is None:
+                raise NotImplementedError(
+                    "jacobian: the backward pass goes through an op that cannot be vectorized "
+                    "(control flow or a custom gradient), and the target's size is unknown when "
+                    "tracing, so it cannot loop over rows either: give the jf.function an "
+                    "input_signature with known dims") from None
             _extra_stats["jacobian_loop_fallbacks"] += 1
             warnings.warn("jacobian: the backward pass goes through an op that cannot be vectorized "
                           "(control flow or a custom gradient); computing it one row at a time",
@@ -105,11 +113,11 @@ def _rows_gradients(tape, target, sources, rows, count, grad_scope, use_pfor):
             out = []
             for g in grads:
                 b = None if g is None else val.get(_tape._key(g))
-                out.append(b if b is not None or g is None else _tiled(g, count))
+                out.append(b if b is not None or g is None else _tiled(g, rows))
             return out
     if count == 0:
         grads = tape._gradient([target], sources, [ops.zeros_like(target)], grad_scope, "none")
-        return [None if g is None else _tiled(g, 0) for g in grads]
+        return [None if g is None else _tiled(g, rows) for g in grads]
     per_row = [tape._gradient([target], sources, [array_ops.gather(rows, i)], grad_scope, "none")
                for i in range(count)]
     return [None if per_row[0][k] is None else ops.stack([r[k] for r in per_row], 0)
@@ -119,6 +127,9 @@ def _rows_gradients(tape, target, sources, rows, count, grad_scope, use_pfor):
 def _shape_vector(prefix, like, drop):
     """prefix + like's shape without its first `drop` dims: a list when static, else a tensor."""
     shape = static_shape(like)
+    if isinstance(prefix, _C.Tensor):  # the target's shape, unknown when tracing
+        dims = ops.constant(np.asarray(shape[drop:], np.int32)) if shape is not None else ops.shape(like)[drop:]
+        return ops.concat([prefix, dims], 0)
     if shape is not None:
         return list(prefix) + list(shape[drop:])
     dims = ops.shape(like)[drop:]
@@ -140,13 +151,17 @@ def _as_tensor(s):
     return s if isinstance(s, _variables.Variable) else _C.convert_to_tensor(s)
 
 
-def _static_target_shape(target, what):
-    shape = static_shape(target)
-    if shape is None:
-        raise NotImplementedError(f"GradientTape.{what}: the target's shape {target.shape} must be "
-                                  "known when tracing (give the jf.function an input_signature with "
-                                  "known dims)")
-    return list(shape)
+def _dynamic_rows(target, use_pfor, what, skip=0):
+    """For a target whose shape is known only at run time: its shape tensor and the identity
+    matrix over its elements (past the first `skip` dims). Vectorized only: a Python loop
+    needs the number of rows."""
+    if not use_pfor:
+        raise NotImplementedError(f"GradientTape.{what}(experimental_use_pfor=False) needs the target's "
+                                  f"shape when tracing, got {tuple(target.shape)}")
+    shape = ops.shape(target)
+    size = ops.reduce_prod(shape[skip:])
+    eye = array_ops.one_hot(ops.range(size), size, dtype=target.dtype)
+    return shape, eye
 
 
 def _check_usable(tape, use_pfor, what):
@@ -162,11 +177,16 @@ def jacobian(tape, target, sources, unconnected_gradients, use_pfor):
     _check_usable(tape, use_pfor, "jacobian")
     target = _C.convert_to_tensor(target)
     flat = flatten(sources)
-    tshape = _static_target_shape(target, "jacobian")
-    count = int(np.prod(tshape, dtype=np.int64))
-    eye = np.eye(count, dtype=target.dtype.as_numpy_dtype).reshape([count] + tshape)
+    tshape = static_shape(target)
+    if tshape is not None:
+        tshape = list(tshape)
+        count = int(np.prod(tshape, dtype=np.int64))
+        rows = ops.constant(np.eye(count, dtype=target.dtype.as_numpy_dtype).reshape([count] + tshape))
+    else:
+        tshape, eye = _dynamic_rows(target, use_pfor, "jacobian")
+        count, rows = None, ops.reshape(eye, ops.concat([[-1], tshape], 0))
     with tape._differentiating(4) as grad_scope:
-        grads = _rows_gradients(tape, target, flat, ops.constant(eye), count, grad_scope, use_pfor)
+        grads = _rows_gradients(tape, target, flat, rows, count, grad_scope, use_pfor)
     out = []
     for s, g in zip(flat, grads):
         if s is None or (g is None and unconnected == "none"):
@@ -188,15 +208,20 @@ def batch_jacobian(tape, target, source, unconnected_gradients, use_pfor):
             or (tshape[0] is not None and sshape[0] is not None and tshape[0] != sshape[0])):
         raise ValueError(f"Need first dimension of target shape ({tuple(tshape)}) and source shape "
                          f"({tuple(sshape)}) to match.")
-    tshape = _static_target_shape(target, "batch_jacobian")
-    batch = tshape[0]
-    per_example = int(np.prod(tshape[1:], dtype=np.int64))
     # Row j: ones at element j of every example.
-    eye = np.eye(per_example, dtype=target.dtype.as_numpy_dtype)[:, None, :]
-    rows = np.broadcast_to(eye, (per_example, batch, per_example)).reshape([per_example] + tshape)
+    if static_shape(target) is not None:
+        batch = tshape[0]
+        per_example = int(np.prod(tshape[1:], dtype=np.int64))
+        eye = np.eye(per_example, dtype=target.dtype.as_numpy_dtype)[:, None, :]
+        rows = np.broadcast_to(eye, (per_example, batch, per_example)).reshape([per_example] + tshape)
+        rows = ops.constant(np.ascontiguousarray(rows))
+    else:
+        tshape, eye = _dynamic_rows(target, use_pfor, "batch_jacobian", skip=1)
+        per_example = None
+        ones = ops.ones(ops.concat([[1], tshape[:1], [1]], 0), target.dtype)
+        rows = ops.reshape(ops.expand_dims(eye, 1) * ones, ops.concat([[-1], tshape], 0))
     with tape._differentiating(4) as grad_scope:
-        (g,) = _rows_gradients(tape, target, [source], ops.constant(np.ascontiguousarray(rows)),
-                               per_example, grad_scope, use_pfor)
+        (g,) = _rows_gradients(tape, target, [source], rows, per_example, grad_scope, use_pfor)
     if g is None:  # TF returns zeros here whatever unconnected_gradients says
         return _zeros(tshape, src, drop=1)
     perm = [1, 0] + list(range(2, len(g.shape)))
