@@ -652,7 +652,8 @@ static bool shape_inputs_constant(const Node& n, std::string* why) {
   const OpDef& def = n.def();
   // OneHot's depth only sizes its output (run-time shape inference), so a class count
   // computed at run time (a dim of a Shape) compiles; the emitter never reads it.
-  if (def.lower != LowerKind::kGather && def.lower != LowerKind::kIndexMap && def.lower != LowerKind::kArgReduce)
+  if (def.lower != LowerKind::kGather && def.lower != LowerKind::kIndexMap &&
+      def.lower != LowerKind::kArgReduce)
     return true;
   for (size_t i = 0; i < n.inputs.size(); ++i)
     if (def.is_shape_input(i, n.inputs.size()) && !n.inputs[i].node->const_value()) {

@@ -391,6 +391,14 @@ def test_losses_fuse_in_a_jit_scope(rng):
         before = jf.debugging.stats()["cluster_runs"]
         f(z, x)
         assert jf.debugging.stats()["cluster_runs"] > before
+    # The sparse loss: its range check (a gather of zeros) adds no gradient ops of its own.
+    labels = jf.constant(rng.integers(0, 10, 8).astype(np.int32))
+    f = under_scope(jf.nn.sparse_softmax_cross_entropy_with_logits)
+    n_clusters, kernels, eager = _clusters_and_kernels(f, labels, x)
+    assert n_clusters == 1 and not eager and kernels <= 4, (n_clusters, eager, kernels)
+    before = jf.debugging.stats()["cluster_runs"]
+    f(labels, x)
+    assert jf.debugging.stats()["cluster_runs"] > before
 
 
 def test_gelu_ffn_fuses(rng):
