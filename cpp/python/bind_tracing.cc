@@ -213,6 +213,13 @@ xla.experimental.jit_scope). compile_ops: bool, or a callable taking each op's n
     for (const Tensor& t : deps) ts->control_deps.push_back(ts->capture(t).node);
     return static_cast<int>(ts->control_deps.size() - before);
   });
+  // A control dependency on an op without outputs (a traced Assert), by its node.
+  m.def("push_control_node", [](const NodeRef& r) {
+    TraceState* ts = current_trace();
+    if (!ts || r.graph != ts->graph) return 0;  // another graph's op: nothing to wait on here
+    ts->control_deps.push_back(r.node);
+    return 1;
+  });
   m.def("pop_control_deps", [](int n) {
     TraceState* ts = current_trace();
     if (ts) ts->control_deps.resize(ts->control_deps.size() - n);

@@ -110,12 +110,15 @@ class control_dependencies:
         self._n = 0
 
     def __enter__(self):
-        tensors = []
+        tensors, nodes = [], 0
         for d in self._deps:
+            if hasattr(d, "_jf_control_node"):  # an op without outputs (a traced Assert)
+                nodes += _C.push_control_node(d._jf_control_node)
+                continue
             if hasattr(d, "read_value"):  # an assign returns the variable
                 d = d.read_value()
             tensors.append(_C.convert_to_tensor(d))
-        self._n = _C.push_control_deps(tensors)
+        self._n = nodes + _C.push_control_deps(tensors)
         return self
 
     def __exit__(self, *exc):

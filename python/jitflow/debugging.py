@@ -34,7 +34,7 @@ class _Ops:
 
     def __getattr__(self, name):
         from . import _api
-        for n in (name, "math." + name):
+        for n in (name, "math." + name, "debugging." + name):
             if _api.exported(n) is not None:
                 return _api.exported(n)
         raise AttributeError(name)
@@ -85,7 +85,8 @@ def Assert(condition, data, summarize=None, name=None):
     """TF's tf.debugging.Assert: raises InvalidArgumentError showing `data` (the first
     `summarize` entries of each tensor) when `condition` is false. Eagerly it checks now and
     returns None; traced it adds a stateful Assert op that runs whenever the function runs,
-    consumed or not (TF's automatic control dependencies), and returns None too."""
+    consumed or not (TF's automatic control dependencies), and returns that op (for
+    jf.control_dependencies)."""
     if not _traced(condition):
         # A bool tensor, as the op takes (TF's eager path would take any truthy tensor);
         # Python and numpy values by their truth.
@@ -107,7 +108,22 @@ def Assert(condition, data, summarize=None, name=None):
             parts.append(_TENSOR_SLOT)
     attrs = {"parts": parts, "summarize": 3 if summarize is None else int(summarize)}
     _C.execute_n(_ASSERT, tensors, attrs, name)
-    return
+    node = _C.current_graph().nodes()[-1]  # the op just made
+    return _AssertOp(node) if node.op == "Assert" else None
+
+
+class _AssertOp:
+    """A traced Assert (TF returns its Operation): `jf.control_dependencies([op])` makes the
+    ops created inside wait for the check."""
+
+    type = "Assert"
+
+    def __init__(self, node):
+        self._jf_control_node = node
+        self.name = node.name
+
+    def __repr__(self):
+        return f"<jf.Operation '{self.name}' type=Assert>"
 
 
 # ---- value assertions ----------------------------------------------------------------------
@@ -159,7 +175,6 @@ def _binary_assert(sym, op, np_op, x, y, message, summarize, data, name):
     # A Python value takes x's dtype, as it would in op(x, y); two tensors must agree.
     y = y if isinstance(y, Tensor) else _C.convert_to_tensor(y, None, x.dtype, True)
     test = op(x, y)
-    ops = _ops()
     if not _traced(x, y):
         if bool(_all(test).numpy()):
             return None
@@ -285,9 +300,66 @@ def assert_rank(x, rank, message=None, name=None):
     x = _tensor(x)
     r = _static_rank(x, rank, message, name)
     if x.ndim != r:
+        raise _rank_error(x, r, message)
+
+
+def _rank_error(x, what, message):
+    prefix = f"{message}.  " if message else ""
+    return ValueError(f"{prefix}Tensor {_tensor_label(x)} must have rank {what}.  Received rank {x.ndim}, "
+                      f"shape {tuple(x.shape)}")
+
+
+@export("debugging.assert_rank_at_least")
+def assert_rank_at_least(x, rank, message=None, name=None):
+    """TF's tf.debugging.assert_rank_at_least (static in jitflow: ValueError)."""
+    x = _tensor(x)
+    r = _static_rank(x, rank, message, name)
+    if x.ndim < r:
+        raise _rank_error(x, f"at least {r}", message)
+
+
+@export("debugging.assert_rank_in")
+def assert_rank_in(x, ranks, message=None, name=None):
+    """TF's tf.debugging.assert_rank_in (static in jitflow: ValueError)."""
+    x = _tensor(x)
+    rs = tuple(_static_rank(x, r, message, name) for r in ranks)
+    if x.ndim not in rs:
+        raise _rank_error(x, f"in {rs}", message)
+
+
+@export("debugging.assert_scalar")
+def assert_scalar(tensor, message=None, name=None):
+    """TF's tf.debugging.assert_scalar: ValueError unless rank 0; returns the tensor."""
+    t = _tensor(tensor)
+    if t.ndim != 0:
         prefix = f"{message}.  " if message else ""
-        raise ValueError(f"{prefix}Tensor {_tensor_label(x)} must have rank {r}.  Received rank {x.ndim}, "
-                         f"shape {tuple(x.shape)}")
+        raise ValueError(f"{prefix}Expected scalar shape, saw shape: {tuple(t.shape)}.")
+    return t
+
+
+@export("debugging.assert_type")
+def assert_type(tensor, tf_type, message=None, name=None):
+    """TF's tf.debugging.assert_type: TypeError unless the dtype is tf_type."""
+    t = _tensor(tensor)
+    want = _dt.as_dtype(tf_type)
+    if t.dtype != want:
+        prefix = f"{message}.  " if message else ""
+        raise TypeError(f"{prefix}tensor must be of type tf.{want.name}; got tf.{t.dtype.name}")  # TF's words
+
+
+@export("debugging.assert_integer")
+def assert_integer(x, message=None, name=None):
+    """TF's tf.debugging.assert_integer: TypeError unless the dtype is an integer."""
+    t = _tensor(x)
+    if t.dtype not in (_dt.int32, _dt.int64):
+        prefix = f"{message}.  " if message else ""
+        raise TypeError(f"{prefix}Expected \"x\" to be integer type.  Found: tensor of dtype <dtype: '{t.dtype.name}'>")
+
+
+@export("debugging.assert_all_finite")
+def assert_all_finite(x, message, name=None):
+    """TF's tf.debugging.assert_all_finite: check_numerics(x, message)."""
+    return _ops().check_numerics(x, message, name=name)
 
 
 def _shape_items(shapes):

@@ -460,3 +460,54 @@ def test_top_level_aliases_are_tfs():
               "assert_non_negative", "assert_positive", "assert_negative", "assert_non_positive",
               "assert_none_equal"):
         assert callable(getattr(jf.debugging, n)), n
+
+
+def test_static_assertions_match_tf():
+    x = C([1, 2])
+    assert jf.debugging.assert_rank_at_least(C([[1, 2]]), 1) is None
+    with pytest.raises(ValueError, match=r"^Tensor  must have rank at least 2.  Received rank 1, shape \(2,\)$"):
+        jf.debugging.assert_rank_at_least(x, 2)
+    assert jf.debugging.assert_rank_in(x, [1, 2]) is None
+    with pytest.raises(ValueError, match=r"^mm.  Tensor  must have rank in \(0, 2\).  Received rank 1"):
+        jf.debugging.assert_rank_in(x, (0, 2), message="mm")
+    assert jf.debugging.assert_scalar(C(1)).numpy() == 1
+    with pytest.raises(ValueError, match=r"^mm.  Expected scalar shape, saw shape: \(2,\).$"):
+        jf.debugging.assert_scalar(x, message="mm")
+    assert jf.debugging.assert_type(x, jf.int32) is None
+    with pytest.raises(TypeError, match="^tensor must be of type tf.float32; got tf.int32$"):
+        jf.debugging.assert_type(x, jf.float32)
+    assert jf.debugging.assert_integer(x) is None
+    with pytest.raises(TypeError, match="Expected \"x\" to be integer type.  Found: tensor of dtype <dtype: 'float32'>"):
+        jf.debugging.assert_integer(C([1.0]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_assert_all_finite_is_check_numerics(mode):
+    fn = lambda x: jf.debugging.assert_all_finite(x * 2.0, "af") + 1.0
+    np.testing.assert_array_equal(_call(mode, fn, C([1.0, 2.0])).numpy(), [3.0, 5.0])
+    with pytest.raises(jf.errors.InvalidArgumentError, match="af : Tensor had NaN values"):
+        _call(mode, fn, C([1.0, np.nan]))
+
+
+def test_control_dependencies_on_an_assert_order_a_variable_write():
+    # TF returns the traced Assert's op: what runs under control_dependencies on it waits for
+    # the check, so a failing check leaves the variable unwritten.
+    v = jf.Variable(0.0)
+    ops = []
+
+    @jf.function
+    def f(x):
+        op = jf.debugging.assert_positive(x)
+        ops.append(op)
+        with jf.control_dependencies([op]):
+            v.assign(x[0] * 10.0)
+        return x
+    f(C([2.0]))
+    assert v.numpy() == 20.0 and ops[0].type == "Assert"
+    with pytest.raises(jf.errors.InvalidArgumentError, match="Condition x > 0 did not hold"):
+        f(C([-1.0]))
+    assert v.numpy() == 20.0  # the write waited for the failing check
+    graph = f.get_concrete_function(C([2.0])).graph
+    write = next(op for op in graph.get_operations() if op.type == "AssignVariableOp")
+    assert "Assert" in [c.type for c in write.control_inputs]
+    assert jf.debugging.assert_positive(C([1.0])) is None  # eagerly: None, as TF
