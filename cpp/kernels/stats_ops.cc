@@ -136,9 +136,13 @@ void euclidean_norm(OpCall& c) {
     std::fill(out, out + y.num_elements(), T(0));
     reduce_blocks<T>(c.in[0], axes, out, y.num_elements(),
                      [](T a, T v) { return wrapping(false, a, wrapping(true, v, v)); });
-    using R = std::conditional_t<std::is_integral_v<T>, double, T>;
-    for (int64_t i = 0, n = y.num_elements(); i < n; ++i)
-      out[i] = static_cast<T>(std::sqrt(static_cast<R>(out[i])));
+    for (int64_t i = 0, n = y.num_elements(); i < n; ++i) {
+      if constexpr (std::is_integral_v<T>)  // a sum that wrapped negative: TF's x86 value
+        out[i] = out[i] < 0 ? std::numeric_limits<T>::min()
+                            : static_cast<T>(std::sqrt(static_cast<double>(out[i])));
+      else
+        out[i] = std::sqrt(out[i]);
+    }
   });
 }
 
