@@ -653,3 +653,54 @@ def test_jacobians_with_shapes_unknown_when_tracing(mode, rng):
     want_j = np.einsum("bjl,bc->bjcl", want_bj, np.eye(3))
     close(j, want_j)
     assert tuple(y.shape) == (3, 2)
+
+
+def test_gradients_stop_gradients_argument(rng):
+    xv = rng.normal(size=(3,))
+
+    @jf.function
+    def f(x):
+        h = x * x
+        y = jf.reduce_sum(h * x)
+        return jf.gradients(y, x, stop_gradients=[h])[0], jf.gradients(y, x)[0]
+
+    stopped, full = f(f32(xv))
+    close(stopped, xv * xv)  # h held constant: d(h x)/dx = h
+    close(full, 3 * xv * xv)
+
+
+@pytest.mark.parametrize("mode", ["eager", "function", "jit_compile"])
+def test_jacobian_with_variable_sources(mode, rng):
+    wv = rng.normal(size=(2, 3))
+    w = jf.Variable(wv.astype(np.float32))
+    xv = rng.normal(size=(3,))
+
+    def step(x):
+        with jf.GradientTape() as tape:
+            tape.watch(x)
+            y = jf.tanh(jf.matmul(w, x[:, None])[:, 0])  # [2]
+        return tape.jacobian(y, [w, x])
+
+    jw, jx = run(mode, step, f32(xv))
+    dt = 1 - np.tanh(wv @ xv) ** 2
+    close(jw, np.einsum("i,ik,l->ikl", dt, np.eye(2), xv))
+    close(jx, dt[:, None] * wv)
+
+
+def test_custom_gradient_with_unknown_dims_when_tracing(rng):
+    xv = rng.normal(size=(2, 3))
+    sig = [jf.TensorSpec([None, None], jf.float32)]
+
+    def step(x):
+        with jf.GradientTape() as tape:
+            tape.watch(x)
+            y = jf.reduce_sum(square_times_three_grad(x) + log1pexp(x))
+        return tape.gradient(y, x), jf.gradients(jf.reduce_sum(square_times_three_grad(x)), x)[0]
+
+    for kw in ({}, {"jit_compile": True}):
+        before = jf.debugging.stats()["cluster_runs"]
+        g, s = jf.function(step, input_signature=sig, **kw)(f32(xv))
+        if kw:
+            assert jf.debugging.stats()["cluster_runs"] > before
+        close(g, 3 * xv + 1 / (1 + np.exp(-xv)))
+        close(s, 3 * xv)
