@@ -1,17 +1,24 @@
 // On-disk compile cache entries: "JFC1" magic, key, payload size, payload, SHA-1 of payload.
+// Whatever the cache directory holds, a call gives the right answer: entries are opened
+// without following links, checked for kind and size before they are read, verified, and
+// otherwise ignored (one warning each) and replaced.
 #include "codegen/compile_cache.h"
 
+#include <fcntl.h>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Support/SHA1.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <map>
+#include <mutex>
+#include <set>
 
 #include "codegen_hash.h"  // generated: a hash of the code generator's sources
 
@@ -42,58 +49,158 @@ std::string disk_cache_dir() {
   return "";
 }
 
-static std::string entry_path(const std::string& key) { return disk_cache_dir() + "/" + key + ".o.jfc"; }
+namespace {
+
+std::atomic<CacheWarnFn> g_warn{nullptr};
+std::mutex g_mu;  // guards the two tables below
+
+// Each message once per process (a bad entry is met again on every compile of its cluster).
+void warn_once(const std::string& message) {
+  {
+    static auto* said = new std::set<std::string>();
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!said->insert(message).second) return;
+  }
+  if (CacheWarnFn fn = g_warn.load()) {
+    fn(message);
+  } else {
+    std::fprintf(stderr, "jitflow: %s\n", message.c_str());
+  }
+}
+
+// Creates the directory (private, 0700) and decides once whether it may be trusted: ours and
+// not writable by group or others. Returns the directory, or "" for memory-only.
+std::string trusted_dir() {
+  std::string dir = disk_cache_dir();
+  if (dir.empty()) return dir;
+  static auto* verdict = new std::map<std::string, bool>();
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = verdict->find(dir);
+    if (it != verdict->end()) return it->second ? dir : "";
+  }
+  for (size_t s = dir.find('/', 1);; s = dir.find('/', s + 1)) {  // mkdir -p, the leaf 0700
+    std::string part = dir.substr(0, s);
+    ::mkdir(part.c_str(), s == std::string::npos ? 0700 : 0755);
+    if (s == std::string::npos) break;
+  }
+  struct stat st;
+  std::string why;
+  if (::stat(dir.c_str(), &st) != 0)
+    why = "cannot be created (" + std::string(std::strerror(errno)) + ")";
+  else if (!S_ISDIR(st.st_mode))
+    why = "is not a directory";
+  else if (st.st_uid != ::geteuid())
+    why = "belongs to another user";
+  else if (st.st_mode & (S_IWGRP | S_IWOTH))
+    why = "is writable by other users";
+  bool ok = why.empty();
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    (*verdict)[dir] = ok;
+  }
+  if (!ok)
+    warn_once("the compile cache directory '" + dir + "' " + why +
+              ": object code loaded from it would run in this process, so compiled code is cached in "
+              "memory only. Point JITFLOW_CACHE_DIR at a private directory (mode 0700) to keep it.");
+  return ok ? dir : "";
+}
+
+std::string entry_path(const std::string& dir, const std::string& key) { return dir + "/" + key + ".o.jfc"; }
+
+void reject(const std::string& path, const std::string& why) {
+  warn_once("ignored the compile cache entry '" + path + "' (" + why + "): compiling again and replacing it");
+}
+
+// The `size` bytes of the file behind fd; false on a short or failed read.
+bool read_all(int fd, int64_t size, std::string* out) {
+  out->resize(static_cast<size_t>(size));
+  int64_t got = 0;
+  while (got < size) {
+    ssize_t n = ::read(fd, &(*out)[got], static_cast<size_t>(size - got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    got += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+void set_cache_warn_fn(CacheWarnFn fn) { g_warn.store(fn); }
 
 bool disk_cache_load(const std::string& key, std::string* payload) {
-  std::string dir = disk_cache_dir();
+  std::string dir = trusted_dir();
   if (dir.empty()) return false;
-  std::ifstream f(entry_path(key), std::ios::binary);
-  if (!f) return false;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::string s = ss.str();
-  bool ok = s.size() >= 4 + key.size() + 8 + 40 && std::memcmp(s.data(), kMagic, 4) == 0 &&
-            s.compare(4, key.size(), key) == 0;
-  uint64_t n = 0;
-  if (ok) {
-    std::memcpy(&n, s.data() + 4 + key.size(), 8);
-    ok = s.size() == 4 + key.size() + 8 + n + 40;
+  const std::string path = entry_path(dir, key);
+  // No links followed, and no blocking on a FIFO: the entry is looked at before it is read.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) reject(path, errno == ELOOP ? "a symbolic link" : std::strerror(errno));
+    return false;
   }
-  if (ok) {
-    *payload = s.substr(4 + key.size() + 8, n);
-    ok = sha1_hex(*payload) == s.substr(s.size() - 40);
+  struct stat st;
+  std::string s, why;
+  if (::fstat(fd, &st) != 0)
+    why = std::strerror(errno);
+  else if (!S_ISREG(st.st_mode))
+    why = S_ISDIR(st.st_mode) ? "a directory" : "not a regular file";
+  else if (st.st_size > kMaxCacheEntryBytes)
+    why = "over the size bound of " + std::to_string(kMaxCacheEntryBytes >> 20) + " MiB";
+  else if (!read_all(fd, st.st_size, &s))
+    why = "a short read";
+  ::close(fd);
+  if (why.empty()) {
+    bool ok = s.size() >= 4 + key.size() + 8 + 40 && std::memcmp(s.data(), kMagic, 4) == 0 &&
+              s.compare(4, key.size(), key) == 0;
+    uint64_t n = 0;
+    if (ok) {
+      std::memcpy(&n, s.data() + 4 + key.size(), 8);
+      ok = s.size() == 4 + key.size() + 8 + n + 40;
+    }
+    if (ok) {
+      *payload = s.substr(4 + key.size() + 8, n);
+      ok = sha1_hex(*payload) == s.substr(s.size() - 40);
+    }
+    if (ok) return true;
+    why = "corrupt or truncated";
   }
-  if (!ok) {  // corrupt or truncated: drop it and compile again
-    std::error_code ec;
-    std::filesystem::remove(entry_path(key), ec);
-    payload->clear();
-  }
-  return ok;
+  reject(path, why);
+  payload->clear();
+  return false;
+}
+
+void disk_cache_reject(const std::string& key, const std::string& why) {
+  std::string dir = trusted_dir();
+  if (!dir.empty()) reject(entry_path(dir, key), why);
 }
 
 void disk_cache_store(const std::string& key, const std::string& payload) {
-  std::string dir = disk_cache_dir();
+  std::string dir = trusted_dir();
   if (dir.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  std::string tmp = entry_path(key) + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) return;
-    uint64_t n = payload.size();
-    f.write(kMagic, 4);
-    f.write(key.data(), key.size());
-    f.write(reinterpret_cast<const char*>(&n), 8);
-    f.write(payload.data(), payload.size());
-    std::string h = sha1_hex(payload);
-    f.write(h.data(), h.size());
-    if (!f) {
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
+  static std::atomic<uint64_t> serial{0};
+  const std::string path = entry_path(dir, key);
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  uint64_t n = payload.size();
+  std::string h = sha1_hex(payload);
+  std::string data(kMagic, 4);
+  data += key;
+  data.append(reinterpret_cast<const char*>(&n), 8);
+  data += payload;
+  data += h;
+  bool ok = true;
+  for (size_t done = 0; ok && done < data.size();) {
+    ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    ok = w > 0;
+    if (ok) done += static_cast<size_t>(w);
   }
-  std::filesystem::rename(tmp, entry_path(key), ec);  // atomic on POSIX
-  if (ec) std::filesystem::remove(tmp, ec);
+  ok = (::close(fd) == 0) && ok;
+  // rename() replaces a file, a link or a FIFO atomically (never writing through a link); a
+  // directory in the way stays, and the entry is simply not cached.
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
 }
 
 }  // namespace jf

@@ -1,6 +1,7 @@
 // Binds runtime introspection: counters, threads, allocator and LLVM host info.
 #include <pybind11/stl.h>
 
+#include "codegen/compile_cache.h"
 #include "codegen/llvm_info.h"
 #include "core/buffer.h"
 #include "core/variables.h"
@@ -19,10 +20,17 @@ void warn_in_python(const std::string& message) {
   py::gil_scoped_acquire gil;
   if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) < 0) throw py::error_already_set();
 }
+// The disk cache's warnings never fail the call they happen in (it goes on without the
+// entry), even where warnings are configured as errors.
+void cache_warning_in_python(const std::string& message) {
+  py::gil_scoped_acquire gil;
+  if (PyErr_WarnEx(PyExc_RuntimeWarning, ("jitflow: " + message).c_str(), 1) < 0) PyErr_Clear();
+}
 }  // namespace
 
 void bind_runtime(py::module_& m) {
   set_warn_hook(&warn_in_python);
+  set_cache_warn_fn(&cache_warning_in_python);
   m.def("stats", &stats_snapshot);
   m.def("reset_stats", &reset_stats);
   m.def("num_threads", &num_threads);

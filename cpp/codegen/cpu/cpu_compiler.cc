@@ -38,6 +38,7 @@ struct Jit {
   std::string triple, cpu, features;
   std::mutex mu;
   std::unordered_map<std::string, std::vector<StepFn>> loaded;  // fingerprint key -> fns
+  int64_t dylibs = 0;
 };
 
 Jit& jit() {
@@ -124,15 +125,26 @@ void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
   run_pipeline(m, tm, &tlii);
 }
 
+// Each object goes into its own JITDylib (resolving the process's symbols through the main
+// one), so an object that does not load is dropped whole, and the recompiled one that
+// replaces it can define the same names.
 std::vector<StepFn> load(Jit& j, const ClusterProgram& p, const std::string& obj, const std::string& prefix) {
-  auto mb = llvm::MemoryBuffer::getMemBufferCopy(obj, prefix);
-  if (auto err = j.lljit->addObjectFile(std::move(mb)))
-    throw_runtime("LLVM: ", llvm::toString(std::move(err)));
+  llvm::orc::ExecutionSession& es = j.lljit->getExecutionSession();
+  auto jd = es.createJITDylib(prefix + "_" + std::to_string(j.dylibs++));
+  if (!jd) throw_runtime("LLVM: ", llvm::toString(jd.takeError()));
+  jd->addToLinkOrder(j.lljit->getMainJITDylib());
+  auto fail = [&](llvm::Error err) {
+    std::string why = llvm::toString(std::move(err));
+    if (auto e = es.removeJITDylib(*jd)) llvm::consumeError(std::move(e));
+    throw_runtime("LLVM: ", why);
+  };
+  if (auto err = j.lljit->addObjectFile(*jd, llvm::MemoryBuffer::getMemBufferCopy(obj, prefix)))
+    fail(std::move(err));
   std::vector<StepFn> fns(p.steps.size(), nullptr);
   for (size_t k = 0; k < p.steps.size(); ++k) {
     if (p.steps[k].kind != Step::kLoop) continue;
-    auto sym = j.lljit->lookup(prefix + "_step" + std::to_string(k));
-    if (!sym) throw_runtime("LLVM: ", llvm::toString(sym.takeError()));
+    auto sym = j.lljit->lookup(*jd, prefix + "_step" + std::to_string(k));
+    if (!sym) fail(sym.takeError());
     fns[k] = sym->toPtr<StepFn>();
   }
   return fns;
@@ -162,10 +174,14 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   std::string prefix = "jf_" + key.substr(0, 16);
   std::string obj;
   if (disk_cache_load(key, &obj)) {
-    out.fns = load(j, p, obj, prefix);
-    out.from_cache = true;
-    j.loaded[key] = out.fns;
-    return out;
+    try {
+      out.fns = load(j, p, obj, prefix);
+      out.from_cache = true;
+      j.loaded[key] = out.fns;
+      return out;
+    } catch (const Error& e) {  // foreign or damaged object code: compile it again
+      disk_cache_reject(key, e.what());
+    }
   }
   auto t0 = std::chrono::steady_clock::now();
   llvm::LLVMContext ctx;

@@ -57,11 +57,17 @@ std::shared_ptr<GpuModule> GpuModule::load(GpuDevice& device, const std::string&
   auto m = std::shared_ptr<GpuModule>(new GpuModule());
   m->device_ = &device;
   m->cubin_from_disk_ = disk_cache_load(key, &cubin);
+  if (m->cubin_from_disk_ &&
+      cuda_api().cuModuleLoadData(&m->module_, cubin.data()) != 0) {  // 0: CUDA_SUCCESS
+    disk_cache_reject(key, "the driver did not load it");             // foreign or damaged: link it again
+    m->cubin_from_disk_ = false;
+    m->module_ = nullptr;
+  }
   if (!m->cubin_from_disk_) {
     cubin = link_cubin(ptx);
     disk_cache_store(key, cubin);
+    cuda_check(cuda_api().cuModuleLoadData(&m->module_, cubin.data()), "cuModuleLoadData");
   }
-  cuda_check(cuda_api().cuModuleLoadData(&m->module_, cubin.data()), "cuModuleLoadData");
   (*loaded)[key] = m;
   return m;
 }
