@@ -205,20 +205,29 @@ class Lowering {
   }
 
   // EuclideanNorm as TF's kernel computes it: sqrt(sum(x * x)); integer sums take the
-  // truncated root of their float64 value.
+  // truncated root of their float64 value, and one that wrapped negative the dtype's lowest
+  // value (as the eager kernel: no float-to-int cast of a NaN).
   KExpr* euclidean_norm(Node* n, KExpr* x, const std::vector<int>& axes) {
-    KExpr* sq = make(KKind::kBinary, x->dtype, x->dims);
-    sq->op = OpId::Mul;
-    sq->operands = {x, x};
+    auto node = [&](KKind k, DType dt, OpId op, std::vector<KExpr*> operands) {
+      KExpr* e = make(k, dt, operands[0]->dims);
+      e->op = op;
+      e->operands = std::move(operands);
+      return e;
+    };
+    auto scalar = [&](DType dt, int64_t v) {
+      KExpr* e = make(KKind::kScalar, dt, {});
+      e->iscalar = v;
+      return e;
+    };
+    KExpr* sq = node(KKind::kBinary, x->dtype, OpId::Mul, {x, x});
     KExpr* s = reduce(sq, axes, n->attrs.get<bool>("keep_dims", false), OpId::Sum, node_dims(n, 0));
     if (is_float(x->dtype)) return elementwise(KKind::kUnary, n, {s}, OpId::Sqrt);
-    KExpr* f = make(KKind::kCast, DType::kFloat64, s->dims);
-    f->op = OpId::Cast;
-    f->operands = {s};
-    KExpr* r = make(KKind::kUnary, DType::kFloat64, s->dims);
-    r->op = OpId::Sqrt;
-    r->operands = {f};
-    return elementwise(KKind::kCast, n, {r}, OpId::Cast);
+    KExpr* f = node(KKind::kCast, DType::kFloat64, OpId::Cast, {s});
+    KExpr* r = node(KKind::kUnary, DType::kFloat64, OpId::Sqrt, {f});
+    KExpr* root = node(KKind::kCast, x->dtype, OpId::Cast, {r});
+    KExpr* negative = node(KKind::kBinary, DType::kBool, OpId::Less, {s, scalar(x->dtype, 0)});
+    const int64_t lowest = x->dtype == DType::kInt32 ? INT32_MIN : INT64_MIN;
+    return elementwise(KKind::kSelect, n, {negative, scalar(x->dtype, lowest), root}, OpId::SelectV2);
   }
 
   std::vector<int> const_ints(Node* n, int i) {

@@ -254,8 +254,12 @@ def test_dtype_rules_and_errors():
     # Integers: TF's values (a truncated square root; integer moments divide as integers).
     np.testing.assert_array_equal(jf.math.reduce_euclidean_norm(ints, axis=1).numpy(), [2, 5])
     # Integer sums of squares wrap as TF's; one that wraps negative gives TF 2.21's lowest value.
-    big = jf.math.reduce_euclidean_norm(jf.constant([[50000, 50000], [46341, 0]]), axis=1)
-    assert big.numpy().tolist() == [26552, np.iinfo(np.int32).min]
+    big = jf.constant([[50000, 50000], [46341, 0]])
+    for f in (jf.math.reduce_euclidean_norm, jf.function(jf.math.reduce_euclidean_norm, jit_compile=True)):
+        assert f(big, axis=1).numpy().tolist() == [26552, np.iinfo(np.int32).min]
+    big64 = jf.constant([[2**32, 0], [2**31, 3]], jf.int64)  # 2**64 wraps to 0, 2**62 + 9 does not
+    for f in (jf.math.reduce_euclidean_norm, jf.function(jf.math.reduce_euclidean_norm, jit_compile=True)):
+        assert f(big64, axis=1).numpy().tolist() == [0, 2**31]
     mean, var = jf.nn.moments(ints, axes=[0])
     assert mean.dtype == jf.int32 and mean.numpy().tolist() == [2, 3] and var.numpy().tolist() == [1, 2]
     # count_nonzero: int64 by default, `dtype` casts, keepdims=None is False, bools count.
