@@ -704,3 +704,23 @@ def test_custom_gradient_with_unknown_dims_when_tracing(rng):
             assert jf.debugging.stats()["cluster_runs"] > before
         close(g, 3 * xv + 1 / (1 + np.exp(-xv)))
         close(s, 3 * xv)
+
+
+def test_jacobian_through_a_function_called_under_an_eager_tape(rng):
+    xv, wv = rng.normal(size=(3,)), rng.normal(size=(3, 3))
+    w = f32(wv)
+
+    @jf.function
+    def layer(x):
+        return jf.tanh(jf.matmul(w, x[:, None])[:, 0]) * x
+
+    x = f32(xv)
+    with jf.GradientTape() as tape:
+        tape.watch(x)
+        y = layer(x)
+    before = jf.debugging.stats()["jacobian_loop_fallbacks"]
+    j = tape.jacobian(y, x)
+    assert jf.debugging.stats()["jacobian_loop_fallbacks"] == before  # vectorized through the call
+    t = np.tanh(wv @ xv)
+    close(j, (1 - t ** 2)[:, None] * wv * xv[:, None] + np.diag(t))
+    assert not jf.config.functions_run_eagerly()

@@ -91,9 +91,14 @@ def _rows_gradients(tape, target, sources, rows, count, grad_scope, use_pfor):
         tapes = _tape._recording()
         tapes.append(recorder)
         _C.tape_activate(1)
+        # The backward of a jf.function call recorded by an eager tape is another jf.function
+        # (function_calls.py): run op by op here, its ops are recorded and vectorized too.
+        was_eager = _C.functions_run_eagerly()
+        _C.set_run_functions_eagerly(True)
         try:
             grads = tape._gradient([target], sources, [seed], grad_scope, "none")
         finally:
+            _C.set_run_functions_eagerly(was_eager)
             tapes.remove(recorder)
             _C.tape_activate(-1)
         try:
