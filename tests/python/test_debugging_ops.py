@@ -511,3 +511,26 @@ def test_control_dependencies_on_an_assert_order_a_variable_write():
     write = next(op for op in graph.get_operations() if op.type == "AssignVariableOp")
     assert "Assert" in [c.type for c in write.control_inputs]
     assert jf.debugging.assert_positive(C([1.0])) is None  # eagerly: None, as TF
+
+
+def test_checks_inside_cond_and_while_bodies_fire():
+    @jf.function
+    def f(x):
+        def taken():
+            jf.debugging.check_numerics(x, "in branch")  # unconsumed, inside a branch graph
+            return x + 1.0
+        return jf.cond(x[0] > 0, taken, lambda: x - 1.0)
+    np.testing.assert_array_equal(f(C([1.0, 2.0])).numpy(), [2.0, 3.0])
+    np.testing.assert_array_equal(f(C([-1.0, np.nan])).numpy()[:1], [-2.0])  # other branch
+    with pytest.raises(jf.errors.InvalidArgumentError, match="in branch : Tensor had NaN values"):
+        f(C([1.0, np.nan]))
+
+    @jf.function
+    def g(x):
+        def body(i, s):
+            jf.debugging.assert_less(s, 100.0)
+            return i + 1, s * 3.0
+        return jf.while_loop(lambda i, s: i < 4, body, [0, x])[1]
+    assert g(C(1.0)).numpy() == 81.0
+    with pytest.raises(jf.errors.InvalidArgumentError, match=r"\[x \(loop_var_1:0\) = \] \[135\]"):
+        g(C(5.0))
