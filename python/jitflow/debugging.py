@@ -280,7 +280,9 @@ def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=N
 
 
 # ---- shape assertions (jitflow tensors always have a static rank) --------------------------
-def _static_rank(x, rank, message, name):
+def _rank_value(rank):
+    """The expected rank as an int: a Python int or a scalar known at trace time (TF's
+    ValueError "Rank must be a scalar." otherwise)."""
     rv = _static_value(_tensor(rank)) if not isinstance(rank, int) else rank
     if rv is None or _np.ndim(rv) != 0:
         raise ValueError("Rank must be a scalar.")
@@ -298,7 +300,7 @@ def assert_rank(x, rank, message=None, name=None):
     """TF's tf.debugging.assert_rank. A jitflow tensor's rank is always known when it is made,
     so a wrong rank is TF's static ValueError, eagerly and at trace time alike."""
     x = _tensor(x)
-    r = _static_rank(x, rank, message, name)
+    r = _rank_value(rank)
     if x.ndim != r:
         raise _rank_error(x, r, message)
 
@@ -313,7 +315,7 @@ def _rank_error(x, what, message):
 def assert_rank_at_least(x, rank, message=None, name=None):
     """TF's tf.debugging.assert_rank_at_least (static in jitflow: ValueError)."""
     x = _tensor(x)
-    r = _static_rank(x, rank, message, name)
+    r = _rank_value(rank)
     if x.ndim < r:
         raise _rank_error(x, f"at least {r}", message)
 
@@ -322,7 +324,7 @@ def assert_rank_at_least(x, rank, message=None, name=None):
 def assert_rank_in(x, ranks, message=None, name=None):
     """TF's tf.debugging.assert_rank_in (static in jitflow: ValueError)."""
     x = _tensor(x)
-    rs = tuple(_static_rank(x, r, message, name) for r in ranks)
+    rs = tuple(_rank_value(r) for r in ranks)
     if x.ndim not in rs:
         raise _rank_error(x, f"in {rs}", message)
 
