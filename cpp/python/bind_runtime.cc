@@ -2,6 +2,7 @@
 #include <pybind11/stl.h>
 
 #include "codegen/compile_cache.h"
+#include "codegen/cpu/cpu_compiler.h"
 #include "codegen/llvm_info.h"
 #include "core/buffer.h"
 #include "core/variables.h"
@@ -32,6 +33,7 @@ void bind_runtime(py::module_& m) {
   set_warn_hook(&warn_in_python);
   set_cache_warn_fn(&cache_warning_in_python);
   m.def("stats", &stats_snapshot);
+  m.def("cpu_code_objects_loaded", &cpu_code_objects_loaded);
   m.def("reset_stats", &reset_stats);
   m.def("num_threads", &num_threads);
   m.def("set_num_threads", &set_num_threads);

@@ -183,7 +183,26 @@ void FunctionCache::clear() {
   general_.clear();
 }
 
+// The instance's FunctionCache, or null before __init__ ran (the collector may visit it then).
+static FunctionCache* cache_or_null(PyObject* self) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(self);
+  return inst->get_value_and_holder().value_ptr<FunctionCache>();
+}
+
 void FunctionCache::setup_type(PyHeapTypeObject* type) {
+  // The Python objects a cache holds (the function, its trace callback, the arguments kept
+  // alive per signature) are shown to the cycle collector: a function that refers back to
+  // its jf.function (a method of an object holding it) is reclaimed once dropped.
+  type->ht_type.tp_flags |= Py_TPFLAGS_HAVE_GC;
+  type->ht_type.tp_traverse = [](PyObject* self, visitproc visit, void* arg) -> int {
+    Py_VISIT(Py_TYPE(self));  // a heap type's instances own a reference to it
+    if (FunctionCache* fc = cache_or_null(self)) return fc->traverse(visit, arg);
+    return 0;
+  };
+  type->ht_type.tp_clear = [](PyObject* self) -> int {
+    if (FunctionCache* fc = cache_or_null(self)) fc->clear_references();
+    return 0;
+  };
   type->ht_type.tp_call = [](PyObject* self, PyObject* args, PyObject* kwargs) -> PyObject* {
     try {
       FunctionCache& fc = cache_of(self);
@@ -202,6 +221,31 @@ void FunctionCache::setup_type(PyHeapTypeObject* type) {
     }
     return nullptr;
   };
+}
+
+int FunctionCache::traverse(visitproc visit, void* arg) {
+  Py_VISIT(python_fn_.ptr());
+  Py_VISIT(trace_.ptr());
+  auto visit_entry = [&](const std::shared_ptr<CacheEntry>& e) -> int {
+    for (const py::object& o : e->keepalive) Py_VISIT(o.ptr());
+    return 0;
+  };
+  for (auto& kv : exact_)
+    if (int r = visit_entry(kv.second)) return r;
+  for (auto& e : general_)
+    if (int r = visit_entry(e)) return r;
+  return 0;
+}
+
+void FunctionCache::clear_references() {
+  // Swapped out before they are released: releasing may run Python code that calls back.
+  py::object fn = std::move(python_fn_), trace = std::move(trace_);
+  python_fn_ = py::none();
+  trace_ = py::none();
+  auto exact = std::move(exact_);
+  auto general = std::move(general_);
+  exact_.clear();
+  general_.clear();
 }
 
 std::shared_ptr<CacheEntry> FunctionCache::find(Flat& f) {

@@ -44,6 +44,9 @@ class FunctionCache {
   // Whether a traced function already serves these inputs: a caller that waited for another
   // thread's trace checks this before tracing the same signature again.
   bool has_entry(py::handle args, py::handle kwargs);
+  // The cycle collector's view (tp_traverse) and its way out of a cycle (tp_clear).
+  int traverse(visitproc visit, void* arg);
+  void clear_references();
 
  private:
   // The entry serving f: its exact key, else a general entry that accepts it (then

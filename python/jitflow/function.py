@@ -9,6 +9,7 @@ import operator
 import threading
 import time
 import warnings
+import weakref
 
 from . import _C
 from . import variables as _variables
@@ -127,8 +128,9 @@ class Function(_C.FunctionCache):
                                  [_as_spec(s) for s in input_signature])
         self._jit_compile = jit_compile
         self._reduce_retracing = reduce_retracing
-        _C.FunctionCache.__init__(self, python_function, self._trace_for_call)
-        self._cache = self
+        # The C++ cache calls back through a weak reference: a dropped function is freed at
+        # once, with its concrete functions and their compiled kernels.
+        _C.FunctionCache.__init__(self, python_function, _weak_method(self, "_trace_for_call"))
         self._tracing_count = 0
         self._trace_times = []
         self._last_arg_keys = None
@@ -168,7 +170,7 @@ class Function(_C.FunctionCache):
     # ---- tracing (cache misses) ----------------------------------------------------------
     def _trace_for_call(self, args, kwargs, key):
         with self._trace_lock:
-            if self._cache.has_entry(args, kwargs):  # another thread traced it while we waited
+            if self.has_entry(args, kwargs):  # another thread traced it while we waited
                 return None
             return self._trace_and_add(args, kwargs)
 
@@ -185,7 +187,7 @@ class Function(_C.FunctionCache):
                 if relaxed is not None:
                     specs, general = relaxed, True
         cf = self._trace(args, kwargs, specs, _C.function_placement(leaves))
-        self._cache.add(key, cf._cf, cf._output_tree, general, keepalive)
+        self.add(key, cf._cf, cf._output_tree, general, keepalive)
         return cf
 
     def _check_signature(self, args, kwargs, leaves):
@@ -289,8 +291,20 @@ class Function(_C.FunctionCache):
                         [i.dtype for i in cf.inputs] == [s.dtype for s in specs]:
                     return cf
             cf = self._trace(args, kwargs, specs, _C.function_placement([]), spec_leaves=True)
-            self._cache.add(b"", cf._cf, cf._output_tree, True, [])
+            self.add(b"", cf._cf, cf._output_tree, True, [])
             return cf
+
+
+def _weak_method(obj, name):
+    """obj.name(*args) through a weak reference to obj."""
+    ref = weakref.ref(obj)
+
+    def call(*args):
+        target = ref()
+        if target is None:
+            raise ReferenceError("the jf.function was deleted")
+        return getattr(target, name)(*args)
+    return call
 
 
 def _as_spec(s):

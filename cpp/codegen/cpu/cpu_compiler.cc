@@ -18,6 +18,7 @@
 #include <llvm/TargetParser/Host.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -32,12 +33,28 @@
 namespace jf {
 namespace {
 
+std::atomic<int64_t> g_objects_loaded{0};
+
+// One loaded object: its JIT library and step functions. Removing the library frees the code.
+struct Loaded {
+  llvm::orc::ExecutionSession* es = nullptr;
+  llvm::orc::JITDylib* jd = nullptr;
+  std::vector<StepFn> fns;
+  Loaded() { ++g_objects_loaded; }
+  ~Loaded() {
+    if (jd)
+      if (auto e = es->removeJITDylib(*jd)) llvm::consumeError(std::move(e));
+    --g_objects_loaded;
+  }
+};
+
 struct Jit {
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::unique_ptr<llvm::TargetMachine> tm;
   std::string triple, cpu, features;
   std::mutex mu;
-  std::unordered_map<std::string, std::vector<StepFn>> loaded;  // fingerprint key -> fns
+  // cache key -> the loaded code while some cluster uses it (weak: the clusters own it)
+  std::unordered_map<std::string, std::weak_ptr<Loaded>> loaded;
   int64_t dylibs = 0;
 };
 
@@ -126,31 +143,41 @@ void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
 }
 
 // Each object goes into its own JITDylib (resolving the process's symbols through the main
-// one), so an object that does not load is dropped whole, and the recompiled one that
-// replaces it can define the same names.
-std::vector<StepFn> load(Jit& j, const ClusterProgram& p, const std::string& obj, const std::string& prefix) {
+// one), so an object that does not load is dropped whole, the recompiled one that replaces it
+// can define the same names, and the code is freed when its last cluster goes.
+std::shared_ptr<Loaded> load(Jit& j, const ClusterProgram& p, const std::string& obj,
+                             const std::string& prefix) {
   llvm::orc::ExecutionSession& es = j.lljit->getExecutionSession();
   auto jd = es.createJITDylib(prefix + "_" + std::to_string(j.dylibs++));
   if (!jd) throw_runtime("LLVM: ", llvm::toString(jd.takeError()));
   jd->addToLinkOrder(j.lljit->getMainJITDylib());
-  auto fail = [&](llvm::Error err) {
-    std::string why = llvm::toString(std::move(err));
-    if (auto e = es.removeJITDylib(*jd)) llvm::consumeError(std::move(e));
-    throw_runtime("LLVM: ", why);
-  };
+  auto code = std::make_shared<Loaded>();
+  code->es = &es;
+  code->jd = &*jd;
+  auto fail = [&](llvm::Error err) { throw_runtime("LLVM: ", llvm::toString(std::move(err))); };
   if (auto err = j.lljit->addObjectFile(*jd, llvm::MemoryBuffer::getMemBufferCopy(obj, prefix)))
     fail(std::move(err));
-  std::vector<StepFn> fns(p.steps.size(), nullptr);
+  code->fns.assign(p.steps.size(), nullptr);
   for (size_t k = 0; k < p.steps.size(); ++k) {
     if (p.steps[k].kind != Step::kLoop) continue;
     auto sym = j.lljit->lookup(*jd, prefix + "_step" + std::to_string(k));
     if (!sym) fail(sym.takeError());
-    fns[k] = sym->toPtr<StepFn>();
+    code->fns[k] = sym->toPtr<StepFn>();
   }
-  return fns;
+  return code;
+}
+
+CpuKernels kernels_of(std::shared_ptr<Loaded> code, bool from_cache) {
+  CpuKernels out;
+  out.fns = code->fns;
+  out.code = std::move(code);
+  out.from_cache = from_cache;
+  return out;
 }
 
 }  // namespace
+
+int64_t cpu_code_objects_loaded() { return g_objects_loaded.load(); }
 
 std::string cpu_target_description() {
   Jit& j = jit();
@@ -160,13 +187,11 @@ std::string cpu_target_description() {
 CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   Jit& j = jit();
   std::lock_guard<std::mutex> lock(j.mu);
-  CpuKernels out;
   std::string key = compile_cache_key(p.fingerprint, "cpu|" + j.triple + "|" + j.cpu + "|" + j.features);
   auto it = j.loaded.find(key);
   if (it != j.loaded.end()) {
-    out.fns = it->second;
-    out.from_cache = true;
-    return out;
+    if (auto code = it->second.lock()) return kernels_of(std::move(code), true);
+    j.loaded.erase(it);
   }
   const char* fail = std::getenv("JITFLOW_FAIL_COMPILE");
   if (fail && *fail && std::string(fail) != "0")
@@ -175,10 +200,9 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   std::string obj;
   if (disk_cache_load(key, &obj)) {
     try {
-      out.fns = load(j, p, obj, prefix);
-      out.from_cache = true;
-      j.loaded[key] = out.fns;
-      return out;
+      auto code = load(j, p, obj, prefix);
+      j.loaded[key] = code;
+      return kernels_of(std::move(code), true);
     } catch (const Error& e) {  // foreign or damaged object code: compile it again
       disk_cache_reject(key, e.what());
     }
@@ -201,9 +225,10 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   dump_module(m, label, "after_opt");
   obj = emit_module(m, j.tm.get(), false);
   disk_cache_store(key, obj);
-  out.fns = load(j, p, obj, prefix);
+  auto code = load(j, p, obj, prefix);
+  j.loaded[key] = code;
+  CpuKernels out = kernels_of(std::move(code), false);
   out.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  j.loaded[key] = out.fns;
   return out;
 }
 

@@ -3,6 +3,7 @@
 // through glibc's libmvec), and loads the object code with ORC's LLJIT.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ using StepFn = void (*)(char** bufs, const int64_t* params, int64_t begin, int64
 
 struct CpuKernels {
   std::vector<StepFn> fns;  // per step; nullptr for library steps (matmul)
+  // Keeps the code behind fns loaded. Clusters with the same kernels share it (the compile
+  // cache); the JIT frees the code with the last of them.
+  std::shared_ptr<const void> code;
   bool from_cache = false;  // memory or disk cache hit: nothing was compiled
   double compile_seconds = 0;
 };
@@ -24,5 +28,6 @@ struct CpuKernels {
 CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label);
 
 std::string cpu_target_description();  // triple, CPU name and features (cache key part)
+int64_t cpu_code_objects_loaded();     // objects in the JIT now (each freed with its last user)
 
 }  // namespace jf
