@@ -4,7 +4,7 @@ vmap rules). jacobian.py replays a recorded backward pass through these rules.
 
 `batch_op(op_type, inputs, batched, attrs, outputs)` returns one (tensor, is_batched) pair
 per output. The rules cover the ops that gradient functions build (elementwise, reductions,
-views, matmuls, slicing, concatenation, segment sums); any other op that has an eager kernel
+views, matmuls, slicing, concatenation, segment sums, GatherNd/ScatterNd); any other op that has an eager kernel
 runs once per batch element and is stacked (counted in `jf.debugging.stats()` as
 `jacobian_loop_fallbacks`, warned once per op type); an op that cannot run alone (control
 flow, a recorded function call) raises NoBatchingRule and the caller loops instead.
@@ -236,6 +236,32 @@ def _split(op_type, inputs, batched, attrs):
     return [(y, True) for y in outs]
 
 
+def _move_axis(x, src, dst):
+    perm = list(range(_rank(x)))
+    perm.insert(dst, perm.pop(src))
+    return _run("Transpose", [x, ops.constant(perm)], None)[0]
+
+
+def _nd_index(op_type, inputs, batched, attrs):
+    """GatherNd of batched params / ScatterNd of batched updates: the batch dim moves behind
+    the indexed dims, where the index tuples do not reach, and back to the front after."""
+    indices = inputs[1] if op_type == "GatherNd" else inputs[0]
+    k = indices.shape[-1] if _rank(indices) else None
+    if k is None or batched[1 if op_type == "GatherNd" else 0]:
+        raise NoBatchingRule
+    q = _rank(indices) - 1  # the index tuples' own dims
+    if op_type == "GatherNd":
+        params = _move_axis(inputs[0], 0, k)
+        return [(_move_axis(_run(op_type, [params, indices], attrs)[0], q, 0), True)]
+    updates, shape = inputs[1], const_value(inputs[2])
+    if not batched[1] or batched[2] or shape is None or updates.shape[0] is None:
+        raise NoBatchingRule
+    shape = [int(d) for d in np.asarray(shape).reshape(-1)]
+    shape = shape[:k] + [updates.shape[0]] + shape[k:]
+    out = _run(op_type, [indices, _move_axis(updates, 0, q), ops.constant(shape, inputs[2].dtype)], attrs)
+    return [(_move_axis(out[0], k, 0), True)]
+
+
 def _fill(op_type, inputs, batched, attrs):
     dims, value = inputs
     if batched[0]:
@@ -261,6 +287,8 @@ def _rule(op_type):
         return _split
     if op_type == "Fill":
         return _fill
+    if op_type in ("GatherNd", "ScatterNd"):
+        return _nd_index
     if op_type in ("UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin",
                    "SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin"):
         return _segment

@@ -158,8 +158,22 @@ def custom_gradient(f=None):
     (input gradients, variable gradients)."""
     if f is None:
         return custom_gradient
+    return _CustomGradientFunction(f)
 
-    @functools.wraps(f)
-    def decorated(*args, **kwargs):
-        return _call(f, args, kwargs)
-    return decorated
+
+class _CustomGradientFunction:
+    """The decorated function; on a class, a method whose `self` is not differentiated (TF's
+    Bind)."""
+
+    def __init__(self, f, instance=None):
+        functools.update_wrapper(self, f)
+        self._f, self._instance = f, instance
+
+    def __call__(self, *args, **kwargs):
+        if self._instance is None:
+            return _call(self._f, args, kwargs)
+        f, instance = self._f, self._instance
+        return _call(functools.wraps(f)(lambda *a, **k: f(instance, *a, **k)), args, kwargs)
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else _CustomGradientFunction(self._f, instance)
