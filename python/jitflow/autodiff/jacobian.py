@@ -94,7 +94,7 @@ def _rows_gradients(tape, target, sources, rows, count, grad_scope, use_pfor):
         # The backward of a jf.function call recorded by an eager tape is another jf.function
         # (function_calls.py): run op by op here, its ops are recorded and vectorized too.
         was_eager = _C.functions_run_eagerly()
-        _C.set_run_functions_eagerly(True)
+        _C.set_run_functions_eagerly(was_eager or not _C.is_tracing())
         try:
             grads = tape._gradient([target], sources, [seed], grad_scope, "none")
         finally:
