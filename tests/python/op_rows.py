@@ -559,13 +559,6 @@ ROWS.update({
 })
 
 
-# Autodiff control: StopGradient is an identity; that no gradient passes is
-# tests/python/test_autodiff_control.py's.
-ROWS.update({
-    "StopGradient": unary(jf.stop_gradient, lambda x: x, grad=()),
-})
-
-
 # Ops without a row, and why (each is exercised by its own tests).
 EXEMPT = {
     "Placeholder": "a function's input: every function-mode row makes them",
