@@ -76,9 +76,6 @@ class ElementalEmitter {
   std::map<int, llvm::Value*> dims_;
   std::map<int, llvm::Value*> buf_ptrs_;
   std::map<const KExpr*, llvm::Value*> computed_;  // roots of the current element (emit_roots)
-  int status_slot_ = -1;
-
-  llvm::Value* buffer_ptr(int buffer);
   // Values already generated for (expression, root, index) in the current block: a value
   // shared by several consumers (x = x * x + x) is generated once per element, so the IR
   // grows linearly with the cluster, not exponentially with its depth. Only same-block
@@ -93,10 +90,13 @@ class ElementalEmitter {
     }
   };
   std::map<MemoKey, llvm::Value*> memo_;
+  int status_slot_ = -1;
+
+  llvm::Value* buffer_ptr(int buffer);
+  llvm::Value* emit_new(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* unary(const KExpr* e, llvm::Value* x);
   llvm::Value* binary(const KExpr* e, DType in, llvm::Value* x, llvm::Value* y);
   llvm::Value* cast(DType from, DType to, llvm::Value* x);
-  llvm::Value* emit_new(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* reduce(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* concat(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* gather(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);

@@ -5,6 +5,7 @@
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -27,6 +28,7 @@
 
 #include "codegen/compile_cache.h"
 #include "codegen/cpu/cpu_loops.h"
+#include "codegen/cpu/jit_memory.h"
 #include "codegen/elemental.h"
 #include "codegen/llvm_pipeline.h"
 
@@ -79,7 +81,15 @@ Jit& jit() {
     llvm::TargetOptions opts;
     jj->tm.reset(target->createTargetMachine(jj->triple, jj->cpu, jj->features, opts, llvm::Reloc::PIC_,
                                              std::nullopt, llvm::CodeGenOpt::Aggressive));
-    auto lj = llvm::orc::LLJITBuilder().create();
+    // Each object in one mapping (jit_memory.h), freed with the object.
+    auto lj = llvm::orc::LLJITBuilder()
+                  .setObjectLinkingLayerCreator(
+                      [](llvm::orc::ExecutionSession& es,
+                         const llvm::Triple&) -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                        return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                            es, [] { return make_contiguous_memory_manager(); });
+                      })
+                  .create();
     if (!lj) throw_runtime("LLVM: cannot create LLJIT: ", llvm::toString(lj.takeError()));
     jj->lljit = std::move(*lj);
     auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
