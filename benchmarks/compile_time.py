@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 os.environ["JITFLOW_CACHE_DIR"] = "off"  # measure compiling, not the disk cache
-import jitflow as jf  # noqa: E402
+import jitflow as jf
 
 
 def squares(depth):
