@@ -323,7 +323,9 @@ Value* ElementalEmitter::binary(const KExpr* e, DType in, Value* x, Value* y) {
   return f(*this, e, in, x, y);
 }
 
-void ElementalEmitter::fail_if(const KExpr* e, Value* cond, CheckKind kind) {
+// Branches to a new (unlikely) failing block where cond holds and returns the block after
+// the check; the builder is left in the failing block.
+llvm::BasicBlock* ElementalEmitter::begin_check(const KExpr* e, Value* cond) {
   if (status_slot_ < 0)
     throw_unimplemented(e->node ? e->node->name : "an op", ": its run-time check (", op_def(e->op).name,
                         " on ", dtype_name(e->dtype), ") has no GPU kernel yet");
@@ -333,6 +335,11 @@ void ElementalEmitter::fail_if(const KExpr* e, Value* cond, CheckKind kind) {
   llvm::MDBuilder md(ctx_);
   b_.CreateCondBr(cond, fail, ok, md.createBranchWeights(1, 1 << 20));
   b_.SetInsertPoint(fail);
+  return ok;
+}
+
+void ElementalEmitter::fail_if(const KExpr* e, Value* cond, CheckKind kind) {
+  llvm::BasicBlock* ok = begin_check(e, cond);
   // Parts running on other threads may store too: atomic, any one code is enough.
   auto* st = b_.CreateStore(b_.getInt64(status_code(e, kind)), buffer_ptr(status_slot_));
   st->setAtomic(llvm::AtomicOrdering::Monotonic);
@@ -342,15 +349,9 @@ void ElementalEmitter::fail_if(const KExpr* e, Value* cond, CheckKind kind) {
 }
 
 void ElementalEmitter::fail_if_merge(const KExpr* e, Value* cond, Value* kind) {
-  if (status_slot_ < 0)
-    throw_unimplemented(e->node ? e->node->name : "an op", ": its run-time check (", op_def(e->op).name,
-                        " on ", dtype_name(e->dtype), ") has no GPU kernel yet");
-  llvm::Function* fn = b_.GetInsertBlock()->getParent();
-  llvm::BasicBlock* fail = llvm::BasicBlock::Create(ctx_, "check.fail", fn);
-  llvm::BasicBlock* ok = llvm::BasicBlock::Create(ctx_, "check.ok", fn);
-  llvm::MDBuilder md(ctx_);
-  b_.CreateCondBr(cond, fail, ok, md.createBranchWeights(1, 1 << 20));
-  b_.SetInsertPoint(fail);
+  llvm::BasicBlock* ok = begin_check(e, cond);
+  llvm::BasicBlock* fail = b_.GetInsertBlock();
+  llvm::Function* fn = fail->getParent();
   // A compare-and-swap loop ORs the kind in while the word is 0 or this check's own code; a
   // word holding another check's code is left alone, so the word always names one check.
   const int64_t own = (e->id + 1) * kCheckKinds;

@@ -93,6 +93,7 @@ class ElementalEmitter {
   int status_slot_ = -1;
 
   llvm::Value* buffer_ptr(int buffer);
+  llvm::BasicBlock* begin_check(const KExpr* e, llvm::Value* cond);
   llvm::Value* emit_new(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* unary(const KExpr* e, llvm::Value* x);
   llvm::Value* binary(const KExpr* e, DType in, llvm::Value* x, llvm::Value* y);

@@ -9,6 +9,8 @@ namespace jf {
 // Reduction axes from input 1 (scalar or vector, negative allowed), sorted and unique.
 // Returns false when the axes are not known (symbolic input).
 bool reduce_axes(const OpCall& c, std::vector<int>* axes);
+// A reduction's output shape from its input and axis inputs and keep_dims (TF's rule).
+Shape reduced_shape(OpCall& c);
 
 // The resolved form of a StridedSlice on one input shape.
 struct SliceDim {

@@ -115,26 +115,30 @@ bool reduce_axes(const OpCall& c, std::vector<int>* axes) {
   return true;
 }
 
-void infer_reduce(OpCall& c) {
-  if (!is_numeric(c.in[0].dtype()))
-    c.fail_type("expected a numeric input, got ", dtype_name(c.in[0].dtype()));
-  bool keep = c.attrs.get<bool>("keep_dims", false);
+Shape reduced_shape(OpCall& c) {
+  const bool keep = c.attrs.get<bool>("keep_dims", false);
   std::vector<int> axes;
   const Shape& in = c.in[0].shape();
   Shape out;
   if (!reduce_axes(c, &axes)) {
     if (!keep) c.fail("the reduction axis must be known when tracing");
     for (int i = 0; i < in.rank(); ++i) out.push_back(-1);
-  } else {
-    for (int i = 0; i < in.rank(); ++i) {
-      bool red = std::binary_search(axes.begin(), axes.end(), i);
-      if (!red)
-        out.push_back(in[i]);
-      else if (keep)
-        out.push_back(1);
-    }
+    return out;
   }
-  c.add_output(c.in[0].dtype(), out);
+  for (int i = 0; i < in.rank(); ++i) {
+    const bool red = std::binary_search(axes.begin(), axes.end(), i);
+    if (!red)
+      out.push_back(in[i]);
+    else if (keep)
+      out.push_back(1);
+  }
+  return out;
+}
+
+void infer_reduce(OpCall& c) {
+  if (!is_numeric(c.in[0].dtype()))
+    c.fail_type("expected a numeric input, got ", dtype_name(c.in[0].dtype()));
+  c.add_output(c.in[0].dtype(), reduced_shape(c));
 }
 
 void infer_argreduce(OpCall& c) {

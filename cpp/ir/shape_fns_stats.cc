@@ -11,23 +11,7 @@ namespace jf {
 void infer_reduce_bool(OpCall& c) {
   if (c.in[0].dtype() != DType::kBool)
     c.fail_type("input must be a bool tensor, got ", dtype_name(c.in[0].dtype()));
-  const bool keep = c.attrs.get<bool>("keep_dims", false);
-  const Shape& in = c.in[0].shape();
-  std::vector<int> axes;
-  Shape out;
-  if (!reduce_axes(c, &axes)) {
-    if (!keep) c.fail("the reduction axis must be known when tracing");
-    for (int i = 0; i < in.rank(); ++i) out.push_back(-1);
-  } else {
-    for (int i = 0; i < in.rank(); ++i) {
-      const bool red = std::binary_search(axes.begin(), axes.end(), i);
-      if (!red)
-        out.push_back(in[i]);
-      else if (keep)
-        out.push_back(1);
-    }
-  }
-  c.add_output(DType::kBool, out);
+  c.add_output(DType::kBool, reduced_shape(c));
 }
 
 // Segment{Sum,Mean,Max,Min}(data, segment_ids): [ids[-1] + 1] + data[1:]. The ids are a

@@ -7,12 +7,18 @@
 
 namespace jf {
 
+struct OpCall;
+
 // out = in transposed by perm (out must be allocated with the permuted shape).
 void transpose_into(const Tensor& in, const std::vector<int>& perm, Tensor& out);
 
 // dense out[i...] = base[sum_d i_d * strides[d]] (strides in elements of size esize).
 void strided_copy(const char* base, size_t esize, int rank, const int64_t* dims, const int64_t* strides,
                   char* out);
+// Output i of shape s, for kernels whose output shape depends on the input values (shape
+// inference could not know it): checked for size, ResourceExhausted naming the op when it
+// cannot be allocated.
+Tensor& make_output(OpCall& c, size_t i, DType dt, const Shape& s);
 // Forgets every random stream position (jf.random.set_seed).
 void reset_random_streams();
 // PrintV2 hands its inputs and attrs to the Python layer through this hook.

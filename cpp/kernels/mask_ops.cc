@@ -5,22 +5,10 @@
 #include <unordered_map>
 
 #include "ir/op_registry.h"
+#include "kernels/kernels.h"
 
 namespace jf {
 namespace {
-
-// Output i of shape s (the dim shape inference could not know).
-Tensor& make_output(OpCall& c, size_t i, DType dt, const Shape& s) {
-  if (c.results.size() < c.num_outputs()) c.results.resize(c.num_outputs());
-  c.check_num_elements(s);
-  try {
-    c.results[i] = Tensor::empty(dt, s);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kResourceExhausted) throw;
-    throw_resource_exhausted(c.name(), ": ", e.what(), " (inputs: ", c.input_desc(), ")");
-  }
-  return c.results[i];
-}
 
 template <class T>
 bool nonzero(T v) {

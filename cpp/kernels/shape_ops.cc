@@ -39,6 +39,18 @@ void gather_typed(const char* base, int rank, const int64_t* dims, const int64_t
 
 }  // namespace
 
+Tensor& make_output(OpCall& c, size_t i, DType dt, const Shape& s) {
+  if (c.results.size() < c.num_outputs()) c.results.resize(c.num_outputs());
+  c.check_num_elements(s);
+  try {
+    c.results[i] = Tensor::empty(dt, s);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kResourceExhausted) throw;
+    throw_resource_exhausted(c.name(), ": ", e.what(), " (inputs: ", c.input_desc(), ")");
+  }
+  return c.results[i];
+}
+
 void strided_copy(const char* base, size_t esize, int rank, const int64_t* dims, const int64_t* strides,
                   char* out) {
   switch (esize) {

@@ -88,19 +88,6 @@ void bool_reduce(OpCall& c, bool any) {
     reduce_blocks<bool>(c.in[0], axes, out, y.num_elements(), [](bool a, bool v) { return a & v; });
 }
 
-// Output i in shape s, for the ops whose shape inference could not know it.
-Tensor& make_output(OpCall& c, size_t i, DType dt, const Shape& s) {
-  if (c.results.size() < c.num_outputs()) c.results.resize(c.num_outputs());
-  c.check_num_elements(s);
-  try {
-    c.results[i] = Tensor::empty(dt, s);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kResourceExhausted) throw;
-    throw_resource_exhausted(c.name(), ": ", e.what(), " (inputs: ", c.input_desc(), ")");
-  }
-  return c.results[i];
-}
-
 // Integer sums and products wrap around as TF's (two's complement, computed unsigned: no
 // undefined signed overflow).
 template <class T>
