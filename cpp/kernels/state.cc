@@ -38,7 +38,10 @@ static void assign_op(OpCall& c, OpId op) {
   const Tensor& delta = c.in[0];
   update_variable(
       c.attrs.get<int64_t>("var_id", 0),
-      [&](const Tensor& cur) { return run_kernel(op_def(op), {cur, delta}, Attrs())[0]; }, c.name());
+      [&](const Tensor& cur) {
+        return run_kernel(op_def(op), {cur, delta}, Attrs())[0];
+      },
+      c.name());
 }
 void k_AssignAddVariableOp(OpCall& c) { assign_op(c, OpId::AddV2); }
 void k_AssignSubVariableOp(OpCall& c) { assign_op(c, OpId::Sub); }
