@@ -47,11 +47,15 @@ int64_t GpuModule::links() { return g_links.load(); }
 
 std::shared_ptr<GpuModule> GpuModule::load(GpuDevice& device, const std::string& ptx) {
   static std::mutex mu;
-  static auto* loaded = new std::map<std::string, std::shared_ptr<GpuModule>>();
+  // Modules by key while some cluster or op kernel holds them: the last holder unloads it.
+  static auto* loaded = new std::map<std::string, std::weak_ptr<GpuModule>>();
   std::string key = compile_cache_key(ptx, cubin_target(device));
   std::lock_guard<std::mutex> lock(mu);
   auto it = loaded->find(key);
-  if (it != loaded->end()) return it->second;
+  if (it != loaded->end()) {
+    if (auto m = it->second.lock()) return m;
+    loaded->erase(it);
+  }
   device.make_current();
   std::string cubin;
   auto m = std::shared_ptr<GpuModule>(new GpuModule());
