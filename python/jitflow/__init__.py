@@ -7,6 +7,7 @@ from . import (
     _api,
     array_ops,
     autodiff,
+    autograph,
     config,
     debugging,
     errors,

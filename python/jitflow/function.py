@@ -121,8 +121,9 @@ class Function(_C.FunctionCache):
     frame runs on a cache hit."""
 
     def __init__(self, python_function, name=None, input_signature=None, jit_compile=None,
-                 reduce_retracing=False):
+                 reduce_retracing=False, autograph=True):
         self._python_function = python_function
+        self._autograph = autograph
         self._name = name or getattr(python_function, "__name__", "function")
         self._input_signature = (None if input_signature is None else
                                  [_as_spec(s) for s in input_signature])
@@ -156,7 +157,8 @@ class Function(_C.FunctionCache):
         bound = instance.__dict__.get(key)
         if bound is None:
             bound = Function(functools.partial(self._python_function, instance), self._name,
-                             self._input_signature, self._jit_compile, self._reduce_retracing)
+                             self._input_signature, self._jit_compile, self._reduce_retracing,
+                             self._autograph)
             instance.__dict__[key] = bound
         return bound
 
@@ -222,7 +224,7 @@ class Function(_C.FunctionCache):
                 placeholders = [builder.placeholder(s.dtype, list(s.shape), name)
                                 for s, name in zip(specs, self._leaf_names(tree))]
                 new_args, new_kwargs = tree.unflatten(placeholders)
-                out = self._python_function(*new_args, **new_kwargs)
+                out = self._converted_function()(*new_args, **new_kwargs)
                 flat, output_tree = _flatten_outputs(out)
                 graph = builder.finish(flat)
         finally:
@@ -233,6 +235,13 @@ class Function(_C.FunctionCache):
         self._traced_specs.append(list(specs))
         self._concrete.append(cf)
         return cf
+
+    def _converted_function(self):
+        """The Python function as traced: AutoGraph-converted unless autograph=False."""
+        if not self._autograph:
+            return self._python_function
+        from .autograph import conversion
+        return conversion.converted(self._python_function)
 
     def _leaf_names(self, tree):
         """Placeholder names for the leaves of tree, the TreeDef of (args, kwargs): an
@@ -327,7 +336,7 @@ def _relax(old, new):
     return out
 
 
-def function(func=None, *, input_signature=None, jit_compile=None, reduce_retracing=False,
+def function(func=None, *, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
              experimental_relax_shapes=None, name=None):
     """Decorator (or call) making a graph function, like tf.function."""
     if experimental_relax_shapes is not None:
@@ -335,5 +344,5 @@ def function(func=None, *, input_signature=None, jit_compile=None, reduce_retrac
 
     def wrap(f):
         return Function(f, name=name, input_signature=input_signature, jit_compile=jit_compile,
-                        reduce_retracing=reduce_retracing)
+                        reduce_retracing=reduce_retracing, autograph=autograph)
     return wrap if func is None else wrap(func)

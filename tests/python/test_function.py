@@ -151,7 +151,7 @@ def test_variable_creation_only_on_first_trace():
 
 
 def test_tensor_as_python_bool_is_a_clear_error():
-    @jf.function
+    @jf.function(autograph=False)
     def f(x):
         if x > 0:
             return x

@@ -36,7 +36,7 @@ class _CallSite:
         # around the recorded leaves.
         self.tree = _C.nest_flatten((tuple(args), dict(kwargs)))[1]
         self.function = function  # jacobians re-run a recorded call per row (batching.py)
-        self.python_function = function.python_function
+        self.python_function = function._converted_function()  # the replay runs what was traced (AutoGraph)
         self.name = function._name
         self._backward = None
 

@@ -1,0 +1,290 @@
+"""The `ag__` runtime that converted code calls: each operator decides at trace time whether
+its condition or iterable is a symbolic tensor (build jf.cond / jf.while_loop) or a Python
+value (run the Python control flow as written, TF's rule)."""
+import numpy as np
+
+from .. import _C
+from .. import control_flow as _cf
+from ..errors import _at_caller
+from ..function import _flatten_outputs
+
+
+class Undefined:
+    """The value of a name not yet bound where a converted statement starts: it flows through
+    the generated functions, and any use of it raises Python's unbound-name error."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        object.__setattr__(self, "name", name)
+
+    def __repr__(self):
+        return f"Undefined({self.name!r})"
+
+    def _fail(self, *args, **kwargs):
+        raise UnboundLocalError(f"cannot access local variable '{self.name}' where it is not associated "
+                                f"with a value")
+
+    def __getattr__(self, attr):
+        self._fail()
+
+
+for _m in ("__bool__", "__call__", "__getitem__", "__iter__", "__len__", "__index__", "__int__", "__float__",
+           "__neg__", "__abs__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+           "__truediv__", "__rtruediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__", "__lt__",
+           "__le__", "__gt__", "__ge__", "__array__"):
+    setattr(Undefined, _m, Undefined._fail)
+
+
+class UndefinedReturnValue(Undefined):
+    """retval_ before a return statement ran."""
+    __slots__ = ()
+
+    def __init__(self):
+        Undefined.__init__(self, "retval_")
+
+
+def retval(v):
+    """The function's result: None when no return statement ran (Python's implicit return)."""
+    return None if isinstance(v, UndefinedReturnValue) else v
+
+
+def _symbolic(x):
+    return isinstance(x, _C.Tensor) and x._is_symbolic
+
+
+def _undefined(x):
+    return isinstance(x, Undefined)
+
+
+def get_vars(frame_locals, names):
+    """The current values of names in the calling scope, Undefined where unbound."""
+    return tuple(frame_locals[n] if n in frame_locals else Undefined(n) for n in names)
+
+
+def converted_call(f):
+    from .conversion import converted
+    return converted(f)
+
+
+def range_(*args):
+    """range() with Python integers stays Python's (the loop is unrolled, as TF does); with a
+    tensor argument it is jf.range, and a for loop over it becomes a while loop."""
+    if any(_symbolic(a) for a in args):
+        import jitflow as jf
+        return jf.range(*args)
+    return range(*args)
+
+
+# ---- expressions -------------------------------------------------------------------------
+def not_(x):
+    if _symbolic(x):
+        import jitflow as jf
+        return jf.logical_not(x)
+    return not x
+
+
+def and_(a, b_fn):
+    """a and b: on a tensor, b is evaluated only where a is true (a jf.cond, TF's lazy and)."""
+    if _symbolic(a):
+        return _cf.cond(a, lambda: _as_bool(b_fn()), lambda: a)
+    return b_fn() if a else a
+
+
+def or_(a, b_fn):
+    if _symbolic(a):
+        return _cf.cond(a, lambda: a, lambda: _as_bool(b_fn()))
+    return a if a else b_fn()
+
+
+def _as_bool(v):
+    return v if isinstance(v, _C.Tensor) else _C.convert_to_tensor(bool(v))
+
+
+def if_exp(c, t_fn, f_fn):
+    if _symbolic(c):
+        return _cf.cond(c, t_fn, f_fn)
+    return t_fn() if c else f_fn()
+
+
+# ---- if ----------------------------------------------------------------------------------
+def if_stmt(cond, true_fn, false_fn, init, names, live):
+    if not _symbolic(cond):
+        return true_fn(*init) if cond else false_fn(*init)
+    return _tensor_if(cond, true_fn, false_fn, init, names, set(live))
+
+
+def _flat_var(v):
+    """A name's value as tensors and their structure; a Python or numpy number is one tensor
+    (TF converts it), so a branch or iteration that makes it a tensor keeps the structure."""
+    if isinstance(v, (bool, int, float, complex, np.generic, np.ndarray)):
+        v = _C.convert_to_tensor(v)
+    return _flatten_outputs(v)
+
+
+def _tensor_if(cond, true_fn, false_fn, init, names, live):
+    """A jf.cond whose outputs are the live names the branches assign. TF's checks, in its
+    words: a name bound in one branch only, None at the end of a branch, differing dtypes."""
+    seen = {}
+
+    def branch(fn, which):
+        def run():
+            out = fn(*init)
+            values, specs = [], {}
+            for n, v in zip(names, out):
+                if n not in live or _undefined(v):
+                    continue
+                if v is None:
+                    raise ValueError(_at_caller(f"'{n}' is None at the end of the {which} branch."))
+                leaves, tree = _flat_var(v)
+                specs[n] = (tree, [t.dtype for t in leaves])
+                values.extend(leaves)
+            if which == "else":
+                main = seen["main"]
+                for n in names:
+                    if (n in main) != (n in specs):
+                        other = "else" if n in main else "main"
+                        if n == "retval_":
+                            raise ValueError(_at_caller(f"the {other} branch must also have a return statement."))
+                        raise ValueError(_at_caller(f"'{n}' must also be initialized in the {other} branch"))
+                    if n in main and main[n][0] != specs[n][0]:
+                        raise ValueError(_at_caller(f"'{n}' must have the same nested structure in the main "
+                                                    f"and else branches"))
+                    if n in main and main[n][1] != specs[n][1]:
+                        a, b = main[n][1], specs[n][1]
+                        raise TypeError(_at_caller(f"'{n}' has dtype {_dts(a)} in the main branch, but dtype "
+                                                   f"{_dts(b)} in the else branch"))
+            seen[which] = specs
+            return values
+        return run
+
+    tb, tg, _ = _cf._trace_branch(branch(true_fn, "main"))
+    eb, eg, _ = _cf._trace_branch(branch(false_fn, "else"))
+    outs = list(_C.make_if(cond, tb, tg, eb, eg, None))
+    _cf._notify(outs)
+    result = list(init)
+    specs = seen["main"]
+    for i, n in enumerate(names):
+        if n in specs:
+            tree, dts = specs[n]
+            result[i] = tree.unflatten(outs[:len(dts)])
+            outs = outs[len(dts):]
+    return tuple(result)
+
+
+def _dts(dts):
+    return dts[0].name if len(dts) == 1 else "(" + ", ".join(d.name for d in dts) + ")"
+
+
+# ---- loops -------------------------------------------------------------------------------
+def while_stmt(test, body, init, names, live):
+    vals = tuple(init)
+    c = test(*vals)
+    while not _symbolic(c):
+        if not c:
+            return vals
+        vals = tuple(body(*vals))
+        c = test(*vals)
+    return _tensor_while(test, body, vals, names, set(live))
+
+
+def _shape(t):
+    return tuple(None if d is None or d < 0 else int(d) for d in t.shape)
+
+
+def _tensor_while(test, body, init, names, live):
+    """A jf.while_loop over the names that are bound before the loop; names first bound in the
+    body are local to an iteration (TF: one read after the loop must be defined before it)."""
+    loop, flat, layout = [], [], []
+    for i, (n, v) in enumerate(zip(names, init)):
+        if _undefined(v) or v is None:
+            if n == "retval_" and n in live:
+                raise NotImplementedError(_at_caller(
+                    "a return statement cannot be placed inside this TensorFlow loop; this may happen if a "
+                    "return statement depends on a static Python condition such as a hyperparameter"))
+            if n in live:
+                raise ValueError(_at_caller(f"'{n}' must be defined before the loop"))
+            continue
+        leaves, tree = _flat_var(v)
+        loop.append(i)
+        layout.append((tree, len(leaves)))
+        flat.extend(leaves)
+    specs = [(t.dtype, _shape(t)) for t in flat]
+
+    def unflat(ts):
+        vals, ts = list(init), list(ts)
+        for i, (tree, k) in zip(loop, layout):
+            vals[i] = tree.unflatten(ts[:k])
+            ts = ts[k:]
+        return vals
+
+    def cond_fn(*ts):
+        return _as_bool(test(*unflat(ts)))
+
+    def body_fn(*ts):
+        out = body(*unflat(ts))
+        new = []
+        for i, (tree, k) in zip(loop, layout):
+            n, v = names[i], out[i]
+            if v is None or _undefined(v):
+                raise ValueError(_at_caller(f"'{n}' is None after one iteration"))
+            leaves, t2 = _flat_var(v)
+            if t2 != tree:
+                raise ValueError(_at_caller(f"'{n}' does not have the same nested structure after one iteration"))
+            for t, (dt, shape) in zip(leaves, specs[len(new):len(new) + k]):
+                if t.dtype != dt:
+                    raise TypeError(_at_caller(f"'{n}' has dtype {dt.name} before the loop, but dtype "
+                                               f"{t.dtype.name} after one iteration"))
+                if _shape(t) != shape:
+                    raise ValueError(_at_caller(
+                        f"'{n}' has shape {shape} before the loop, but shape {_shape(t)} after one "
+                        f"iteration. Use tf.autograph.experimental.set_loop_options to set shape invariants."))
+                new.append(t)
+        return new
+
+    return tuple(unflat(_cf.while_loop(cond_fn, body_fn, flat)))
+
+
+def for_stmt(iterable, extra_test, body, init, names, live, target):
+    if _symbolic(iterable):
+        return _tensor_for(iterable, extra_test, body, init, names, set(live), target)
+    vals = tuple(init)
+    for item in iterable:
+        if extra_test is not None:
+            go = extra_test(*vals)
+            if _symbolic(go):  # a break on a tensor condition in an unrolled loop
+                keep = set(live) | {n for n, v in zip(names, vals) if not _undefined(v)}
+                vals = _tensor_if(go, lambda *v, item=item: body(item, *v), lambda *v: v, vals, names, keep)
+                continue
+            if not go:
+                break
+        vals = tuple(body(item, *vals))
+    return vals
+
+
+def _tensor_for(x, extra_test, body, init, names, live, target):
+    """for over a symbolic tensor: a while loop over a counter k, the item x[k] (its first
+    dimension; a jf.range is iterated the same way)."""
+    import jitflow as jf
+    if not x.shape:
+        raise TypeError(_at_caller("Cannot iterate over a scalar tensor."))
+    n = x.shape[0]
+    n = jf.shape(x)[0] if n is None or n < 0 else _C.convert_to_tensor(int(n))
+    init = list(init)
+    if target in names:  # TF keeps the last item after the loop: start it at zeros
+        i = names.index(target)
+        if _undefined(init[i]):
+            init[i] = jf.zeros(_shape(x)[1:], x.dtype) if None not in _shape(x)[1:] else jf.zeros_like(x[0])
+
+    def test(k, *vals):
+        more = k < n
+        if extra_test is None:
+            return more
+        go = extra_test(*vals)
+        return jf.logical_and(more, go) if _symbolic(go) or isinstance(go, _C.Tensor) else (more if go else go)
+
+    def step(k, *vals):
+        return (k + 1,) + tuple(body(x[k], *vals))
+
+    k0 = _C.convert_to_tensor(0)
+    out = _tensor_while(test, step, (k0,) + tuple(init), ("ag__k",) + tuple(names), live | {"ag__k"})
+    return out[1:]

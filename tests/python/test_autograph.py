@@ -1,0 +1,502 @@
+"""AutoGraph: Python control flow on tensors inside jf.function, each construct traced once
+and compared with the same Python run eagerly; TF 2.21's error texts; gradients."""
+import inspect
+
+import numpy as np
+import pytest
+from conftest import numeric_grad
+
+import jitflow as jf
+
+
+def _line(fn, text):
+    """The file line of the first line of fn's source containing text."""
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, s in enumerate(lines) if text in s)
+
+
+def _same_as_eager(py_fn, calls):
+    """py_fn traced by jf.function once, run on each argument tuple of calls, equals py_fn run
+    eagerly on the same arguments; returns the function."""
+    f = jf.function(py_fn)
+    for args in calls:
+        got, want = f(*args), py_fn(*args)
+        got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+        for g, w in zip(got, want):
+            w = w if isinstance(w, jf.Tensor) else jf.constant(w)  # eagerly, `s += 1` may stay a Python int
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+    assert f.experimental_get_tracing_count() == 1
+    return f
+
+
+def _graph_ops(f, *args):
+    return f.get_concrete_function(*args).pretty_printed_graph()
+
+
+# ---- if ------------------------------------------------------------------------------------
+def sign_and_scale(x):
+    if jf.reduce_sum(x) > 10.0:
+        y = x * 0.5
+        z = y + 1.0
+    elif jf.reduce_sum(x) < 0.0:
+        z = -x
+    else:
+        z = x * 2.0
+    return z
+
+
+def test_if_elif_else_on_a_tensor_is_one_cond():
+    f = _same_as_eager(sign_and_scale, [(jf.constant([8.0, 9.0]),), (jf.constant([-1.0, -2.0]),),
+                                        (jf.constant([1.0, 2.0]),)])
+    assert "If" in _graph_ops(f, jf.constant([1.0, 2.0]))
+    # y is bound in the main branch only but not read after the if: not an output (TF's rule)
+    np.testing.assert_allclose(f(jf.constant([20.0, 0.0])).numpy(), [11.0, 1.0])
+
+
+def test_python_condition_runs_as_written():
+    def f(x, training):
+        if training:
+            note = "training"  # a Python value: only possible because the if is not a cond
+            x = x * 2.0
+        else:
+            note = "inference"
+        return x, note == "training"
+
+    g = jf.function(f)
+    out, flag = g(jf.constant(3.0), True)
+    assert out.numpy() == 6.0 and bool(flag)
+    assert "If" not in _graph_ops(g, jf.constant(3.0), True)
+    out, flag = g(jf.constant(3.0), False)
+    assert out.numpy() == 3.0 and not bool(flag)
+    assert g.experimental_get_tracing_count() == 2  # a Python argument is part of the key
+
+
+def test_bool_ops_and_conditional_expressions():
+    def f(x, y):
+        a = (x > 0) and (y > 0)
+        b = (x > 0) or (y > 0)
+        c = not (x > y)
+        d = x + 1.0 if x > y else y - 1.0
+        return jf.cast(a, jf.int32), jf.cast(b, jf.int32), jf.cast(c, jf.int32), d
+
+    _same_as_eager(f, [(jf.constant(1.0), jf.constant(-2.0)), (jf.constant(-1.0), jf.constant(2.0)),
+                       (jf.constant(3.0), jf.constant(4.0))])
+
+
+def test_and_is_lazy_on_tensors():
+    def f(x, i):  # x[i] is only evaluated where i is in range, as with TF's lazy and
+        if i < 3 and x[jf.minimum(i, 2)] > 0.0:
+            return x[jf.minimum(i, 2)]
+        return jf.constant(-1.0)
+
+    _same_as_eager(f, [(jf.constant([1.0, -2.0, 3.0]), jf.constant(0)),
+                       (jf.constant([1.0, -2.0, 3.0]), jf.constant(1)),
+                       (jf.constant([1.0, -2.0, 3.0]), jf.constant(5))])
+
+
+# ---- while -----------------------------------------------------------------------------------
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def test_while_with_a_data_dependent_trip_count():
+    f = _same_as_eager(collatz_steps, [(jf.constant(n),) for n in (1, 6, 7, 27)])
+    assert f(jf.constant(27)).numpy() == 111
+    assert "While" in _graph_ops(f, jf.constant(6))
+
+
+def test_while_on_a_python_condition_is_unrolled():
+    def f(x):
+        i = 0
+        while i < 3:  # a Python int: runs three times at trace time
+            x = x * 2.0
+            i += 1
+        return x
+
+    g = _same_as_eager(f, [(jf.constant(1.5),)])
+    assert "While" not in _graph_ops(g, jf.constant(1.5))
+
+
+def nested_break(m, limit):
+    total = jf.constant(0.0)
+    count = 0
+    for row in m:
+        for v in row:
+            if v > limit:
+                break
+            total += v
+            count += 1
+        if total > 100.0:
+            break
+    return total, count
+
+
+def test_nested_loops_with_break():
+    m = jf.constant([[1.0, 5.0, 2.0], [2.0, 0.5, 9.0], [60.0, 50.0, 1.0], [3.0, 3.0, 3.0]])
+    f = _same_as_eager(nested_break, [(m, jf.constant(4.0)), (m, jf.constant(100.0)), (m, jf.constant(0.0))])
+    total, count = f(m, jf.constant(4.0))
+    assert (total.numpy(), count.numpy()) == (1.0 + 2.0 + 0.5 + 3.0 * 3, 6)
+    total, count = f(m, jf.constant(100.0))  # the outer break after the third row
+    assert (total.numpy(), count.numpy()) == (1 + 5 + 2 + 2 + 0.5 + 9 + 60 + 50 + 1, 9)
+
+
+def test_continue_in_a_while_loop():
+    def f(n):
+        i, s = 0, 0
+        while i < n:
+            i += 1
+            if i % 3 == 0:
+                continue
+            s += i
+        return s
+
+    g = _same_as_eager(f, [(jf.constant(n),) for n in (0, 1, 10)])
+    assert g(jf.constant(10)).numpy() == sum(i for i in range(1, 11) if i % 3)
+
+
+# ---- for -----------------------------------------------------------------------------------
+def test_for_over_a_tensors_rows():
+    def f(m):
+        acc = jf.zeros([3])
+        for row in m:
+            acc = acc * 0.5 + row
+        return acc
+
+    m = np.arange(12, dtype=np.float32).reshape(4, 3)
+    g = _same_as_eager(f, [(jf.constant(m),)])
+    want = np.zeros(3)
+    for row in m:
+        want = want * 0.5 + row
+    np.testing.assert_allclose(g(jf.constant(m)).numpy(), want, rtol=1e-6)
+    assert "While" in _graph_ops(g, jf.constant(m))
+    # the row count is read at run time: a None first dimension traces once
+    h = jf.function(f, input_signature=[jf.TensorSpec([None, 3])])
+    np.testing.assert_allclose(h(jf.constant(m)).numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(h(jf.constant(m[:1])).numpy(), m[0], rtol=1e-6)
+    assert h.experimental_get_tracing_count() == 1
+
+
+def test_for_over_jf_range_and_range_of_a_tensor():
+    def f(n):
+        s = 0
+        for i in jf.range(n):
+            if i % 2 == 0:
+                continue
+            s += i * i
+        t = 0
+        for j in range(n):
+            t += j
+        return s, t, i  # the loop variable keeps its last value, as in Python
+
+    g = _same_as_eager(f, [(jf.constant(n),) for n in (1, 2, 7)])
+    s, t, i = g(jf.constant(7))
+    assert (s.numpy(), t.numpy(), i.numpy()) == (1 + 9 + 25, 21, 6)
+
+
+def test_for_over_a_python_iterable_is_unrolled():
+    def f(x):
+        for k in [1.0, 2.0, 3.0]:
+            x = x * k
+        for i in range(2):
+            x = x + i
+        return x
+
+    g = _same_as_eager(f, [(jf.constant(1.0),)])
+    assert g(jf.constant(1.0)).numpy() == 7.0
+    assert "While" not in _graph_ops(g, jf.constant(1.0))
+
+
+def test_tensor_break_in_an_unrolled_loop():
+    def f(x):
+        for k in range(4):
+            if x > 10.0:
+                break
+            x = x * 3.0
+        return x
+
+    _same_as_eager(f, [(jf.constant(v),) for v in (0.5, 2.0, 50.0)])
+
+
+# ---- return ----------------------------------------------------------------------------------
+def test_early_return_in_branches_and_unrolled_loops():
+    def f(x):
+        if x > 0:
+            return x * 2.0
+        elif x < -5.0:
+            return -x
+        return x + 100.0
+
+    _same_as_eager(f, [(jf.constant(v),) for v in (3.0, -7.0, -1.0)])
+
+    def g(x):
+        for i in range(5):
+            if i == 3:
+                return x
+            x = x + 1.0
+        return x * 0.0
+
+    _same_as_eager(g, [(jf.constant(1.0),)])
+
+
+# ---- TF's errors, at the user's line -----------------------------------------------------
+def _raises_at(exc, text, fn, line_text, *args):
+    with pytest.raises(exc) as info:
+        jf.function(fn)(*args)
+    msg = str(info.value)
+    assert msg.startswith(text), msg
+    line = _line(fn, line_text)
+    # the message names the user's file and line, and so does the traceback (never generated code)
+    assert f"{__file__}:{line}" in msg, msg
+    assert any(str(e.path) == __file__ and e.lineno + 1 == line for e in info.traceback)
+
+
+def test_error_name_bound_in_one_branch_only():
+    def f(x):
+        if x > 0:
+            y = x
+        return y
+
+    _raises_at(ValueError, "'y' must also be initialized in the else branch", f, "if x > 0", jf.constant(1.0))
+
+    def g(x):
+        if x > 0:
+            pass
+        else:
+            y = x
+        return y
+
+    _raises_at(ValueError, "'y' must also be initialized in the main branch", g, "if x > 0", jf.constant(1.0))
+
+
+def test_error_branches_of_different_dtypes_and_none():
+    def f(x):
+        if x > 0:
+            y = 1
+        else:
+            y = 2.0
+        return y
+
+    _raises_at(TypeError, "'y' has dtype int32 in the main branch, but dtype float32 in the else branch",
+               f, "if x > 0", jf.constant(1.0))
+
+    def g(x):
+        if x > 0:
+            y = x
+        else:
+            y = None
+        return y
+
+    _raises_at(ValueError, "'y' is None at the end of the else branch.", g, "if x > 0", jf.constant(1.0))
+
+
+def test_error_return_in_one_branch_only():
+    def f(x):
+        if x > 0:
+            return x
+
+    _raises_at(ValueError, "the else branch must also have a return statement.", f, "if x > 0",
+               jf.constant(1.0))
+
+
+def test_error_loop_variable_changes_dtype_or_shape():
+    def f(n):
+        i, s = 0, 0
+        while i < n:
+            s = jf.cast(i, jf.float32)
+            i += 1
+        return s
+
+    _raises_at(TypeError, "'s' has dtype int32 before the loop, but dtype float32 after one iteration",
+               f, "while i < n", jf.constant(3))
+
+    def g(n):
+        s = jf.zeros([1])
+        for i in jf.range(n):
+            s = jf.zeros([2])
+        return s
+
+    _raises_at(ValueError, "'s' has shape (1,) before the loop, but shape (2,) after one iteration. Use "
+               "tf.autograph.experimental.set_loop_options to set shape invariants.", g, "for i in", jf.constant(3))
+
+
+def test_error_loop_variable_undefined_before_the_loop_and_return_in_a_loop():
+    def f(n):
+        i = 0
+        while i < n:
+            z = None
+            i += 1
+        return z
+
+    _raises_at(ValueError, "'z' must be defined before the loop", f, "while i < n", jf.constant(3))
+
+    def g(n):
+        i = 0
+        while i < n:
+            if i > 3:
+                return i
+            i += 1
+        return i
+
+    _raises_at(NotImplementedError, "a return statement cannot be placed inside this TensorFlow loop",
+               g, "while i < n", jf.constant(3))
+
+
+def test_error_inside_a_branch_points_at_the_user_line():
+    def f(x):
+        if x > 0:
+            y = jf.reshape(x, [5])  # fails while the branch is traced
+        else:
+            y = x
+        return y
+
+    with pytest.raises(Exception) as info:
+        jf.function(f)(jf.constant([1.0, 2.0]))
+    assert any(str(e.path) == __file__ and e.lineno + 1 == _line(f, "jf.reshape") for e in info.traceback)
+
+
+# ---- gradients, compilation -------------------------------------------------------------------
+def test_gradient_through_a_converted_loop():
+    def f(x, w):
+        i = 0
+        while i < 4:  # a Python bound: unrolled; the tensor-bounded loop is below
+            x = jf.tanh(x * w) + x
+            i += 1
+        return x
+
+    @jf.function
+    def loss(x, w, n):
+        for _ in jf.range(n):
+            if jf.reduce_sum(x) > 0.0:
+                x = jf.tanh(x * w) + x
+            else:
+                x = x * w
+        return jf.reduce_sum(f(x, w) * x)
+
+    def ref(x, w):
+        for _ in range(3):
+            x = np.tanh(x * w) + x if x.sum() > 0 else x * w
+        y = x
+        for _ in range(4):
+            y = np.tanh(y * w) + y
+        return float(np.sum(y * x))
+
+    for x0 in ([0.3, -0.2], [-0.5, 0.1]):
+        x, w = jf.constant(np.array(x0, np.float64)), jf.constant(np.array([0.7, -1.1], np.float64))
+        with jf.GradientTape() as tape:
+            tape.watch([x, w])
+            y = loss(x, w, jf.constant(3))
+        gx, gw = tape.gradient(y, [x, w])
+        assert y.numpy() == pytest.approx(ref(x.numpy(), w.numpy()), rel=1e-12)
+        nx, nw = numeric_grad(ref, [x.numpy(), w.numpy()])
+        np.testing.assert_allclose(gx.numpy(), nx, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(gw.numpy(), nw, rtol=1e-6, atol=1e-8)
+    assert loss.experimental_get_tracing_count() == 1
+
+
+def _recurrence(x, n):
+    i = 0
+    while i < n:
+        x = x * 0.5 + 1.0
+        i += 1
+    return x
+
+
+def test_converted_loop_inside_jit_scope():
+    @jf.function
+    def f(x, n):
+        with jf.jit_scope():
+            x = _recurrence(x, n)  # a user function called from converted code is converted too
+            y = x * 2.0 + 1.0
+        return y
+
+    before = jf.debugging.stats()["cluster_runs"]
+    out = f(jf.ones([4]), jf.constant(3))
+    np.testing.assert_allclose(out.numpy(), [4.75] * 4)
+    # the ops after the loop run compiled; the loop body runs on the executor (later increment)
+    assert jf.debugging.stats()["cluster_runs"] > before
+    assert "While" in _graph_ops(f, jf.ones([4]), jf.constant(3))
+
+
+def test_converted_loop_under_jit_compile_is_refused_today():
+    f = jf.function(_recurrence, jit_compile=True)
+    with pytest.raises(jf.errors.InvalidArgumentError) as info:
+        f(jf.ones([4]), jf.constant(3))
+    msg = str(info.value)
+    assert msg.startswith("jf.function(jit_compile=True) must compile the whole function, but op 'While' "
+                          "(While) defined at "), msg
+    assert f"{__file__}:{_line(_recurrence, 'while i < n')}: while i < n: cannot be compiled: control flow " \
+           "(While) runs on the executor" in msg
+    # a Python trip count unrolls: no While, and the function compiles
+    g = jf.function(_recurrence, jit_compile=True)
+    before = jf.debugging.stats()["cluster_runs"]
+    np.testing.assert_allclose(g(jf.ones([2]), 3).numpy(), [1.875, 1.875])
+    assert jf.debugging.stats()["cluster_runs"] > before
+
+
+# ---- conversion mechanics ----------------------------------------------------------------------
+def test_to_code_and_conversion_is_cached():
+    code = jf.autograph.to_code(collatz_steps)
+    assert "ag__.while_stmt" in code and "ag__.if_stmt" in code and "def collatz_steps(n)" in code
+    f = jf.function(collatz_steps)
+    assert jf.autograph.to_code(f) == code
+    from jitflow.autograph import conversion
+    assert conversion.convert(collatz_steps) is conversion.convert(collatz_steps)
+
+
+def test_do_not_convert_and_autograph_false():
+    @jf.autograph.experimental.do_not_convert
+    def helper(x):
+        if x > 0:
+            return x
+        return -x
+
+    def f(x):
+        return helper(x)
+
+    with pytest.raises(TypeError, match="jf.cond"):  # helper runs as written: a symbolic bool
+        jf.function(f)(jf.constant(1.0))
+    with pytest.raises(TypeError, match="jf.cond"):
+        jf.function(sign_and_scale, autograph=False)(jf.constant([1.0]))
+
+
+class _Model:
+    def __init__(self, k):
+        self.k = k
+
+    def step(self, x):
+        if x > 0:
+            x = x * self.k
+        return x
+
+
+class _Sub(_Model):
+    @jf.function
+    def __call__(self, x):
+        while x < 100.0:
+            x = super().step(x) + 1.0
+        return x
+
+
+def test_closures_methods_and_super():
+    k = jf.constant(3.0)
+
+    def f(x):
+        if x > 0:  # k is read through the closure, live: a later rebinding is seen
+            return x * k
+        return x
+
+    g = jf.function(f)
+    assert g(jf.constant(2.0)).numpy() == 6.0
+    m = _Sub(2.0)
+    x = 1.0
+    while x < 100.0:
+        x = (x * 2.0 if x > 0 else x) + 1.0
+    assert m(jf.constant(1.0)).numpy() == x
