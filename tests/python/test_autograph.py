@@ -500,3 +500,55 @@ def test_closures_methods_and_super():
     while x < 100.0:
         x = (x * 2.0 if x > 0 else x) + 1.0
     assert m(jf.constant(1.0)).numpy() == x
+
+
+def test_name_first_bound_in_a_loop_and_read_after_it():
+    def f(n):  # TF infers z's type from one trace of the body; it enters the loop as zeros
+        i = jf.constant(0.0)
+        while i < n:
+            z = i * 2.0
+            i = i + 1.0
+        return z
+
+    _same_as_eager(f, [(jf.constant(3.0),), (jf.constant(1.0),)])
+
+
+def _twice(fn):
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(x):
+        return fn(fn(x))
+    return wrapper
+
+
+@_twice
+def _halve_if_big(x):
+    if x > 10.0:
+        x = x / 2.0
+    return x
+
+
+def test_user_decorators_globals_and_nonlocal_are_kept():
+    # the wrapper is converted from its own source (not the __wrapped__ function's), and the
+    # function it calls is converted when called
+    _same_as_eager(_halve_if_big, [(jf.constant(50.0),), (jf.constant(15.0),), (jf.constant(3.0),)])
+    assert jf.function(_halve_if_big)(jf.constant(50.0)).numpy() == 12.5
+
+    seen = []
+
+    def f(x):
+        count = 0
+
+        def bump():
+            nonlocal count
+            count += 1
+        for _ in range(3):
+            bump()
+        seen.append(count)
+        if x > 0:
+            x = x + count
+        return x
+
+    assert jf.function(f)(jf.constant(1.0)).numpy() == 4.0
+    assert seen == [3]

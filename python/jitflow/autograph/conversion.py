@@ -56,11 +56,12 @@ def converted(f):
 
 
 def _parse(f):
-    lines, first = inspect.getsourcelines(f)
+    # the code object's source: inspect would follow a decorator's __wrapped__ to another def
+    lines, first = inspect.getsourcelines(f.__code__)
     indent = len(lines[0]) - len(lines[0].lstrip())
     tree = ast.parse(textwrap.dedent("".join(lines)))
     node = tree.body[0]
-    if not isinstance(node, ast.FunctionDef) or node.name != f.__name__:
+    if not isinstance(node, ast.FunctionDef) or node.name != f.__code__.co_name:
         raise ValueError(f"the source of {f.__name__} is not a def statement")
     ast.increment_lineno(tree, first - 1)
     for n in ast.walk(tree):  # columns too: 3.11 tracebacks underline the failing expression

@@ -191,23 +191,58 @@ def _shape(t):
     return tuple(None if d is None or d < 0 else int(d) for d in t.shape)
 
 
-def _tensor_while(test, body, init, names, live):
-    """A jf.while_loop over the names that are bound before the loop; names first bound in the
-    body are local to an iteration (TF: one read after the loop must be defined before it)."""
-    loop, flat, layout = [], [], []
-    for i, (n, v) in enumerate(zip(names, init)):
-        if _undefined(v) or v is None:
-            if n == "retval_" and n in live:
-                raise NotImplementedError(_at_caller(
-                    "a return statement cannot be placed inside this TensorFlow loop; this may happen if a "
-                    "return statement depends on a static Python condition such as a hyperparameter"))
-            if n in live:
-                raise ValueError(_at_caller(f"'{n}' must be defined before the loop"))
-            continue
-        leaves, tree = _flat_var(v)
-        loop.append(i)
+def _pack(vals, idxs):
+    """The tensors of vals[i] for i in idxs, and each one's (structure, leaf count)."""
+    flat, layout = [], []
+    for i in idxs:
+        leaves, tree = _flat_var(vals[i])
         layout.append((tree, len(leaves)))
         flat.extend(leaves)
+    return flat, layout
+
+
+def _infer_undefined(body, init, names, missing):
+    """TF's rule for a name first bound in a loop body and read after the loop: the body is
+    traced once (a throwaway trace) to learn its dtype and shape, and it enters the loop as
+    zeros of that type. None, or an unknown dim, stays an error."""
+    import jitflow as jf
+    defined = [i for i, v in enumerate(init) if not (_undefined(v) or v is None)]
+    flat, layout = _pack(init, defined)
+    seen = {}
+
+    def probe(*ts):
+        vals, ts = list(init), list(ts)
+        for i, (tree, k) in zip(defined, layout):
+            vals[i], ts = tree.unflatten(ts[:k]), ts[k:]
+        out = body(*vals)
+        for i in missing:
+            v = out[i]
+            if v is not None and not _undefined(v):
+                leaves, tree = _flat_var(v)
+                seen[i] = (tree, [(t.dtype, _shape(t)) for t in leaves])
+        return []
+    _cf._trace_branch(probe, [(t.dtype, _shape(t)) for t in flat], [f"loop_var_{k}" for k in range(len(flat))])
+    init = list(init)
+    for i in missing:
+        if i not in seen or any(None in shape for _, shape in seen[i][1]):
+            raise ValueError(_at_caller(f"'{names[i]}' must be defined before the loop"))
+        tree, specs = seen[i]
+        init[i] = tree.unflatten([jf.zeros(shape, dt) for dt, shape in specs])
+    return init
+
+
+def _tensor_while(test, body, init, names, live):
+    """A jf.while_loop over the names bound before the loop; names first bound in the body are
+    local to an iteration unless read after the loop (then inferred, as TF does)."""
+    missing = [i for i, (n, v) in enumerate(zip(names, init)) if (_undefined(v) or v is None) and n in live]
+    if any(names[i] == "retval_" for i in missing):
+        raise NotImplementedError(_at_caller(
+            "a return statement cannot be placed inside this TensorFlow loop; this may happen if a "
+            "return statement depends on a static Python condition such as a hyperparameter"))
+    if missing:
+        init = _infer_undefined(body, init, names, missing)
+    loop = [i for i, v in enumerate(init) if not (_undefined(v) or v is None)]
+    flat, layout = _pack(init, loop)
     specs = [(t.dtype, _shape(t)) for t in flat]
 
     def unflat(ts):
