@@ -150,6 +150,10 @@ void collect_paths(const TreeDef& t, std::vector<py::object>& prefix, py::list& 
 bool equal_objects(const py::object& a, const py::object& b) {
   if (a.ptr() == b.ptr()) return true;
   if (!a || !b) return false;
+  // Tensors and variables compare elementwise (an answer per element, not a bool): the same
+  // object only.
+  for (PyObject* o : {a.ptr(), b.ptr()})
+    if (PyObject_TypeCheck(o, tensor_type()) || PyObject_HasAttrString(o, "__jf_tensor__")) return false;
   int r = PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_EQ);
   if (r < 0) PyErr_Clear();
   return r == 1;

@@ -10,6 +10,7 @@ from . import (
     autograph,
     config,
     debugging,
+    equality,
     errors,
     experimental,
     losses_clipping,

@@ -273,20 +273,38 @@ class GradientTape:
         v = self._versions.get(_key(t)) if is_float(t) else None
         return [v[0]] if v else []
 
+    @staticmethod
+    def _direct(direct, s):
+        """The output gradients of the targets that are `s` itself."""
+        if not direct or s is None:
+            return []
+        if isinstance(s, _variables.Variable):
+            return direct.get(("var", s._id), [])
+        t = _C.convert_to_tensor(s)
+        return direct.get(("key", _key(t)), []) if is_float(t) else []
+
     def _gradient(self, targets, sources, output_gradients, grad_scope, unconnected):
         if output_gradients is not None:
             output_gradients = flatten(output_gradients)
             if len(output_gradients) != len(targets):
                 raise ValueError(f"{len(output_gradients)} output_gradients for {len(targets)} targets")
         grads = {}
+        # A target that is itself a source has gradient 1 with respect to it, watched or not
+        # (TF matches targets and sources by tensor, and a variable by its handle, not its reads).
+        direct = {}  # ("var", id) or ("key", tensor key) -> [output gradient, ...]
         for i, t in enumerate(targets):
             if t is None:
                 raise TypeError("GradientTape.gradient: target must be a tensor, got None")
+            var = t if isinstance(t, _variables.Variable) else None
             t = _C.convert_to_tensor(t)
-            tid = self._lookup(t)
-            if tid is None:
-                continue
+            tid = None if var is not None else self._lookup(t)
             g = output_gradients[i] if output_gradients is not None else None
+            if tid is None:
+                if is_float(t):
+                    k = ("var", var._id) if var is not None else ("key", _key(t))
+                    g = ops.ones_like(t) if g is None else _C.convert_to_tensor(g, t.dtype)
+                    direct.setdefault(k, []).append(g)
+                continue
             g = ops.ones_like(t) if g is None else _C.convert_to_tensor(g, t.dtype)
             grads.setdefault(tid, []).append(g)
         source_ids = [self._source_ids(s) for s in sources]
@@ -317,7 +335,7 @@ class GradientTape:
                     grads.setdefault(i, []).append(g)
         result = []
         for s, ids in zip(sources, source_ids):
-            g = aggregate([g for i in ids for g in grads.get(i, [])])
+            g = aggregate([g for i in ids for g in grads.get(i, [])] + self._direct(direct, s))
             if g is None and unconnected == "zero" and s is not None:
                 g = ops.zeros_like(s.read_value() if isinstance(s, _variables.Variable) else s)
             result.append(g)
