@@ -552,3 +552,39 @@ def test_user_decorators_globals_and_nonlocal_are_kept():
 
     assert jf.function(f)(jf.constant(1.0)).numpy() == 4.0
     assert seen == [3]
+
+
+def test_set_loop_options_shape_invariants_and_maximum_iterations():
+    def grow(n):
+        v = jf.zeros([1])
+        for _ in jf.range(n):
+            jf.autograph.experimental.set_loop_options(shape_invariants=[(v, [None])], maximum_iterations=2)
+            v = jf.concat([v, [1.0]], 0)
+        return v
+
+    f = jf.function(grow)
+    np.testing.assert_array_equal(f(jf.constant(5)).numpy(), [0.0, 1.0, 1.0])  # TF 2.21: [0. 1. 1.]
+    np.testing.assert_array_equal(f(jf.constant(1)).numpy(), [0.0, 1.0])
+    assert f.experimental_get_tracing_count() == 1
+    assert "set_loop_options" not in jf.autograph.to_code(grow)
+
+    def grow_while(n):
+        v, i = jf.zeros([1]), 0
+        while i < n:
+            jf.autograph.experimental.set_loop_options(shape_invariants=[(v, jf.TensorSpec([None]).shape)])
+            v = jf.concat([v, [1.0]], 0)
+            i += 1
+        return v
+
+    np.testing.assert_array_equal(jf.function(grow_while)(jf.constant(3)).numpy(), [0.0, 1.0, 1.0, 1.0])
+
+    def bad(n):
+        v = jf.zeros([1])
+        for _ in jf.range(n):
+            jf.autograph.experimental.set_loop_options(shape_invariants=[(v, [2])])
+            v = jf.concat([v, [1.0]], 0)
+        return v
+
+    _raises_at(ValueError, "'v' has shape (1,) before the loop, which does not conform with the shape invariant (2,).",
+               bad, "for _ in", jf.constant(3))
+    assert jf.autograph.experimental.set_loop_options(maximum_iterations=3) is None  # outside a loop: no effect

@@ -176,7 +176,12 @@ def _dts(dts):
 
 
 # ---- loops -------------------------------------------------------------------------------
-def while_stmt(test, body, init, names, live):
+def loop_options(parallel_iterations=None, swap_memory=None, maximum_iterations=None, shape_invariants=None):
+    """TF's set_loop_options keywords, as the loop statement receives them."""
+    return {"maximum_iterations": maximum_iterations, "shape_invariants": list(shape_invariants or [])}
+
+
+def while_stmt(test, body, init, names, live, opts=None):
     vals = tuple(init)
     c = test(*vals)
     while not _symbolic(c):
@@ -184,7 +189,7 @@ def while_stmt(test, body, init, names, live):
             return vals
         vals = tuple(body(*vals))
         c = test(*vals)
-    return _tensor_while(test, body, vals, names, set(live))
+    return _tensor_while(test, body, vals, names, set(live), opts)
 
 
 def _shape(t):
@@ -231,7 +236,17 @@ def _infer_undefined(body, init, names, missing):
     return init
 
 
-def _tensor_while(test, body, init, names, live):
+def _invariant(shape):
+    from ..function import _dim
+    shape = shape.as_list() if hasattr(shape, "as_list") else shape
+    return tuple(_dim(d) for d in shape)
+
+
+def _conforms(shape, invariant):
+    return len(shape) == len(invariant) and all(i is None or i == d for d, i in zip(shape, invariant))
+
+
+def _tensor_while(test, body, init, names, live, opts=None):
     """A jf.while_loop over the names bound before the loop; names first bound in the body are
     local to an iteration unless read after the loop (then inferred, as TF does)."""
     missing = [i for i, (n, v) in enumerate(zip(names, init)) if (_undefined(v) or v is None) and n in live]
@@ -244,6 +259,20 @@ def _tensor_while(test, body, init, names, live):
     loop = [i for i, v in enumerate(init) if not (_undefined(v) or v is None)]
     flat, layout = _pack(init, loop)
     specs = [(t.dtype, _shape(t)) for t in flat]
+    opts = opts or {}
+    invariant = False
+    for var, shape in opts.get("shape_invariants", []):
+        # set_loop_options names a loop variable by its value before the loop, as TF matches it
+        k = next((j for j, i in enumerate(loop) if init[i] is var), None)
+        if k is None or layout[k][1] != 1:
+            raise ValueError(_at_caller(f"shape_invariants: {var!r} is not a loop variable holding one tensor"))
+        pos = sum(n for _, n in layout[:k])
+        shape = _invariant(shape)
+        if not _conforms(specs[pos][1], shape):
+            raise ValueError(_at_caller(f"'{names[loop[k]]}' has shape {specs[pos][1]} before the loop, which does "
+                                        f"not conform with the shape invariant {shape}."))
+        specs[pos] = (specs[pos][0], shape)
+        invariant = True
 
     def unflat(ts):
         vals, ts = list(init), list(ts)
@@ -269,19 +298,21 @@ def _tensor_while(test, body, init, names, live):
                 if t.dtype != dt:
                     raise TypeError(_at_caller(f"'{n}' has dtype {dt.name} before the loop, but dtype "
                                                f"{t.dtype.name} after one iteration"))
-                if _shape(t) != shape:
+                if not _conforms(_shape(t), shape):
                     raise ValueError(_at_caller(
                         f"'{n}' has shape {shape} before the loop, but shape {_shape(t)} after one "
                         f"iteration. Use tf.autograph.experimental.set_loop_options to set shape invariants."))
                 new.append(t)
         return new
 
-    return tuple(unflat(_cf.while_loop(cond_fn, body_fn, flat)))
+    out = _cf.while_loop(cond_fn, body_fn, flat, maximum_iterations=opts.get("maximum_iterations"),
+                         shape_invariants=[list(shape) for _, shape in specs] if invariant else None)
+    return tuple(unflat(out))
 
 
-def for_stmt(iterable, extra_test, body, init, names, live, target):
+def for_stmt(iterable, extra_test, body, init, names, live, target, opts=None):
     if _symbolic(iterable):
-        return _tensor_for(iterable, extra_test, body, init, names, set(live), target)
+        return _tensor_for(iterable, extra_test, body, init, names, set(live), target, opts)
     vals = tuple(init)
     for item in iterable:
         if extra_test is not None:
@@ -296,7 +327,7 @@ def for_stmt(iterable, extra_test, body, init, names, live, target):
     return vals
 
 
-def _tensor_for(x, extra_test, body, init, names, live, target):
+def _tensor_for(x, extra_test, body, init, names, live, target, opts=None):
     """for over a symbolic tensor: a while loop over a counter k, the item x[k] (its first
     dimension; a jf.range is iterated the same way)."""
     import jitflow as jf
@@ -321,5 +352,5 @@ def _tensor_for(x, extra_test, body, init, names, live, target):
         return (k + 1,) + tuple(body(x[k], *vals))
 
     k0 = _C.convert_to_tensor(0)
-    out = _tensor_while(test, step, (k0,) + tuple(init), ("ag__k",) + tuple(names), live | {"ag__k"})
+    out = _tensor_while(test, step, (k0,) + tuple(init), ("ag__k",) + tuple(names), live | {"ag__k"}, opts)
     return out[1:]

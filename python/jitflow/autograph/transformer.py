@@ -401,17 +401,19 @@ class ControlFlow(ast.NodeTransformer):
 
     def visit_While(self, node):
         self.generic_visit(node)
+        opts = _loop_options(node)
         state = assigned(node.body, self.excluded)
         test, body = self.names.new("ag__while_test"), self.names.new("ag__while_body")
         test_fn = _def(test, state, [], [])
         test_fn.body = [ast.Return(value=node.test)]
         live = _live(node, state)
-        call = _call(_ag("while_stmt"), _name(test), _name(body), _get_vars(state), _strs(state), _strs(live))
+        call = _call(_ag("while_stmt"), _name(test), _name(body), _get_vars(state), _strs(state), _strs(live), opts)
         out = [test_fn, _def(body, state, node.body, state), _state_assign(state, call)]
         return self._located(out, node) + node.orelse
 
     def visit_For(self, node):
         self.generic_visit(node)
+        opts = _loop_options(node)
         state = assigned([ast.Assign(targets=[node.target], value=ast.Constant(None))] + node.body, self.excluded)
         body, item = self.names.new("ag__for_body"), self.names.new("ag__item")
         unpack = ast.copy_location(ast.Assign(targets=[node.target], value=_name(item)), node)
@@ -426,9 +428,31 @@ class ControlFlow(ast.NodeTransformer):
         target = node.target.id if isinstance(node.target, ast.Name) else ""
         live = _live(node, state)
         call = _call(_ag("for_stmt"), node.iter, extra, _name(body), _get_vars(state), _strs(state),
-                     _strs(live), ast.Constant(target))
+                     _strs(live), ast.Constant(target), opts)
         out.append(_state_assign(state, call))
         return self._located(out, node) + node.orelse
+
+
+def _is_loop_options(stmt):
+    """Whether stmt is a `...set_loop_options(...)` call (its callee wrapped by converted_call)."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    f = stmt.value.func
+    if isinstance(f, ast.Call) and f.args:  # ag__.converted_call(f)
+        f = f.args[0]
+    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+    return name == "set_loop_options"
+
+
+def _loop_options(node):
+    """A loop body's set_loop_options(...) calls, taken out of the body: their keywords become
+    ag__.loop_options(...), evaluated where the loop starts (the variables the shape
+    invariants name hold their values before the loop)."""
+    found = [s for s in node.body if _is_loop_options(s)]
+    if not found:
+        return ast.Constant(None)
+    node.body = [s for s in node.body if not _is_loop_options(s)] or [ast.Pass()]
+    return _call(_ag("loop_options"), *found[-1].value.args, **{k.arg: k.value for k in found[-1].value.keywords})
 
 
 def _live(node, state):
