@@ -588,3 +588,45 @@ def test_set_loop_options_shape_invariants_and_maximum_iterations():
     _raises_at(ValueError, "'v' has shape (1,) before the loop, which does not conform with the shape invariant (2,).",
                bad, "for _ in", jf.constant(3))
     assert jf.autograph.experimental.set_loop_options(maximum_iterations=3) is None  # outside a loop: no effect
+
+
+def test_print_and_assert_are_left_as_written_as_in_tf_2_21(capsys):
+    # TF 2.21's defaults: print is Python's (runs while tracing), and assert is not converted
+    # (Feature.ASSERT_STATEMENTS is off): a tensor assert is a symbolic bool
+    def f(x):
+        print("tracing", x.shape)
+        if x > 0:
+            x = x + 1.0
+        return x
+
+    g = jf.function(f)
+    g(jf.constant(1.0))
+    g(jf.constant(2.0))
+    assert capsys.readouterr().out.count("tracing") == 1
+
+    def h(x):
+        assert x > 0, "x must be positive"
+        return x
+
+    with pytest.raises(TypeError, match="symbolic jf.Tensor as a Python bool"):
+        jf.function(h)(jf.constant(1.0))
+
+
+class _Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        while jf.reduce_sum(x) < 10.0:  # converted when the converted caller calls the object
+            x = x * self.w
+        return x
+
+
+def test_a_user_objects_call_is_converted():
+    layer = _Layer(2.0)
+
+    def f(x):
+        return layer(x) + 1.0
+
+    _same_as_eager(f, [(jf.constant([1.0, 0.5]),), (jf.constant([20.0, 1.0]),)])
+    assert "While" in _graph_ops(jf.function(f), jf.constant([1.0, 0.5]))

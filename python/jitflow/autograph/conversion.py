@@ -43,6 +43,11 @@ def converted(f):
     if isinstance(f, functools.partial):
         g = converted(f.func)
         return f if g is f.func else functools.partial(g, *f.args, **f.keywords)
+    call = next((c.__dict__["__call__"] for c in type(f).__mro__ if "__call__" in c.__dict__), None)
+    if not isinstance(f, (type, types.FunctionType)) and isinstance(call, types.FunctionType) and \
+            _is_user_function(call):  # a user object's __call__ (a layer, a model)
+        g = converted(call)
+        return f if g is call else types.MethodType(g, f)
     if not isinstance(f, types.FunctionType) or not _is_user_function(f):
         return f
     try:
