@@ -48,7 +48,8 @@ void bind_function(py::module_& m) {
       },
       py::arg("structure"), py::arg("outputs") = false, py::arg("spec_type") = py::none(),
       "(leaves, TreeDef) of a nested structure, in the signature key's order. Leaves: Tensors and numpy "
-      "arrays, and instances of spec_type; with outputs=True, Tensors, objects with __jf_tensor__ and "
+      "arrays, and instances of spec_type; with outputs=True, Tensors, objects with __jf_tensor__, Python "
+      "numbers and "
       "numpy objects (dicts then rebuild in insertion order).");
   m.def(
       "make_concrete_function",

@@ -29,6 +29,8 @@ bool is_numpy_object(PyObject* o) {
 NodeKind classify_output(PyObject* o) {
   if (PyObject_TypeCheck(o, tensor_type()) || PyObject_HasAttrString(o, "__jf_tensor__"))
     return NodeKind::kLeaf;
+  // TF returns a traced function's Python numbers (and bools) as tensors.
+  if (PyLong_Check(o) || PyFloat_Check(o)) return NodeKind::kLeaf;
   NodeKind k = container_kind(o);
   if (k != NodeKind::kOther) return k;
   return is_numpy_object(o) ? NodeKind::kLeaf : NodeKind::kOther;

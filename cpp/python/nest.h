@@ -10,8 +10,9 @@
 // Leaves, by rule:
 //   kInputs   Tensors (and subclasses) and numpy arrays: the leaves of the signature key.
 //   kSpecs    the same, and instances of a given type (jf.TensorSpec).
-//   kOutputs  Tensors, objects with __jf_tensor__ (jf.Variable) and numpy objects (arrays
-//             and scalars): what a traced function's result may hold as a tensor.
+//   kOutputs  Tensors, objects with __jf_tensor__ (jf.Variable), Python ints, floats and
+//             bools, and numpy objects (arrays and scalars): what a traced function's
+//             result may hold as a tensor.
 // Anything else is a constant of the structure, kept by reference.
 //
 // A structure nested deeper than kMaxNestDepth raises RecursionError, one that contains

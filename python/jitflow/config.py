@@ -69,4 +69,6 @@ def _set_device_policy(policy):
     _C.set_device_policy("silent" if policy in (None, "silent") else policy)
 
 
+from .device import get_soft_device_placement, set_soft_device_placement  # noqa: F401
+
 experimental = SimpleNamespace(set_device_policy=_set_device_policy, get_device_policy=_C.device_policy)

@@ -1,12 +1,25 @@
 """jf.device: op placement. Eager ops run where the innermost scope says, else on the GPU of
 their inputs, else on the CPU. A GPU placement checks the CUDA driver first, so machines
 without one get a clear error naming what is missing. Inside, inputs on other devices are
-copied (TF's silent policy) and ops without a GPU kernel run on the CPU (soft placement)."""
+copied (TF's silent policy) and ops without a GPU kernel run on the CPU (soft placement).
+A GPU scope on a machine without that GPU places on the CPU under TF's default soft device
+placement; jf.config.set_soft_device_placement(False) makes it raise instead."""
 import re
 
 from . import _C
 
 _SPEC = re.compile(r"^(?:/job:[^/]+)?(?:/replica:\d+)?(?:/task:\d+)?/?(?:device:)?(CPU|GPU):(\d+)$", re.IGNORECASE)
+
+
+_soft_placement = [True]  # process-wide, as TF's
+
+
+def set_soft_device_placement(enabled):
+    _soft_placement[0] = bool(enabled)
+
+
+def get_soft_device_placement():
+    return _soft_placement[0]
 
 
 def current():
@@ -25,14 +38,20 @@ class device:
         self.name = f"/{self.kind}:{self.index}"
 
     def __enter__(self):
-        if self.kind == "GPU":
+        kind, index = self.kind, self.index
+        if kind == "GPU":
             status = _C.cuda_status()
+            missing = None
             if not status["available"]:
-                raise RuntimeError(f"Cannot place ops on {self.name}: {status['error']}. "
-                                   "jf.config.list_physical_devices('GPU') lists usable GPUs.")
-            if self.index >= status["device_count"]:
-                raise RuntimeError(f"Cannot place ops on {self.name}: only {status['device_count']} GPU(s)")
-        _C.push_device_scope(self.kind, self.index)
+                missing = (f"Cannot place ops on {self.name}: {status['error']}. "
+                           "jf.config.list_physical_devices('GPU') lists usable GPUs.")
+            elif index >= status["device_count"]:
+                missing = f"Cannot place ops on {self.name}: only {status['device_count']} GPU(s)"
+            if missing is not None:
+                if not _soft_placement[0]:
+                    raise RuntimeError(missing + " (soft device placement is off)")
+                kind, index = "CPU", 0  # TF's soft placement: a device that exists
+        _C.push_device_scope(kind, index)
         return self.name
 
     def __exit__(self, *exc):

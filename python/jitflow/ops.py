@@ -137,7 +137,23 @@ def identity(input, name=None):
 
 @export('fill')
 def fill(dims, value, name=None):
-    return _x(_ID["Fill"], (_ints(dims), _t(value)), None, name)
+    value = _t(value)
+    return _x(_ID["Fill"], (_shape_vector(dims, "Fill", lambda d: [d, value]), value), None, name)
+
+
+def _shape_vector(shape, op, inputs=None, always=False):
+    """A shape argument as an int vector: TF's kernels (Fill, Reshape) take a scalar as a
+    vector of one, eagerly; their graph shape functions refuse a traced scalar, which
+    zeros/ones (`always`) reshape to a vector first, as TF's Python does."""
+    if not isinstance(shape, Tensor):
+        scalar = not (hasattr(shape, "__len__") or hasattr(shape, "__iter__"))
+        return _ints([shape] if scalar else shape)
+    if shape.shape:  # rank >= 1: the op checks it is a vector
+        return shape
+    if shape._is_symbolic and not always and shape.shape is not None:
+        shapes = ", ".join(str(list(t.shape)) for t in inputs(shape))
+        raise ValueError(f"Shape must be rank 1 but is rank 0 for '{op}' with input shapes: {shapes}.")
+    return _x(_ID["Reshape"], (shape, _int([-1])), None, None)
 
 
 def _scalar_of(value, dtype):
@@ -147,12 +163,12 @@ def _scalar_of(value, dtype):
 
 @export('zeros')
 def zeros(shape, dtype=_dt.float32, name=None):
-    return fill(shape, _scalar_of(0, dtype), name=name)
+    return fill(_shape_vector(shape, "Fill", always=True), _scalar_of(0, dtype), name=name)
 
 
 @export('ones')
 def ones(shape, dtype=_dt.float32, name=None):
-    return fill(shape, _scalar_of(1, dtype), name=name)
+    return fill(_shape_vector(shape, "Fill", always=True), _scalar_of(1, dtype), name=name)
 
 
 @export('zeros_like')
@@ -332,6 +348,9 @@ def argmin(input, axis=None, output_type=_dt.int64, name=None):
 # ---- shapes --------------------------------------------------------------------------
 @export('reshape')
 def reshape(tensor, shape, name=None):
+    if not isinstance(shape, Tensor) or not shape.shape:
+        tensor = _t(tensor)
+        shape = _shape_vector(shape, "Reshape", lambda s: [tensor, s])
     return _x(_ID["Reshape"], (tensor, _ints(shape)), None, name)
 
 

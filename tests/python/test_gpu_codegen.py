@@ -95,8 +95,12 @@ def test_no_gpu_path_is_clear():
         return
     assert jf.config.list_physical_devices("GPU") == []
     assert [d.device_type for d in jf.config.list_physical_devices()] == ["CPU"]
-    with pytest.raises(RuntimeError, match="libcuda.so.1"), jf.device("/GPU:0"):
-        pass
+    jf.config.set_soft_device_placement(False)  # TF's default (on) would place on the CPU
+    try:
+        with pytest.raises(RuntimeError, match="libcuda.so.1"), jf.device("/GPU:0"):
+            pass
+    finally:
+        jf.config.set_soft_device_placement(True)
     with jf.device("/CPU:0") as d:
         assert d == "/CPU:0"
         assert float(jf.constant(2.0) * 3.0) == 6.0

@@ -129,3 +129,102 @@ def test_optimizer_and_tape_with_unhashable_variables():
     opt.apply_gradients([(g, v)])
     opt.apply_gradients([(g, v)])
     assert v.numpy()[0] < 1.0
+
+
+# ---- 4. a traced function's Python numbers come back as tensors ---------------------------
+def test_function_returning_python_numbers_returns_tensors():
+    @jf.function
+    def f():
+        return 1
+
+    out = f()
+    assert isinstance(out, jf.Tensor) and out.dtype == jf.int32 and out.numpy() == 1
+
+    @jf.function
+    def g(x):
+        return x, 3, 2.5, [True], None, "s"
+
+    _, i, fl, (b,), none, s = g(jf.constant(1.0))
+    assert isinstance(i, jf.Tensor) and i.dtype == jf.int32 and i.numpy() == 3
+    assert isinstance(fl, jf.Tensor) and fl.dtype == jf.float32 and fl.numpy() == 2.5
+    assert isinstance(b, jf.Tensor) and b.dtype == jf.bool and b.numpy()
+    assert none is None and s == "s"  # TF: None stays None (strings: jitflow has no string dtype)
+    assert g(jf.constant(2.0))[1].numpy() == 3  # the cached call packs the same structure
+
+
+# ---- 5. a scalar shape is a vector of that length --------------------------------------
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_zeros_ones_fill_reshape_take_a_scalar_shape(mode):
+    def run(fn, *args):
+        return fn(*args) if mode == "eager" else jf.function(fn)(*args)
+    n = jf.constant(2)
+    for fn, want in [(lambda: jf.zeros(2), [0.0, 0.0]), (lambda: jf.ones(3), [1.0] * 3),
+                     (lambda: jf.zeros(0), np.zeros(0)), (lambda: jf.fill(2, 7.0), [7.0, 7.0]),
+                     (lambda: jf.reshape(jf.constant([[1, 2]]), 2), [1, 2])]:
+        np.testing.assert_array_equal(run(fn).numpy(), want)
+    # A scalar tensor: zeros/ones reshape it to a vector everywhere (TF's Python does).
+    np.testing.assert_array_equal(run(lambda k: jf.zeros(k, jf.int32), n).numpy(), [0, 0])
+    np.testing.assert_array_equal(run(lambda k: jf.ones(k), n).numpy(), [1.0, 1.0])
+    assert run(lambda: jf.zeros(())).shape == ()
+
+
+def test_fill_and_reshape_scalar_tensor_shape_eager_but_not_traced():
+    n = jf.constant(2)
+    np.testing.assert_array_equal(jf.fill(n, 1.5).numpy(), [1.5, 1.5])
+    np.testing.assert_array_equal(jf.reshape(jf.constant([[1], [2]]), n).numpy(), [1, 2])
+    # TF's graph shape functions refuse a traced scalar (ValueError at trace time).
+    with pytest.raises(ValueError, match=r"Shape must be rank 1 but is rank 0 for 'Fill' with input "
+                                         r"shapes: \[\], \[\]"):
+        jf.function(lambda k: jf.fill(k, 1.0))(n)
+    with pytest.raises(ValueError, match=r"rank 0 for 'Reshape' with input shapes: \[2\], \[\]"):
+        jf.function(lambda k: jf.reshape(jf.constant([1, 2]), k))(n)
+
+
+def test_random_ops_refuse_a_scalar_shape_as_tf_does():
+    with pytest.raises(jf.errors.InvalidArgumentError, match="shape must be a vector"):
+        jf.random.normal(2)
+    with pytest.raises(jf.errors.InvalidArgumentError, match="shape must be a vector"):
+        jf.random.uniform(jf.constant(2))
+    assert jf.random.normal([]).shape == () and jf.random.uniform((2,)).shape == (2,)
+
+
+def test_negative_or_float_scalar_shapes_are_refused():
+    with pytest.raises(jf.errors.InvalidArgumentError, match="Fill"):
+        jf.zeros(-1)
+    with pytest.raises(TypeError):
+        jf.zeros(2.0)
+
+
+# ---- 6. soft device placement ------------------------------------------------------------
+CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+def _missing_gpu():
+    """A GPU this machine lacks (GPU:0 here without a driver, past the count otherwise)."""
+    status = _C.cuda_status()
+    return f"GPU:{status['device_count'] if status['available'] else 0}"
+
+
+def test_gpu_scope_without_that_gpu_runs_on_the_cpu_by_default():
+    assert jf.config.get_soft_device_placement() is True  # TF's default
+    f = jf.function(lambda a: a * 2.0)
+    with jf.device(_missing_gpu()):
+        x = jf.constant([1.0]) + 1.0
+        y = f(jf.constant(3.0))
+    assert x.device == CPU0 and x.numpy()[0] == 2.0
+    assert y.device == CPU0 and y.numpy() == 6.0
+    with jf.device("/GPU:99"):
+        assert (jf.constant([1.0]) * 2.0).device == CPU0
+
+
+def test_soft_placement_off_keeps_the_explicit_error():
+    jf.config.set_soft_device_placement(False)
+    try:
+        assert jf.config.get_soft_device_placement() is False
+        with pytest.raises(RuntimeError, match=r"Cannot place ops on /GPU:\d+: .*soft device placement is off"), \
+                jf.device(_missing_gpu()):
+            pass
+    finally:
+        jf.config.set_soft_device_placement(True)
+    with jf.device(_missing_gpu()):
+        assert jf.constant(1.0).device == CPU0

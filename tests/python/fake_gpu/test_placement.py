@@ -83,8 +83,14 @@ def test_explicit_device_policy_names_both_devices():
 
 
 def test_gpu_index_out_of_range_is_named():
-    with pytest.raises(RuntimeError, match=r"Cannot place ops on /GPU:1: only 1 GPU\(s\)"), jf.device("/GPU:1"):
-        pass
+    jf.config.set_soft_device_placement(False)
+    try:
+        with pytest.raises(RuntimeError, match=r"Cannot place ops on /GPU:1: only 1 GPU\(s\)"), jf.device("/GPU:1"):
+            pass
+    finally:
+        jf.config.set_soft_device_placement(True)
+    with jf.device("/GPU:1"):  # TF's default soft placement: a device that exists
+        assert jf.constant([1.0]).device == CPU
 
 
 def test_ops_without_a_gpu_kernel_run_on_the_cpu_soft_placement():
