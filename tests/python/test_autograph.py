@@ -214,7 +214,7 @@ def test_for_over_a_python_iterable_is_unrolled():
     assert "While" not in _graph_ops(g, jf.constant(1.0))
 
 
-def test_tensor_break_in_an_unrolled_loop():
+def test_tensor_break_in_a_python_loop_is_tf_s_error():
     def f(x):
         for k in range(4):
             if x > 10.0:
@@ -222,7 +222,38 @@ def test_tensor_break_in_an_unrolled_loop():
             x = x * 3.0
         return x
 
-    _same_as_eager(f, [(jf.constant(v),) for v in (0.5, 2.0, 50.0)])
+    _raises_at(NotImplementedError, "break and return statements which depend on a TF condition are not "
+               "supported in Python for loops. Did you intend to make it a TF loop?", f, "for k in", jf.constant(1.0))
+
+    def g(x):
+        done = False
+        while not done:  # a Python condition that becomes a tensor after one iteration
+            x = x * 2.0
+            done = x > 5.0
+        return x
+
+    _raises_at(NotImplementedError, "The condition of while loop started as non-Tensor, then changed to Tensor.",
+               g, "while not done", jf.constant(1.0))
+
+
+def test_error_condition_not_a_scalar_bool():
+    def f(x):
+        if x:
+            x = x + 1.0
+        return x
+
+    _raises_at(ValueError, "condition of if statement expected to be `tf.bool` scalar, got <jf.Tensor 'x:0' "
+               "shape=() dtype=float32>; to use as boolean Tensor, use `tf.cast`; to check for None, use "
+               "`is not None`", f, "if x:", jf.constant(1.0))
+
+    def g(x):
+        while x > 0:
+            x = x - 1.0
+        return x
+
+    with pytest.raises(ValueError, match="^condition of while loop expected to be `tf.bool` scalar, got .*"
+                       r"shape=\(2,\) dtype=bool>; to check for None, use `is not None`"):
+        jf.function(g)(jf.constant([1.0, 2.0]))
 
 
 # ---- return ----------------------------------------------------------------------------------
@@ -358,7 +389,7 @@ def test_error_inside_a_branch_points_at_the_user_line():
         return y
 
     with pytest.raises(Exception) as info:
-        jf.function(f)(jf.constant([1.0, 2.0]))
+        jf.function(f)(jf.constant(1.0))
     assert any(str(e.path) == __file__ and e.lineno + 1 == _line(f, "jf.reshape") for e in info.traceback)
 
 

@@ -107,9 +107,19 @@ def if_exp(c, t_fn, f_fn):
 
 
 # ---- if ----------------------------------------------------------------------------------
+def _check_condition(c, statement):
+    """TF's rule for a tensor condition: a scalar bool, in TF's words otherwise."""
+    from .. import dtypes
+    if c.dtype != dtypes.bool or _shape(c) != ():
+        cast = "" if c.dtype == dtypes.bool else "; to use as boolean Tensor, use `tf.cast`"
+        raise ValueError(_at_caller(f"condition of {statement} expected to be `tf.bool` scalar, got {c!r}{cast}; "
+                                    f"to check for None, use `is not None`"))
+
+
 def if_stmt(cond, true_fn, false_fn, init, names, live):
     if not _symbolic(cond):
         return true_fn(*init) if cond else false_fn(*init)
+    _check_condition(cond, "if statement")
     return _tensor_if(cond, true_fn, false_fn, init, names, set(live))
 
 
@@ -184,11 +194,16 @@ def loop_options(parallel_iterations=None, swap_memory=None, maximum_iterations=
 def while_stmt(test, body, init, names, live, opts=None):
     vals = tuple(init)
     c = test(*vals)
-    while not _symbolic(c):
-        if not c:
-            return vals
-        vals = tuple(body(*vals))
-        c = test(*vals)
+    if not _symbolic(c):
+        while c:
+            vals = tuple(body(*vals))
+            c = test(*vals)
+            if _symbolic(c):
+                raise NotImplementedError(_at_caller(
+                    "The condition of while loop started as non-Tensor, then changed to Tensor. This may happen "
+                    "either because variables changed type, or when a break or return statement inside the loop "
+                    "depends on a Tensor condition. In both cases, changing to a TF loop should remove the error."))
+        return vals
     return _tensor_while(test, body, vals, names, set(live), opts)
 
 
@@ -282,7 +297,9 @@ def _tensor_while(test, body, init, names, live, opts=None):
         return vals
 
     def cond_fn(*ts):
-        return _as_bool(test(*unflat(ts)))
+        c = _as_bool(test(*unflat(ts)))
+        _check_condition(c, "while loop")
+        return c
 
     def body_fn(*ts):
         out = body(*unflat(ts))
@@ -317,10 +334,10 @@ def for_stmt(iterable, extra_test, body, init, names, live, target, opts=None):
     for item in iterable:
         if extra_test is not None:
             go = extra_test(*vals)
-            if _symbolic(go):  # a break on a tensor condition in an unrolled loop
-                keep = set(live) | {n for n, v in zip(names, vals) if not _undefined(v)}
-                vals = _tensor_if(go, lambda *v, item=item: body(item, *v), lambda *v: v, vals, names, keep)
-                continue
+            if _symbolic(go):
+                raise NotImplementedError(_at_caller(
+                    "break and return statements which depend on a TF condition are not supported in Python for "
+                    "loops. Did you intend to make it a TF loop?"))
             if not go:
                 break
         vals = tuple(body(item, *vals))
