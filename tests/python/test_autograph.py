@@ -661,3 +661,11 @@ def test_a_user_objects_call_is_converted():
 
     _same_as_eager(f, [(jf.constant([1.0, 0.5]),), (jf.constant([20.0, 1.0]),)])
     assert "While" in _graph_ops(jf.function(f), jf.constant([1.0, 0.5]))
+
+
+def test_a_function_without_source_runs_as_is_with_tf_s_warning():
+    scope = {"jf": jf}
+    exec("def no_source(x):\n    return x * 2.0 if isinstance(x, jf.Tensor) else x\n", scope)  # noqa: S102  (no file)
+    with pytest.warns(RuntimeWarning, match="AutoGraph could not transform <function no_source"):
+        out = jf.function(scope["no_source"])(jf.constant(2.0))
+    assert out.numpy() == 4.0
