@@ -22,6 +22,7 @@ from . import (
     random,
     scatter_ops,
     stats_ops,
+    tensor_shape,
     xla,
 )
 from . import tensor as _tensor

@@ -228,3 +228,51 @@ def test_soft_placement_off_keeps_the_explicit_error():
         jf.config.set_soft_device_placement(True)
     with jf.device(_missing_gpu()):
         assert jf.constant(1.0).device == CPU0
+
+
+# ---- 7. jf.TensorShape --------------------------------------------------------------------
+def test_tensor_shape_is_a_tensorshape_that_equals_tuples_and_lists():
+    t = jf.constant([[1, 2, 3]])
+    s = t.shape
+    assert isinstance(s, jf.TensorShape) and isinstance(jf.Variable([1.0]).shape, jf.TensorShape)
+    assert s == (1, 3) and s == [1, 3] and (1, 3) == s and s != (3, 1) and s != [1, 3, 1]
+    assert s.rank == 2 and s.ndims == 2 and s.as_list() == [1, 3] and s.num_elements() == 3
+    assert s[1] == 3 and s[-1] == 3 and isinstance(s[1:], jf.TensorShape) and s[1:] == [3]
+    a, b = s
+    assert (a, b) == (1, 3) and list(s) == [1, 3] and len(s) == 2
+    assert {s: 1}[(1, 3)] == 1  # hashes as the tuple
+    assert repr(s) == "TensorShape([1, 3])" and str(s) == "(1, 3)"
+    assert jf.constant(1.0).shape == () and jf.constant(1.0).shape.num_elements() == 1
+
+
+def test_tensor_shape_partial_and_unknown():
+    s = jf.TensorShape([2, None, 3])
+    assert s.rank == 3 and s.as_list() == [2, None, 3] and s[1] is None
+    assert not s.is_fully_defined() and s.num_elements() is None
+    assert s.is_compatible_with([2, 5, 3]) and not s.is_compatible_with([2, 5])
+    assert not s.is_compatible_with([3, 5, 3])
+    assert s.merge_with([None, 4, 3]) == [2, 4, 3]
+    with pytest.raises(ValueError, match=r"Shapes \(2, None, 3\) and \(3, 4, 3\) are not compatible"):
+        s.merge_with([3, 4, 3])
+    u = jf.TensorShape(None)
+    assert u.rank is None and u.num_elements() is None and str(u) == "<unknown>"
+    assert repr(u) == "TensorShape(None)" and u.is_compatible_with([1, 2])
+    assert u.merge_with([1, 2]) == [1, 2]
+    with pytest.raises(ValueError, match=r"as_list\(\) is not defined on an unknown TensorShape"):
+        u.as_list()
+    assert jf.TensorShape([2]) + [3] == [2, 3] and jf.TensorShape([2]).concatenate((3,)) == (2, 3)
+    assert jf.TensorShape(5) == [5] and str(jf.TensorShape([5])) == "(5,)"
+
+
+def test_traced_tensor_shapes_have_none_dims():
+    seen = []
+
+    @jf.function(input_signature=[jf.TensorSpec([None, 3], jf.float32)])
+    def f(x):
+        seen.append(x.shape)
+        return x
+
+    f(jf.zeros([2, 3]))
+    (s,) = seen
+    assert isinstance(s, jf.TensorShape) and s.as_list() == [None, 3] and s == (None, 3)
+    assert not s.is_fully_defined() and s.is_compatible_with([7, 3])

@@ -1,0 +1,128 @@
+"""jf.TensorShape (TF's tf.TensorShape), the type of Tensor.shape: a tuple of ints and None
+(unknown) dims, so it still compares equal to tuples and lists, indexes and unpacks."""
+import operator
+
+from ._api import export
+from ._C import Tensor
+
+
+@export("TensorShape")
+class TensorShape(tuple):
+    """A (possibly partially known) shape. Unlike TF's, `bool(shape)` is the tuple's (False
+    for a scalar's shape): jitflow's own code relies on it, and TF's answer is rarely used."""
+
+    _known = True  # the rank is known (an instance attribute only for TensorShape(None))
+
+    def __new__(cls, dims=None):
+        if dims is None:
+            s = super().__new__(cls, ())
+            s._known = False
+            return s
+        if isinstance(dims, TensorShape) and not dims._known:
+            return cls(None)
+        if isinstance(dims, int) or hasattr(dims, "__index__"):
+            dims = [dims]
+        return super().__new__(cls, (None if d is None else operator.index(getattr(d, "value", d))
+                                     for d in dims))
+
+    @property
+    def rank(self):
+        return len(self) if self._known else None
+
+    ndims = rank
+
+    @property
+    def dims(self):
+        return list(self) if self._known else None
+
+    def as_list(self):
+        if not self._known:
+            raise ValueError("as_list() is not defined on an unknown TensorShape.")
+        return list(self)
+
+    def is_fully_defined(self):
+        return self._known and None not in self
+
+    def num_elements(self):
+        if not self.is_fully_defined():
+            return None
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def is_compatible_with(self, other):
+        other = as_shape(other)
+        if not self._known or not other._known:
+            return True
+        return len(self) == len(other) and all(a is None or b is None or a == b
+                                               for a, b in zip(self, other))
+
+    def merge_with(self, other):
+        other = as_shape(other)
+        if not self._known:
+            return other
+        if not other._known:
+            return self
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Shapes {self} and {other} are not compatible")
+        return TensorShape([a if a is not None else b for a, b in zip(self, other)])
+
+    def concatenate(self, other):
+        other = as_shape(other)
+        if not self._known or not other._known:
+            return TensorShape(None)
+        return TensorShape(tuple(self) + tuple(other))
+
+    __add__ = concatenate
+
+    def __radd__(self, other):
+        return as_shape(other).concatenate(self)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return TensorShape(None) if not self._known else TensorShape(tuple.__getitem__(self, key))
+        if not self._known:
+            return None
+        return tuple.__getitem__(self, key)
+
+    def __eq__(self, other):
+        try:
+            other = as_shape(other)
+        except (TypeError, ValueError):
+            return NotImplemented
+        if not self._known or not other._known:
+            return self._known == other._known
+        return tuple(self) == tuple(other)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self):
+        return f"TensorShape({list(self)})" if self._known else "TensorShape(None)"
+
+    def __str__(self):
+        if not self._known:
+            return "<unknown>"
+        return tuple.__repr__(tuple(self))
+
+    def __reduce__(self):
+        return TensorShape, (list(self) if self._known else None,)
+
+
+def as_shape(shape):
+    return shape if isinstance(shape, TensorShape) else TensorShape(shape)
+
+
+_raw_shape = Tensor.shape  # the C++ property: a tuple (None dims unknown), or None
+
+
+def _shape(self, _get=_raw_shape.__get__, _new=tuple.__new__):
+    s = _get(self)
+    return TensorShape(None) if s is None else _new(TensorShape, s)  # C++ dims are ints or None
+
+
+Tensor.shape = property(_shape, doc="The tensor's shape, a jf.TensorShape.")
