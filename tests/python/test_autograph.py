@@ -669,3 +669,19 @@ def test_a_function_without_source_runs_as_is_with_tf_s_warning():
     with pytest.warns(RuntimeWarning, match="AutoGraph could not transform <function no_source"):
         out = jf.function(scope["no_source"])(jf.constant(2.0))
     assert out.numpy() == 4.0
+
+
+def test_super_in_a_class_defined_inside_a_converted_function():
+    def f(x):
+        class A:
+            def g(self, y):
+                return y + 1.0
+
+        class B(A):
+            def g(self, y):
+                return super().g(y) * 2.0  # B.g's own self, not f's first argument
+        if x > 0:
+            x = B().g(x)
+        return x
+
+    _same_as_eager(f, [(jf.constant(1.0),), (jf.constant(-1.0),)])

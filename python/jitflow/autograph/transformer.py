@@ -245,8 +245,17 @@ class Expressions(ast.NodeTransformer):
     build tensor ops when their operands are tensors and keep Python's short-circuit
     otherwise."""
 
-    def __init__(self, self_name=None):
-        self.self_name = self_name
+    def __init__(self, root=None):
+        params = root.args.posonlyargs + root.args.args if root is not None else []
+        self.root, self.self_name = root, params[0].arg if params else None
+
+    def visit_FunctionDef(self, node):
+        if node is self.root:
+            return self.generic_visit(node)
+        saved, self.self_name = self.self_name, None  # a nested def's super() is its own
+        self.generic_visit(node)
+        self.self_name = saved
+        return node
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -480,8 +489,7 @@ def transform(fn_node):
     names = _Names()
     fn_node = LowerReturns().visit(fn_node)
     fn_node = LowerJumps(names).visit(fn_node)
-    params = fn_node.args.posonlyargs + fn_node.args.args
-    fn_node = Expressions(params[0].arg if params else None).visit(fn_node)
+    fn_node = Expressions(fn_node).visit(fn_node)
     annotate_liveness(fn_node.body)
     fn_node = ControlFlow(names, _declared(fn_node)).visit(fn_node)
     ast.fix_missing_locations(fn_node)
