@@ -146,7 +146,7 @@ def _shape_vector(shape, op, inputs=None, always=False):
     vector of one, eagerly; their graph shape functions refuse a traced scalar, which
     zeros/ones (`always`) reshape to a vector first, as TF's Python does."""
     if not isinstance(shape, Tensor):
-        scalar = not (hasattr(shape, "__len__") or hasattr(shape, "__iter__"))
+        scalar = getattr(shape, "ndim", None) == 0 or not (hasattr(shape, "__len__") or hasattr(shape, "__iter__"))
         return _ints([shape] if scalar else shape)
     if shape.shape:  # rank >= 1: the op checks it is a vector
         return shape

@@ -166,6 +166,8 @@ def test_zeros_ones_fill_reshape_take_a_scalar_shape(mode):
     np.testing.assert_array_equal(run(lambda k: jf.zeros(k, jf.int32), n).numpy(), [0, 0])
     np.testing.assert_array_equal(run(lambda k: jf.ones(k), n).numpy(), [1.0, 1.0])
     assert run(lambda: jf.zeros(())).shape == ()
+    assert run(lambda: jf.zeros(np.array(2))).shape == (2,)  # a 0-d array too
+    assert run(lambda: jf.ones(np.int64(3))).shape == (3,)
 
 
 def test_fill_and_reshape_scalar_tensor_shape_eager_but_not_traced():
