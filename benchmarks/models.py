@@ -18,14 +18,14 @@ losses are checked against each other.
 import argparse
 import os
 import tempfile
-import time
-import timeit
 
 import numpy as np
+import train_step  # the JAX Adam step, the timing loop and the Adam constants
+from train_step import B1, B2, EPS, LR
 
 import jitflow as jf
 
-LR, B1, B2, EPS, LN_EPS = 1e-3, 0.9, 0.999, 1e-7, 1e-5
+LN_EPS = 1e-5
 
 
 def init(tokens, dim, hidden, classes, seed):
@@ -102,11 +102,9 @@ def tf_xla_run(params0, x, y):
 
 # ---- JAX ----------------------------------------------------------------------------------
 def jax_run(params0, x, y):
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
+    if train_step.jax is None:
         return None
+    jax = train_step.jax
 
     def loss_fn(p, x, y):
         gamma, beta, w1, b1, w2, b2, w3, b3 = p
@@ -116,25 +114,7 @@ def jax_run(params0, x, y):
         h = x + jax.nn.gelu(h @ w1 + b1, approximate=False) @ w2 + b2
         logits = h @ w3 + b3
         return -(y * jax.nn.log_softmax(logits)).sum(-1).mean()
-
-    @jax.jit
-    def update(p, m, v, t, x, y):
-        loss, g = jax.value_and_grad(loss_fn)(p, x, y)
-        t = t + 1.0
-        alpha = LR * jnp.sqrt(1 - B2 ** t) / (1 - B1 ** t)
-        m = [mi + (gi - mi) * (1 - B1) for mi, gi in zip(m, g)]
-        v = [vi + (gi * gi - vi) * (1 - B2) for vi, gi in zip(v, g)]
-        p = [pi - alpha * mi / (jnp.sqrt(vi) + EPS) for pi, mi, vi in zip(p, m, v)]
-        return loss, p, m, v, t
-
-    s = {"p": [jnp.asarray(a) for a in params0], "m": [jnp.zeros_like(a) for a in params0],
-         "v": [jnp.zeros_like(a) for a in params0], "t": jnp.float32(0.0)}
-    xj, yj = jnp.asarray(x), jnp.asarray(y)
-
-    def run():
-        loss, s["p"], s["m"], s["v"], s["t"] = update(s["p"], s["m"], s["v"], s["t"], xj, yj)
-        return np.asarray(loss.block_until_ready())
-    return run
+    return train_step.jax_adam(loss_fn, params0, x, y)
 
 
 def all_runs(params0, x, y):
@@ -157,19 +137,6 @@ def check_same_losses(params0, x, y):
     assert jf.debugging.stats()["cluster_runs"] > before, "the compiled step ran no compiled code"
 
 
-def per_step(runs, repeat, target):
-    number = {}
-    for k, f in runs.items():
-        f()
-        number[k] = max(2, int(target / max(timeit.timeit(f, number=2) / 2, 1e-7)))
-    best = {k: float("inf") for k in runs}
-    for _ in range(repeat):
-        for k, f in runs.items():
-            time.sleep(0.05)  # let the previous runtime's spinning workers go idle
-            best[k] = min(best[k], timeit.timeit(f, number=number[k]) / number[k])
-    return best
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
@@ -182,7 +149,7 @@ def main():
     for name, tokens, dim, hidden, classes in configs:
         params0, x, y = init(tokens, dim, hidden, classes, 0)
         check_same_losses(params0, x, y)
-        t = per_step(all_runs(params0, x, y), repeat, target)
+        t = train_step.per_step(all_runs(params0, x, y), repeat, target)
         print(f"\nFFN block training step, {name} (ms/step, and speed relative to compiled)")
         for k, v in t.items():
             print(f"  {k:<10}{v * 1e3:>9.3f} ms   compiled is {v / t['compiled']:>5.2f}x faster")

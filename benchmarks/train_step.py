@@ -83,14 +83,9 @@ def all_steps(params0, x, y):
 
 
 # ---- JAX --------------------------------------------------------------------------------
-def jax_step(params0, x, y):
-    def loss_fn(params, x, y):
-        h = x
-        for i in range(0, len(params) - 2, 2):
-            h = jax.nn.relu(h @ params[i] + params[i + 1])
-        logits = h @ params[-2] + params[-1]
-        return -jnp.mean(jnp.sum(y * jax.nn.log_softmax(logits), axis=1))
-
+def jax_adam(loss_fn, params0, x, y):
+    """A jax.jit step of Keras's Adam on loss_fn(params, x, y), params as a list; returns a
+    callable running one step and giving the loss (benchmarks/models.py uses it too)."""
     @jax.jit
     def update(params, m, v, t, x, y):
         loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
@@ -110,6 +105,16 @@ def jax_step(params0, x, y):
             state["p"], state["m"], state["v"], state["t"], xj, yj)
         return np.asarray(loss.block_until_ready())
     return run
+
+
+def jax_step(params0, x, y):
+    def loss_fn(params, x, y):
+        h = x
+        for i in range(0, len(params) - 2, 2):
+            h = jax.nn.relu(h @ params[i] + params[i + 1])
+        logits = h @ params[-2] + params[-1]
+        return -jnp.mean(jnp.sum(y * jax.nn.log_softmax(logits), axis=1))
+    return jax_adam(loss_fn, params0, x, y)
 
 
 # ---- timing -----------------------------------------------------------------------------
