@@ -114,9 +114,14 @@ py::object& taped_call() {
 }
 thread_local bool t_recording_call = false;
 
+// The instance's FunctionCache, or null before __init__ ran (the collector may visit it then).
+static FunctionCache* cache_or_null(PyObject* self) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(self);
+  return inst->get_value_and_holder().value_ptr<FunctionCache>();
+}
+
 FunctionCache& cache_of(py::handle self) {
-  auto* inst = reinterpret_cast<py::detail::instance*>(self.ptr());
-  auto* fc = inst->get_value_and_holder().value_ptr<FunctionCache>();
+  FunctionCache* fc = cache_or_null(self.ptr());
   if (!fc) throw py::type_error("FunctionCache.__init__ was not called");
   return *fc;
 }
@@ -181,12 +186,6 @@ void FunctionCache::add(const std::string& key, std::shared_ptr<ConcreteFunction
 void FunctionCache::clear() {
   exact_.clear();
   general_.clear();
-}
-
-// The instance's FunctionCache, or null before __init__ ran (the collector may visit it then).
-static FunctionCache* cache_or_null(PyObject* self) {
-  auto* inst = reinterpret_cast<py::detail::instance*>(self);
-  return inst->get_value_and_holder().value_ptr<FunctionCache>();
 }
 
 void FunctionCache::setup_type(PyHeapTypeObject* type) {

@@ -291,9 +291,12 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   std::string key =
       compile_cache_key(p.fingerprint + "|label=" + label, std::string("nvptx|") + kTriple + "|" + arch);
   std::string cached;
-  if (disk_cache_load(key, &cached) && cached.find('\n') == std::string::npos) {
+  bool hit = disk_cache_load(key, &cached);
+  if (hit && cached.find('\n') == std::string::npos) {
     disk_cache_reject(key, "no kernel list");
-  } else if (!cached.empty()) {
+    hit = false;
+  }
+  if (hit) {
     PtxModule out;
     out.arch = arch;
     out.from_cache = true;
