@@ -26,7 +26,7 @@ std::vector<Tensor> call_py_func(int64_t token, bool numpy, const std::vector<Te
     throw Error(ErrorKind::kUnknown, "a Python callback ran after the interpreter exited");
   py::gil_scoped_acquire gil;
   try {
-    py::object r = py::module_::import("jitflow.py_function").attr("_run")(token, numpy, in);
+    py::object r = py::module_::import("jitflow.tracing.py_function").attr("_run")(token, numpy, in);
     if (py::isinstance<py::tuple>(r)) {  // (kind, message): the callable raised
       auto t = r.cast<py::tuple>();
       throw Error(kind_named(t[0].cast<std::string>()), t[1].cast<std::string>());

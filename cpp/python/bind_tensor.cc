@@ -60,7 +60,9 @@ py::tuple shape_tuple(const Tensor& t) {
 
 void bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor", py::buffer_protocol());
-  cls.def_property_readonly("shape", &shape_tuple)
+  // The Python face (python/jitflow/core/tensor.py) builds `shape` (a TensorShape), `==`/`!=`
+  // (TF 2's broadcasting rules) and hashing on these.
+  cls.def_property_readonly("_shape_tuple", &shape_tuple)
       .def_property_readonly("dtype", &Tensor::dtype)
       .def_property_readonly("ndim", &Tensor::rank)
       .def_property_readonly("_is_symbolic", &Tensor::is_symbolic)
@@ -117,8 +119,8 @@ void bind_tensor(py::module_& m) {
       .def("__ror__", &bool_or_bits<OpId::BitwiseOr, true>)
       .def("__xor__", &bool_or_bits<OpId::BitwiseXor, false>)
       .def("__rxor__", &bool_or_bits<OpId::BitwiseXor, true>)
-      .def("__eq__", &binop<OpId::Equal, false>)
-      .def("__ne__", &binop<OpId::NotEqual, false>)
+      .def("_equal", &binop<OpId::Equal, false>)
+      .def("_not_equal", &binop<OpId::NotEqual, false>)
       .def("__truediv__", [](const Tensor& s, py::handle o) { return truediv(s, other_operand(s, o)); })
       .def("__rtruediv__", [](const Tensor& s, py::handle o) { return truediv(other_operand(s, o), s); })
       .def("__matmul__",
@@ -132,7 +134,6 @@ void bind_tensor(py::module_& m) {
              return run1(s.dtype() == DType::kBool ? OpId::LogicalNot : OpId::Invert, {s});
            })
       .def("__pos__", [](const Tensor& s) { return s; });
-  cls.attr("__hash__") = py::none();  // like TF: `==` is elementwise, so tensors are unhashable
 }
 
 }  // namespace jf::py_bridge

@@ -356,7 +356,7 @@ void register_error_translator(py::module_& m) {
       PyObject* cls = PyExc_RuntimeError;
       py::object errors;
       try {
-        errors = py::module_::import("jitflow.errors");
+        errors = py::module_::import("jitflow.core.errors");
       } catch (py::error_already_set&) {
         PyErr_Clear();
       }
@@ -391,7 +391,7 @@ void register_error_translator(py::module_& m) {
       PyObject* cls = PyExc_MemoryError;
       try {
         cls =
-            py::module_::import("jitflow.errors").attr("ResourceExhaustedError").ptr();  // kept by the module
+            py::module_::import("jitflow.core.errors").attr("ResourceExhaustedError").ptr();  // kept by the module
       } catch (py::error_already_set&) {
         PyErr_Clear();
       }

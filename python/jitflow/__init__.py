@@ -1,54 +1,53 @@
 """jitflow: TensorFlow-style eager tensors on Eigen, traced functions and LLVM-compiled
-jit_scope clusters. `import jitflow as jf`, then use it like `tf`."""
+jit_scope clusters. `import jitflow as jf`, then use it like `tf`.
+
+The package is laid out in processing order, each layer importing only those below it:
+core (dtypes, the Tensor's Python face, shapes, nest, errors, export) -> ops (the op
+functions and variables) -> tracing (jf.function, control flow, TensorArray, AutoGraph) ->
+autodiff (tapes and gradients) -> state (Module, checkpoints, optimizers, layers). This file
+is the public namespace on top (docs/architecture.md)."""
 import sys
 
-from . import (
-    _C,
-    _api,
-    array_ops,
-    autodiff,
-    autograph,
-    config,
-    debugging,
-    equality,
-    errors,
-    experimental,
-    losses_clipping,
-    mask_ops,
-    nest,
-    nn,
-    nn_activations,
-    ops,
-    optimizers,
-    random,
-    random_generator,
-    scatter_ops,
-    stats_ops,
-    strings,
-    tensor_array,
-    tensor_shape,
-    xla,
-)
-from . import tensor as _tensor
+from . import _C, autodiff
 from ._C import Tensor, from_dlpack, init_scope, jit_scope, name_scope
 from .autodiff import GradientTape, gradients
 from .autodiff import register_gradient as RegisterGradient
-from .checkpoint import Checkpoint as _Checkpoint  # imported for jf.train's exports (issue 18)
-from .control_flow import cond, control_dependencies, while_loop
-from .device import device
-from .dtypes import DType, as_dtype, bool, float32, float64, int32, int64
-from .explain import explain
-from .function import TensorSpec, function
-from .module import Module
-from .printing import print
-from .py_function import numpy_function, py_function
-from .strings import string
-from .tensor_array import TensorArray
-from .variables import Variable
+from .core import config, dtypes, errors, export, nest
+from .core.device import device
+from .core.dtypes import DType, as_dtype, bool, float32, float64, int32, int64
+from .core.tensor_spec import TensorSpec
+from .ops import (
+                  array_ops,
+                  basic_ops,
+                  debugging,
+                  losses_clipping,
+                  mask_ops,
+                  nn_ops,
+                  random_ops,
+                  scatter_ops,
+                  stats_ops,
+                  strings,
+)
+from .ops.printing import print
+from .ops.strings import string
+from .ops.variables import Variable
+from .state import checkpoint, layers, optimizers, random_generator
+from .state.module import Module
+from .tracing import autograph, experimental, xla
+from .tracing.control_flow import cond, control_dependencies, while_loop
+from .tracing.explain import explain
+from .tracing.function import function
+from .tracing.py_function import numpy_function, py_function
+from .tracing.tensor_array import TensorArray
 
-# The op functions' public names (ops.py's @export and the op records), the TF namespaces
-# (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
-_api.install(sys.modules[__name__])
-del sys
+# jf.random is its module (tests and users reach its seed state); the exported names are
+# installed on it as on the other namespace modules (jf.config, jf.nest, jf.strings, ...).
+random = random_ops
+
+# Every @export'ed name (and the op records' elementwise wrappers) under jitflow.*, TF's
+# namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
+export.install(sys.modules[__name__])
+del sys, array_ops, basic_ops, mask_ops, scatter_ops, stats_ops, nn_ops, random_ops, losses_clipping
+del layers, checkpoint, random_generator, export
 
 __version__ = "0.1.0"

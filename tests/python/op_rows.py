@@ -581,7 +581,7 @@ def _ta_write_ref(b, v):
 
 
 def _ta_ops():
-    from jitflow import tensor_array as ta
+    from jitflow.tracing import tensor_array as ta
     return ta
 
 

@@ -8,7 +8,7 @@ from conftest import numeric_grad
 from scipy import special
 
 import jitflow as jf
-from jitflow import ops
+from jitflow.ops import dispatch
 
 MODES = ["eager", "function", "jit_scope", "jit_compile", "none_signature"]
 SELU_SCALE, SELU_SCALE_ALPHA = 1.0507009873554804934193349852946, 1.7580993408473768599402175208123
@@ -314,7 +314,7 @@ def test_leaky_relu_casts_integers_and_the_op_refuses_them():
     np.testing.assert_allclose(y.numpy(), [-0.4, 3.0], rtol=1e-7)
     np.testing.assert_allclose(jf.nn.leaky_relu(jf.constant([-1.0]), alpha=np.float64(0.5)).numpy(), [-0.5])
     with pytest.raises((TypeError, jf.errors.InvalidArgumentError), match="LeakyRelu"):
-        ops._x(ops._ID["LeakyRelu"], (jf.constant([1, 2]),), {"alpha": 0.2}, None)
+        dispatch.run(dispatch.OP["LeakyRelu"], (jf.constant([1, 2]),), {"alpha": 0.2}, None)
 
 
 def test_leaky_relu_alpha_is_part_of_the_compiled_kernel():
@@ -349,7 +349,7 @@ def test_activation_second_derivative(name, rng):
 
 
 def test_keras_activation_names():
-    from jitflow.nn import _activation
+    from jitflow.state.layers import _activation
     for name in ["gelu", "elu", "selu", "swish", "silu", "softplus", "softsign", "relu6", "leaky_relu"]:
         assert callable(_activation(name)), name
     layer = jf.nn.Dense(4, activation="gelu", seed=0)

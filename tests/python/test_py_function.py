@@ -15,7 +15,7 @@ from conftest import numeric_grad, run_in_threads
 import jitflow as jf
 from jitflow import _C
 
-pyfn_module = sys.modules["jitflow.py_function"]
+pyfn_module = sys.modules["jitflow.tracing.py_function"]
 
 
 def _modes():

@@ -1,6 +1,6 @@
 """Automatic differentiation: the gradient registry, jf.gradients (symbolic, inside a trace)
 and jf.GradientTape (eager and traced). See registry.py for how to add an op's gradient."""
-from . import (  # noqa: F401  (register the gradients)
+from . import (  # noqa: F401  (importing them registers the gradients)
     custom_gradient,
     function_calls,
     grads_activations,
@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (register the gradients)
     grads_debugging,
     grads_index,
     grads_math,
+    grads_py_function,
     grads_scatter,
     grads_stats,
     grads_tensor_array,

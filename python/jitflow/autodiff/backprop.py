@@ -2,8 +2,9 @@
 `<op name>_grad` name scope and jit attr scope, and summing several gradients (AddN)."""
 import enum
 
-from .. import _C, ops
-from .._api import export
+from .. import _C
+from ..core.export import export
+from ..ops import basic_ops as ops
 from .registry import get_gradient_function, grad_attr_scope, unmarked_scope
 
 

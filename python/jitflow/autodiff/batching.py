@@ -13,9 +13,12 @@ import warnings
 
 import numpy as np
 
-from .. import _C, array_ops, ops
-from ..debugging import _extra_stats
-from .shapes import const_value
+from .. import _C
+from ..ops import array_ops
+from ..ops import basic_ops as ops
+from ..ops.debugging import _extra_stats
+from ..ops.dispatch import const_value
+from .backprop import flatten
 
 _RECORDS = {r["name"]: r for r in _C.op_records()}
 _ELEMENTWISE = {"unary", "binary", "math", "cast", "select", "fill_like"}
@@ -344,5 +347,4 @@ def batch_op(op_type, inputs, batched, attrs, outputs):
 
 
 def flatten_tensors(out):
-    from .backprop import flatten
     return [t for t in flatten(out) if isinstance(t, _C.Tensor)]

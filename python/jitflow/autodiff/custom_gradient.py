@@ -14,12 +14,13 @@ import functools
 import inspect
 import itertools
 
-from .. import _C, ops
-from .. import variables as _variables
-from .._api import export
-from . import tape as _tape
+from .. import _C
+from ..core.export import export
+from ..ops import basic_ops as ops
+from ..ops import variables as _variables
+from . import recording as _recording
 from .backprop import flatten, pack_like
-from .registry import register_gradient
+from .registry import custom_sites, register_gradient
 from .shapes import is_float
 
 
@@ -47,7 +48,7 @@ class _VariableWatcher:
 @contextlib.contextmanager
 def _paused_tapes(watcher):
     """Every recording tape (and outer watcher) paused, `watcher` alone listening."""
-    tapes = _tape._recording()
+    tapes = _recording.recording()
     saved = tapes[:]
     tapes[:] = [watcher]
     _C.tape_activate(1 - len(saved))
@@ -59,7 +60,6 @@ def _paused_tapes(watcher):
 
 
 _site_ids = itertools.count(1)
-_SITES = {}  # _custom_gradient attr value -> _Site (traced calls, for jf.gradients)
 
 
 class _Site:
@@ -130,25 +130,18 @@ def _call(f, args, kwargs):
         else:
             # Distinct buffers: an eager tape keys tensors by address, so a result that is an
             # input (or another result) would be that tensor to the tape.
-            seen = {_tape._key(t) for t in inputs}
+            seen = {_recording.key(t) for t in inputs}
             for i, t in enumerate(flat):
-                if _tape._key(t) in seen:
+                if _recording.key(t) in seen:
                     flat[i] = stop_gradient(t)
-                seen.add(_tape._key(flat[i]))
+                seen.add(_recording.key(flat[i]))
     reads = [v.read_value() for v in variables]  # recorded as reads by tapes watching them
     site = _Site(getattr(f, "__name__", "custom_gradient"), grad_fn, len(args), variables,
                  inputs + reads, flat)
     if tracing:
-        _SITES[site_id] = site
-    _tape._on_op("CustomGradient", inputs + reads, {"_site": site}, flat)
+        custom_sites[site_id] = site
+    _recording.on_op("CustomGradient", inputs + reads, {"_site": site}, flat)
     return pack_like(result, flat)
-
-
-def custom_site(node):
-    """The _Site of a tagged Identity node (a traced custom-gradient output), else None."""
-    if node.op != "Identity" or not node.has_attr("_custom_gradient"):
-        return None
-    return _SITES.get(node.get_attr("_custom_gradient"))
 
 
 @export("custom_gradient")

@@ -12,11 +12,15 @@ Functions that write variables or draw random numbers are not replayed: the back
 would write again or draw different numbers. The tape does not see inside those calls, as
 before, and warns when that leaves a gradient None.
 """
-from .. import _C, ops
-from .. import variables as _variables
+from .. import _C
+from ..ops import basic_ops as ops
+from ..ops import variables as _variables
+from ..tracing.function import function as _jf_function
+from . import recording as _recording
 from .backprop import flatten
 from .registry import register_gradient
 from .shapes import is_float
+from .tape import GradientTape
 
 _NOT_REPLAYABLE = frozenset(("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
                              "RandomUniform", "RandomStandardNormal"))
@@ -46,14 +50,12 @@ class _CallSite:
     def gradients(self, leaves, outputs, output_grads):
         """Gradients for leaves + variable values, from the cached backward function."""
         if self._backward is None:
-            from ..function import function
-            self._backward = function(self._replay_gradients, name=self.name + "_grad")
+            self._backward = _jf_function(self._replay_gradients, name=self.name + "_grad")
         dys = [g if g is not None else ops.zeros_like(o) for g, o in zip(output_grads, outputs)]
         flat = iter(self._backward(list(leaves), dys))
         return [next(flat) if is_float(t) else None for t in leaves] + [next(flat) for _ in self.variables]
 
     def _replay_gradients(self, leaves, dys):
-        from .tape import GradientTape
         float_leaves = [t for t in leaves if is_float(t)]
         args, kwargs = self.tree.unflatten(list(leaves))
         with GradientTape(watch_accessed_variables=False) as tape:
@@ -66,7 +68,6 @@ class _CallSite:
 
 
 def _taped_call(function, args, kwargs):
-    from . import tape as _tape
     key, leaves, _, var_ids, _ = _C.flatten_inputs(args, kwargs)
     key = (key, tuple(var_ids))  # a site reads and replays its own variables (traces are keyed by spec)
     sites = function.__dict__.setdefault("_jf_call_sites", {})
@@ -74,13 +75,13 @@ def _taped_call(function, args, kwargs):
     if site is None:
         site = sites[key] = _CallSite(function, args, kwargs, var_ids)
     if not site.replayable:
-        for t in _tape._recording():
+        for t in _recording.recording():
             t._saw_unseen_call = True
         return _C.call_recorded(function, args, kwargs)
     reads = [v.read_value() for v in site.variables]  # recorded as reads when the tape watches them
     out = _C.call_recorded(function, args, kwargs)
     outs = [t for t in flatten(out) if isinstance(t, _C.Tensor)]
-    _tape._on_op("FunctionCall", list(leaves) + reads, {"_call_site": site, "_num_leaves": len(leaves)},
+    _recording.on_op("FunctionCall", list(leaves) + reads, {"_call_site": site, "_num_leaves": len(leaves)},
                  outs)
     return out
 

@@ -5,10 +5,11 @@ consumers' gradients are summed by an unmarked `<name>/AddN`, and the gradient o
 forward op with `_XlaCompile == True` are marked for compilation in its scope, or in
 `<scope>_grad_<name>` under `separate_compiled_gradients=True` (docs/autodiff.md, 'Gradients of
 compiled ops')."""
-from .. import _C, ops
-from ..variables import Variable
+from .. import _C
+from ..ops import basic_ops as ops
+from ..ops.variables import Variable
 from .backprop import aggregate, apply_gradient, flatten, unconnected_mode
-from .registry import OpView, unmarked_scope
+from .registry import OpView, custom_site, unmarked_scope
 from .shapes import fill_like, is_float
 
 _EAGER_MESSAGE = ("jf.gradients is not supported when eager execution is enabled. "
@@ -38,7 +39,6 @@ def _input_refs(node):
     call's inputs, which its gradient reaches directly."""
     refs = list(node.input_refs())
     if node.op == "Identity" and node.has_attr("_custom_gradient"):
-        from .custom_gradient import custom_site
         site = custom_site(node)
         if site is not None:
             refs += [t._node_ref for t in site.inputs if t._is_symbolic and t._node_ref is not None]
@@ -130,7 +130,6 @@ def _gradients(ys, xs, grad_ys, grad_scope, unconnected, stops=frozenset()):
                for ref, i in _input_refs(node)):
             between.add(node)
         if node.op == "Identity" and node.has_attr("_custom_gradient"):
-            from .custom_gradient import custom_site
             site = custom_site(node)
             if site is not None:
                 groups.setdefault(site, []).append(node)

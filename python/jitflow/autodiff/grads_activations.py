@@ -1,7 +1,7 @@
 """Gradients of TF's activation ops (Relu6, Elu, Selu, Softplus, Softsign, LeakyRelu): the
 formulas of TF's Relu6Grad, EluGrad, SeluGrad, SoftplusGrad, SoftsignGrad and LeakyReluGrad
 kernels, built from jf ops (so they trace, compile and differentiate again)."""
-from .. import ops
+from ..ops import basic_ops as ops
 from .grads_math import _grad
 
 # SELU's constants, as TF's kernels spell them.

@@ -2,10 +2,12 @@
 none (shapes, creation, random, state)."""
 import numpy as np
 
-from .. import ops
+from ..ops import array_ops
+from ..ops import basic_ops as ops
+from ..ops.dispatch import const_value
 from .grads_math import _grad
 from .registry import register_gradient
-from .shapes import const_ints, const_value, is_float, reshape_like, static_shape, unbroadcast
+from .shapes import const_ints, is_float, reshape_like, static_shape, unbroadcast
 
 # Ops without a gradient say so, and why, in their records (cpp/ir/ops.def).
 
@@ -160,7 +162,6 @@ def _traced_index_grad(op, g):
     shrunk axes back and loses its new axes; an indexed axis is then g times a one-hot mask of
     the index, a sliced one a scatter of g to the positions the slice selected: the same slice
     of range(dim), so TF's clamping and negative steps hold by construction."""
-    from .. import array_ops
     x, begin_t, end_t, strides_t = op.inputs
     strides = const_value(strides_t)
     bm, em = op.get_attr("begin_mask", 0), op.get_attr("end_mask", 0)

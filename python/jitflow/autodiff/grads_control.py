@@ -30,10 +30,13 @@ value knows), second-order gradients (the gradient loops' accumulators change sh
 random ops in the body. jf.Variable reads inside the body are not inputs of the While node,
 so no gradient can reach them: asking for one raises (gradients.check_variable_reads), as for
 jf.cond branches; read the variable before the loop."""
-from .. import _C, dtypes, ops
-from ..control_flow import cond, while_loop
-from ..tensor_array import _GROW
+from .. import _C
+from ..core import dtypes
+from ..ops import basic_ops as ops
+from ..tracing.control_flow import cond, while_loop
+from ..tracing.tensor_array import _GROW
 from . import grads_tensor_array as ta_grads
+from .gradients import gradients
 from .registry import register_gradient, unmarked_scope
 from .shapes import fill_like, is_float
 
@@ -93,7 +96,6 @@ def _replay_while(node, inputs, what):
 
 @register_gradient("If")
 def _if_grad(op, *grads):
-    from .gradients import gradients
     node = op.node
     pred, inputs = op.inputs[0], op.inputs[1:]
     n_then = op.get_attr("num_then_inputs")
@@ -146,7 +148,6 @@ def _shape_may_change(invariant, initial):
 @register_gradient("While")
 def _while_grad(op, *grads):
     """Replays the loop forward, saving each iteration's values, then runs it backward."""
-    from .gradients import gradients
     node = op.node
     nv, nc = op.get_attr("num_loop_vars"), op.get_attr("num_cond_captures")
     max_iter = op.get_attr("maximum_iterations")

@@ -1,6 +1,6 @@
 """Gradient of TF's CheckNumerics: the incoming gradient, itself checked (TF's
 _CheckNumericsGrad), so a NaN or Inf born in backprop is reported where it crosses the check."""
-from .. import ops
+from ..ops import basic_ops as ops
 from .grads_math import _grad
 
 

@@ -2,8 +2,10 @@
 scatter-add into zeros of the params' shape; the per-dim maps run backwards."""
 import numpy as np
 
-from .. import array_ops, ops
+from ..ops import array_ops
+from ..ops import basic_ops as ops
 from .grads_math import _grad
+from .grads_stats import _gather_drop_negatives
 from .shapes import const_ints, shape_of
 
 
@@ -42,7 +44,6 @@ def _gather_grad(op, g):
 
 @_grad("UnsortedSegmentSum")
 def _segment_sum_grad(op, g):
-    from .grads_stats import _gather_drop_negatives  # rows of negative ids were dropped: 0
     return [_gather_drop_negatives(g, op.inputs[1])[0], None, None]
 
 

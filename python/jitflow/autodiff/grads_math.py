@@ -2,16 +2,9 @@
 nn_grad.py formulas, built from jf ops)."""
 import math
 
-from .. import ops
+from ..ops import basic_ops as ops
 from .registry import register_gradient
-from .shapes import (
-    broadcast_like,
-    is_float,
-    reduction_axes,
-    reshape_like,
-    static_shape,
-    unbroadcast,
-)
+from .shapes import broadcast_like, is_float, reduction_axes, reshape_like, static_shape, unbroadcast
 
 # Ops without a gradient say so, and why, in their records (cpp/ir/ops.def).
 

@@ -1,10 +1,13 @@
 """Gradients of GatherNd, the nd scatters and Slice (TF's array_grad.py rules, dense):
 gather_nd's is a ScatterNd of the gradient, a scatter's a gather_nd of it, Slice's a pad."""
-from .. import dtypes, ops, scatter_ops
-from ..array_ops import pad
+from ..core import dtypes
+from ..ops import basic_ops as ops
+from ..ops import scatter_ops
+from ..ops.array_ops import pad
+from ..ops.dispatch import const_value
 from .grads_math import _float_only, _grad
 from .registry import register_gradient
-from .shapes import const_value, static_shape
+from .shapes import static_shape
 
 
 def _shape(t, dtype):

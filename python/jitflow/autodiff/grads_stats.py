@@ -1,8 +1,9 @@
 """Gradients of EuclideanNorm and the segment reductions, as TF's math_grad.py: sums gather g back to the rows,
 means divide by the row counts first, max/min send g to the rows equal to the result, split
 evenly among ties; unsorted ids that are negative (dropped rows) get 0."""
-from .. import array_ops, ops, stats_ops
-from .. import dtypes as _dt
+from ..core import dtypes as _dt
+from ..ops import array_ops, stats_ops
+from ..ops import basic_ops as ops
 from .grads_math import _grad, _keepdims_grad
 
 

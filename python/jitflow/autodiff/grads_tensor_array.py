@@ -2,8 +2,9 @@
 write's value gets the read of the gradient buffer at its index and the buffer the gradient
 with that row zeroed (it was overwritten); a read's buffer gets its gradient added at the
 index; a stack's buffer gets the stacked gradient in its first rows."""
-from .. import dtypes, ops
-from ..tensor_array import _DROP, _GROW, _STRICT, _read, _stack, _write
+from ..core import dtypes
+from ..ops import basic_ops as ops
+from ..tracing.tensor_array import _DROP, _GROW, _STRICT, _read, _stack, _write
 from .grads_math import _grad
 
 

@@ -16,10 +16,12 @@ import warnings
 
 import numpy as np
 
-from .. import _C, array_ops, ops
-from .. import variables as _variables
-from ..debugging import _extra_stats
-from . import tape as _tape
+from .. import _C
+from ..ops import array_ops
+from ..ops import basic_ops as ops
+from ..ops import variables as _variables
+from ..ops.debugging import _extra_stats
+from . import recording as _recording
 from .backprop import flatten, pack_like, unconnected_mode
 from .batching import NoBatchingRule, batch_op
 from .registry import JIT_ATTRS
@@ -60,7 +62,7 @@ def _jit_attrs_of(t):
 
 def _replay(recorded, seed, rows):
     """Batched values (leading dim: the rows) of every recorded tensor that depends on seed."""
-    key = _tape._key
+    key = _recording.key
     val = {key(seed): rows}
     for op_type, inputs, attrs, outputs in recorded:
         batched = [key(t) in val for t in inputs]
@@ -88,7 +90,7 @@ def _rows_gradients(tape, target, sources, rows, count, grad_scope, use_pfor):
     if use_pfor:
         seed = ops.zeros_like(target)
         recorder = _Recorder(_C.current_graph())
-        tapes = _tape._recording()
+        tapes = _recording.recording()
         tapes.append(recorder)
         _C.tape_activate(1)
         # The backward of a jf.function call recorded by an eager tape is another jf.function
@@ -117,7 +119,7 @@ def _rows_gradients(tape, target, sources, rows, count, grad_scope, use_pfor):
         else:
             out = []
             for g in grads:
-                b = None if g is None else val.get(_tape._key(g))
+                b = None if g is None else val.get(_recording.key(g))
                 out.append(b if b is not None or g is None else _tiled(g, rows))
             return out
     if count == 0:

@@ -133,3 +133,15 @@ def unmarked_scope():
     """Aggregation (AddN) and grad_ys ops: no jit attrs (docs/autodiff.md, 'Gradients of
     compiled ops')."""
     return _C.attr_scope({}, JIT_ATTRS)
+
+
+# Traced custom-gradient calls: the _custom_gradient attr of a tagged Identity node -> its
+# call site (custom_gradient.py), which holds the user's grad_fn for jf.gradients.
+custom_sites = {}
+
+
+def custom_site(node):
+    """The _Site of a tagged Identity node (a traced custom-gradient output), else None."""
+    if node.op != "Identity" or not node.has_attr("_custom_gradient"):
+        return None
+    return custom_sites.get(node.get_attr("_custom_gradient"))

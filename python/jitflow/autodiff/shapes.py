@@ -2,7 +2,8 @@
 constant values of axis/perm inputs, and reducing a broadcast gradient back to its input."""
 import numpy as np
 
-from .. import ops
+from ..ops import basic_ops as ops
+from ..ops.dispatch import const_value
 
 
 def is_float(t):
@@ -29,16 +30,6 @@ def shape_of(t):
     """A static shape (list of ints) when known, else the int32 tensor jf.shape(t)."""
     s = static_shape(t)
     return list(s) if s is not None else ops.shape(t)
-
-
-def const_value(t):
-    """The numpy value of an eager tensor or of a traced Const node, else None."""
-    if not t._is_symbolic:
-        return t.numpy()
-    ref = t._node_ref
-    if ref is not None and ref[0].op == "Const":
-        return ref[0].get_attr("value").numpy()
-    return None
 
 
 def const_ints(t, what, op):

@@ -20,50 +20,17 @@ variables or draw random numbers: the tape does not see inside those. Put the ta
 such a function (recording then happens at trace time, symbolically), as in a training step.
 """
 import contextlib
-import threading
 import warnings
 
-from .. import _C, ops
-from .. import control_flow as _control_flow
-from .. import variables as _variables
+from .. import _C
+from ..ops import basic_ops as ops
+from ..ops import variables as _variables
+from . import jacobian as _jacobian
+from . import recording as _recording
 from .backprop import aggregate, apply_gradient, flatten, pack_like, unconnected_mode
 from .gradients import check_variable_reads
 from .registry import OpView
 from .shapes import is_float
-
-_local = threading.local()
-
-
-def _recording():
-    tapes = getattr(_local, "tapes", None)
-    if tapes is None:
-        tapes = _local.tapes = []
-    return tapes
-
-
-def _on_op(op_type, inputs, attrs, outputs):
-    for tape in list(_recording()):
-        tape._record(op_type, inputs, attrs, outputs)
-
-
-def _on_control_flow_node(outs):
-    """If/While nodes, built outside the dispatcher (control_flow._notify)."""
-    if not _recording() or not outs:
-        return
-    node = outs[0]._node_ref[0]
-    inputs = [ref.output(i) for ref, i in node.input_refs()]
-    _on_op(node.op, inputs, {k: node.get_attr(k) for k in node.attr}, list(outs))
-
-
-_C.set_tape_callback(_on_op)
-_control_flow._node_observers.append(_on_control_flow_node)
-
-
-def _key(t):
-    if t._is_symbolic:
-        ref = t._node_ref
-        return None if ref is None else (ref[0], ref[1])
-    return (t._data_ptr, t.shape, t.dtype)
 
 
 class _Record:
@@ -105,11 +72,11 @@ class GradientTape:
         return False
 
     def _start(self):
-        _recording().append(self)
+        _recording.recording().append(self)
         _C.tape_activate(1)
 
     def _stop(self):
-        tapes = _recording()
+        tapes = _recording.recording()
         if self in tapes:
             tapes.remove(self)
             _C.tape_activate(-1)
@@ -121,7 +88,7 @@ class GradientTape:
         for one that is not recording now (its context has exited)."""
         if not self._entered or (self._used and not self._persistent):
             raise RuntimeError("Trying to stop recording a tape which is not recording.")
-        if self not in _recording():
+        if self not in _recording.recording():
             raise ValueError("Tape is not recording.")
         self._stop()
         try:
@@ -154,7 +121,7 @@ class GradientTape:
                 warnings.warn(f"The dtype of the watched tensor must be floating (e.g. jf.float32), "
                               f"got {t.dtype.name}", RuntimeWarning, stacklevel=2)
                 continue
-            k = _key(t)
+            k = _recording.key(t)
             if k is not None and k not in self._versions:
                 self._versions[k] = [self._new_id()]
                 self._keep.append(t)
@@ -169,7 +136,7 @@ class GradientTape:
     def _lookup(self, t):
         if not is_float(t):
             return None
-        v = self._versions.get(_key(t))
+        v = self._versions.get(_recording.key(t))
         return v[-1] if v else None
 
     def _record(self, op_type, inputs, attrs, outputs):
@@ -193,17 +160,17 @@ class GradientTape:
             if var is not None and is_float(first):
                 self._accessed[vid] = var
                 tid = self._new_id()
-                self._versions.setdefault(_key(first), []).append(tid)
+                self._versions.setdefault(_recording.key(first), []).append(tid)
                 self._var_reads.setdefault(vid, []).append(tid)
                 self._keep.append(first)
             return
         in_ids = [self._lookup(t) for t in inputs]
         if all(i is None for i in in_ids):
             return
-        in_keys = {_key(t) for t, i in zip(inputs, in_ids) if i is not None}
+        in_keys = {_recording.key(t) for t, i in zip(inputs, in_ids) if i is not None}
         out_ids = []
         for y in outputs:
-            k = _key(y) if is_float(y) else None
+            k = _recording.key(y) if is_float(y) else None
             if k is None or k in in_keys:  # not differentiable, or the input itself (alias)
                 out_ids.append(None)
                 continue
@@ -227,15 +194,13 @@ class GradientTape:
                  experimental_use_pfor=True):
         """d(target)/d(source) for each source: shape target.shape + source.shape. Vectorized
         (jacobian.py) unless experimental_use_pfor=False, which loops over target elements."""
-        from .jacobian import jacobian
-        return jacobian(self, target, sources, unconnected_gradients, experimental_use_pfor)
+        return _jacobian.jacobian(self, target, sources, unconnected_gradients, experimental_use_pfor)
 
     def batch_jacobian(self, target, source, unconnected_gradients="none", parallel_iterations=None,
                        experimental_use_pfor=True):
         """Per-example jacobians: target [b, y...] and source [b, x...] give [b, y..., x...],
         assuming target[i] depends on source[i] only."""
-        from .jacobian import batch_jacobian
-        return batch_jacobian(self, target, source, unconnected_gradients, experimental_use_pfor)
+        return _jacobian.batch_jacobian(self, target, source, unconnected_gradients, experimental_use_pfor)
 
     @contextlib.contextmanager
     def _differentiating(self, stacklevel):
@@ -245,7 +210,7 @@ class GradientTape:
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
                                "of gradients (or jacobians)")
-        recording = self in _recording()
+        recording = self in _recording.recording()
         if recording:
             if self._persistent:
                 warnings.warn("Calling GradientTape.gradient on a persistent tape inside its context "
@@ -270,7 +235,7 @@ class GradientTape:
         if s is None:
             return []
         t = _C.convert_to_tensor(s)
-        v = self._versions.get(_key(t)) if is_float(t) else None
+        v = self._versions.get(_recording.key(t)) if is_float(t) else None
         return [v[0]] if v else []
 
     @staticmethod
@@ -281,7 +246,7 @@ class GradientTape:
         if isinstance(s, _variables.Variable):
             return direct.get(("var", s._id), [])
         t = _C.convert_to_tensor(s)
-        return direct.get(("key", _key(t)), []) if is_float(t) else []
+        return direct.get(("key", _recording.key(t)), []) if is_float(t) else []
 
     def _gradient(self, targets, sources, output_gradients, grad_scope, unconnected):
         if output_gradients is not None:
@@ -301,7 +266,7 @@ class GradientTape:
             g = output_gradients[i] if output_gradients is not None else None
             if tid is None:
                 if is_float(t):
-                    k = ("var", var._id) if var is not None else ("key", _key(t))
+                    k = ("var", var._id) if var is not None else ("key", _recording.key(t))
                     g = ops.ones_like(t) if g is None else _C.convert_to_tensor(g, t.dtype)
                     direct.setdefault(k, []).append(g)
                 continue

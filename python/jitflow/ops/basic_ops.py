@@ -1,0 +1,463 @@
+"""TF-named op functions. Each is a thin call into the C++ dispatcher (`_C.execute`): the op
+type, its inputs and attrs. Argument normalisation (axis lists, default perms) is here; shape
+and dtype rules, kernels and errors live in C++."""
+import builtins
+
+from .. import _C
+from .._C import Tensor
+from ..core import device as _device
+from ..core import dtypes as _dt
+from ..core import strings as _strings
+from ..core.errors import InvalidArgumentError
+from ..core.export import export, exported
+from .dispatch import OP, axis_tensor, int_tensor, run, run_n, to_integer, to_ints, to_tensor
+
+
+# ---- creation ------------------------------------------------------------------------
+@export('constant')
+def constant(value, dtype=None, shape=None, name=None):
+    if _strings.is_string_value(value, dtype):  # jf.string tensors are Python values (strings.py)
+        return _strings.constant(value, dtype, shape)
+    if isinstance(value, Tensor) and value._is_symbolic:
+        # TF's graph-mode constant takes values, not graph tensors (a Const holding a symbolic
+        # tensor has no value to hold).
+        raise TypeError(f"Expected any non-tensor type, but got a tensor instead: {value!r}. "
+                        "jf.constant takes values; use jf.identity or jf.cast on a graph tensor.")
+    t = _C.convert_to_tensor(value, dtype)
+    if _C.is_tracing():  # inside a trace a constant is a Const node, like TF's graph mode
+        if shape is not None:
+            t = _graph_constant_shaped(t, shape)
+        return run(OP["Const"], (), {"value": t, "dtype": t.dtype}, name)
+    if shape is not None:
+        t = _eager_constant_shaped(t, value, shape)
+    if name is not None or _device.current().startswith("/GPU"):
+        t = identity(t, name=name)  # under jf.device("/GPU:0") the constant lives there, as in TF
+    return t
+
+
+def _dims(shape):
+    return [to_integer(s) for s in (shape.numpy().tolist() if isinstance(shape, Tensor) else shape)]
+
+
+def _eager_constant_shaped(t, value, shape):
+    """TF's eager tf.constant(value, shape=): the value itself when the shapes agree, reshaped
+    when the sizes agree, else filled from a single element."""
+    dims = _dims(shape)
+    for d in dims:
+        if d < 0:
+            raise ValueError(f"Dimension {d} must be >= 0")
+    if tuple(dims) == t.shape:
+        return t
+    n, nt = _prod(dims), _numel(t)
+    if nt == n:
+        return reshape(t, dims)
+    if nt == 1:
+        if t.ndim > 1:  # TF's Fill takes a scalar or a 1-element vector
+            raise InvalidArgumentError(f"Fill: value must represent a scalar, got shape {list(t.shape)}")
+        return fill(dims, reshape(t, []))
+    raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor {t.numpy()} "
+                    f"(converted from {value!r}) has {nt} elements, but got `shape` {tuple(dims)} "
+                    f"with {n} elements).")
+
+
+def _graph_constant_shaped(t, shape):
+    """TF's graph tf.constant(value, shape=) (make_tensor_proto with allow_broadcast): a size-0
+    shape is empty, a scalar or 1-element vector is broadcast, an equal size reshaped. Computed
+    on the value, so the trace holds one Const."""
+    import numpy as np
+    dims = _dims(shape)
+    a = t.numpy()
+    if any(d < 0 for d in dims) or not (_prod(dims) == 0 or a.shape in ((), (1,)) or a.size == _prod(dims)):
+        raise TypeError(f"Expected Tensor's shape: {tuple(dims)}, but got {a.shape}.")
+    if _prod(dims) == 0:
+        a = np.zeros(dims, a.dtype)
+    elif a.size == _prod(dims):
+        a = a.reshape(dims)
+    else:
+        a = np.full(dims, a.reshape(()), a.dtype)
+    return _C.convert_to_tensor(a)
+
+
+def _prod(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def _numel(t):
+    n = 1
+    for s in t.shape:
+        n *= s
+    return n
+
+
+@export('convert_to_tensor')
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    # dtype_hint is TF's preferred_dtype: used when the value can take it, else ignored.
+    if _strings.is_string_value(value, dtype):
+        return _strings.constant(value, dtype)
+    return _C.convert_to_tensor(value, dtype, dtype_hint, True)
+
+
+@export('identity')
+def identity(input, name=None):
+    return run(OP["Identity"], (input,), None, name)
+
+
+@export('fill')
+def fill(dims, value, name=None):
+    value = to_tensor(value)
+    return run(OP["Fill"], (_shape_vector(dims, "Fill", lambda d: [d, value]), value), None, name)
+
+
+def _shape_vector(shape, op, inputs=None, always=False):
+    """A shape argument as an int vector: TF's kernels (Fill, Reshape) take a scalar as a
+    vector of one, eagerly; their graph shape functions refuse a traced scalar, which
+    zeros/ones (`always`) reshape to a vector first, as TF's Python does."""
+    if not isinstance(shape, Tensor):
+        scalar = getattr(shape, "ndim", None) == 0 or not (hasattr(shape, "__len__") or hasattr(shape, "__iter__"))
+        return to_ints([shape] if scalar else shape)
+    if shape.shape.rank:  # rank >= 1: the op checks it is a vector
+        return shape
+    if shape._is_symbolic and not always and shape.shape is not None:
+        shapes = ", ".join(str(list(t.shape)) for t in inputs(shape))
+        raise ValueError(f"Shape must be rank 1 but is rank 0 for '{op}' with input shapes: {shapes}.")
+    return run(OP["Reshape"], (shape, int_tensor([-1])), None, None)
+
+
+def _scalar_of(value, dtype):
+    dtype = _dt.as_dtype(dtype)
+    return _C.convert_to_tensor(builtins.bool(value) if dtype == _dt.bool else value, dtype)
+
+
+@export('zeros')
+def zeros(shape, dtype=_dt.float32, name=None):
+    return fill(_shape_vector(shape, "Fill", always=True), _scalar_of(0, dtype), name=name)
+
+
+@export('ones')
+def ones(shape, dtype=_dt.float32, name=None):
+    return fill(_shape_vector(shape, "Fill", always=True), _scalar_of(1, dtype), name=name)
+
+
+@export('zeros_like')
+def zeros_like(input, dtype=None, name=None):
+    y = run(OP["ZerosLike"], (input,), None, name)
+    return y if dtype is None else cast(y, dtype)
+
+
+@export('ones_like')
+def ones_like(input, dtype=None, name=None):
+    y = run(OP["OnesLike"], (input,), None, name)
+    return y if dtype is None else cast(y, dtype)
+
+
+@export('range')
+def range(start, limit=None, delta=1, dtype=None, name="range"):
+    if limit is None:
+        start, limit = 0, start
+    if dtype is None:
+        vals = (start, limit, delta)
+        if any(isinstance(v, Tensor) for v in vals):
+            dtype = max((v.dtype for v in vals if isinstance(v, Tensor)), key=lambda d: d.value)
+        elif any(isinstance(v, float) for v in vals):
+            dtype = _dt.float32
+        elif all(-2**31 <= int(v) < 2**31 for v in vals):
+            dtype = _dt.int32
+        else:  # like TF: a Python int that does not fit int32 converts to int64
+            dtype = _dt.int64
+    args = tuple(v if isinstance(v, Tensor) and v.dtype == dtype else
+                 (cast(v, dtype) if isinstance(v, Tensor) else _C.convert_to_tensor(v, dtype))
+                 for v in (start, limit, delta))
+    return run(OP["Range"], args, None, None if name == "range" else name)
+
+
+# ---- elementwise ---------------------------------------------------------------------
+def _unary(op):
+    oid = OP[op]
+
+    def f(x, name=None):
+        return run(oid, (x,), None, name)
+    f.__name__ = op
+    f.__doc__ = f"Elementwise {op} (TF op type `{op}`)."
+    return f
+
+
+def _binary(op):
+    oid = OP[op]
+
+    def f(x, y, name=None):
+        return run(oid, (x, y), None, name)
+    f.__name__ = op
+    f.__doc__ = f"Elementwise {op} with numpy broadcasting (TF op type `{op}`)."
+    return f
+
+
+# Wrappers of the elementwise ops not written by hand are made from their records
+# (cpp/ir/ops.def: lowering kind unary, binary or math, with their public names); see the
+# end of this module.
+
+# ---- debugging: CheckNumerics takes its message as an attr (the asserts: debugging.py) ----
+@export("debugging.check_numerics")
+def check_numerics(tensor, message, name=None):
+    """TF's tf.debugging.check_numerics: `tensor` itself, or InvalidArgumentError
+    "<message> : Tensor had NaN values" (Inf, Inf and NaN) when it holds any, eagerly, traced
+    and compiled."""
+    if isinstance(message, bytes):
+        message = message.decode()
+    if not isinstance(message, str):
+        raise TypeError(f"check_numerics: message must be a string, got {message!r}")
+    return run(OP["CheckNumerics"], (tensor,), {"message": message}, name)
+
+
+@export('divide', 'math.divide')
+def divide(x, y, name=None):
+    """x / y; integer inputs are divided as float64, like tf.math.divide."""
+    return _C.truediv(x, y, name)
+
+
+truediv = export("truediv", "math.truediv")(divide)
+
+
+@export("math.polyval")
+def polyval(coeffs, x, name=None):
+    """coeffs[0] * x**(n-1) + ... + coeffs[n-1] by Horner's rule, as tf.math.polyval (a
+    composition of Mul and AddV2); zeros_like(x) for no coefficients."""
+    if not isinstance(coeffs, list):
+        raise ValueError(f"Argument coeffs must be list type found {type(coeffs)}.")  # noqa: TRY004 (TF raises ValueError)
+    x = convert_to_tensor(x)
+    if not coeffs:
+        return zeros_like(x)
+    p = convert_to_tensor(coeffs[0], dtype_hint=x.dtype)
+    for c in coeffs[1:]:
+        p = convert_to_tensor(c, dtype_hint=x.dtype) + p * x
+    return p
+
+
+@export('add_n', 'math.add_n')
+def add_n(inputs, name=None):
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("add_n: inputs must be a non-empty list of tensors")
+    return run(OP["AddN"], inputs, None, name)
+
+
+@export('cast', 'dtypes.cast')
+def cast(x, dtype, name=None):
+    return _C.cast(x, dtype, name)
+
+
+def where_coordinates(condition, name=None):
+    """tf.where(condition): int64 [number of true (nonzero) elements, rank], row-major."""
+    return run(OP["Where"], (to_tensor(condition),), None, name)
+
+
+@export('where')
+def where(condition, x=None, y=None, name=None):
+    if x is None and y is None:  # TF's op Where: the coordinates of the true elements
+        return where_coordinates(condition, name)
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    # Python values take the other branch's dtype (not the bool condition's).
+    if _is_tensorlike(y) and not _is_tensorlike(x):
+        y = to_tensor(y)
+        x = _C.convert_to_tensor(x, None, y.dtype)
+    else:
+        x = to_tensor(x)
+        if not _is_tensorlike(y):
+            y = _C.convert_to_tensor(y, None, x.dtype)
+    return run(OP["SelectV2"], (to_tensor(condition), x, y), None, name)
+
+
+def _is_tensorlike(v):
+    return isinstance(v, Tensor) or hasattr(v, "__jf_tensor__")
+
+
+@export('math.logical_xor')
+def logical_xor(x, y, name="LogicalXor"):
+    """x ^ y for bool tensors, composed as TF composes it: (x | y) & ~(x & y)."""
+    x, y = to_tensor(x), to_tensor(y)
+    both = run(OP["LogicalAnd"], (x, y), None, None)
+    return run(OP["LogicalAnd"], (run(OP["LogicalOr"], (x, y), None, None), run(OP["LogicalNot"], (both,), None, None)),
+              None, None if name == "LogicalXor" else name)
+
+
+# ---- linear algebra ------------------------------------------------------------------
+@export('matmul', 'linalg.matmul')
+def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
+    return _C.matmul(a, b, transpose_a, transpose_b, name)
+
+
+# ---- reductions ----------------------------------------------------------------------
+def _reduce(op):
+    oid = OP[op]
+
+    def f(input_tensor, axis=None, keepdims=False, name=None):
+        x = to_tensor(input_tensor)
+        return run(oid, (x, axis_tensor(x, axis)), {"keep_dims": True} if keepdims else None, name)
+    f.__name__ = op
+    return f
+
+
+reduce_sum = export("reduce_sum", "math.reduce_sum")(_reduce("Sum"))
+reduce_mean = export("reduce_mean", "math.reduce_mean")(_reduce("Mean"))
+reduce_max = export("reduce_max", "math.reduce_max")(_reduce("Max"))
+reduce_min = export("reduce_min", "math.reduce_min")(_reduce("Min"))
+reduce_prod = export("reduce_prod", "math.reduce_prod")(_reduce("Prod"))
+
+
+@export('argmax', 'math.argmax')
+def argmax(input, axis=None, output_type=_dt.int64, name=None):
+    return run(OP["ArgMax"], (input, to_ints(0 if axis is None else axis)),
+              {"output_type": output_type}, name)
+
+
+@export('argmin', 'math.argmin')
+def argmin(input, axis=None, output_type=_dt.int64, name=None):
+    return run(OP["ArgMin"], (input, to_ints(0 if axis is None else axis)),
+              {"output_type": output_type}, name)
+
+
+# ---- shapes --------------------------------------------------------------------------
+@export('reshape')
+def reshape(tensor, shape, name=None):
+    if not isinstance(shape, Tensor) or shape.shape.rank == 0:
+        tensor = to_tensor(tensor)
+        shape = _shape_vector(shape, "Reshape", lambda s: [tensor, s])
+    return run(OP["Reshape"], (tensor, to_ints(shape)), None, name)
+
+
+@export('transpose')
+def transpose(a, perm=None, name=None):
+    a = to_tensor(a)
+    if perm is None:
+        perm = list(builtins.range(len(a.shape)))[::-1]
+    else:
+        # TF accepts entries in [-rank, rank); graphs and kernels get them non-negative (a
+        # traced perm through a select that folds away when the perm is a constant).
+        r = len(a.shape)
+        if isinstance(perm, Tensor) and perm._is_symbolic:
+            perm = where(perm < 0, perm + r, perm)
+        else:
+            if isinstance(perm, Tensor):
+                perm = perm.numpy().tolist()
+            if hasattr(perm, "__len__"):
+                perm = [p + r if -r <= p < 0 else p for p in (to_integer(p) for p in perm)]
+    return run(OP["Transpose"], (a, to_ints(perm)), None, name)
+
+
+@export('concat')
+def concat(values, axis, name="concat"):
+    values = list(values)
+    if len(values) == 1:
+        return identity(values[0])
+    return run(OP["ConcatV2"], values + [to_ints(axis)], None, None if name == "concat" else name)
+
+
+@export('stack')
+def stack(values, axis=0, name="stack"):
+    values = list(values)
+    if axis == 0 and values and not any(_is_tensorlike(v) for v in values):
+        # TF converts a list of Python or numpy values as one constant ([1, 2.5] is float32).
+        return _C.convert_to_tensor(values)
+    return run(OP["Pack"], values, {"axis": int(axis), "N": len(values)},
+              None if name == "stack" else name)
+
+
+@export('split')
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    nm = None if name == "split" else name
+    if isinstance(num_or_size_splits, int):
+        return run_n(OP["Split"], (to_ints(axis), to_tensor(value)), {"num_split": num_or_size_splits}, nm)
+    sizes = to_ints(num_or_size_splits)
+    return run_n(OP["SplitV"], (value, sizes, to_ints(axis)), {"num_split": sizes.shape[0]}, nm)
+
+
+@export('squeeze')
+def squeeze(input, axis=None, name=None):
+    if axis is not None and not hasattr(axis, "__len__"):
+        axis = [axis]
+    return run(OP["Squeeze"], (input,), {"squeeze_dims": list(axis) if axis else []}, name)
+
+
+@export('expand_dims')
+def expand_dims(input, axis, name=None):
+    return run(OP["ExpandDims"], (input, to_ints(axis)), None, name)
+
+
+@export('broadcast_to')
+def broadcast_to(input, shape, name=None):
+    return run(OP["BroadcastTo"], (input, to_ints(shape)), None, name)
+
+
+@export('shape')
+def shape(input, out_type=_dt.int32, name=None):
+    return run(OP["Shape"], (input,), {"out_type": out_type}, name)
+
+
+@export('rank')
+def rank(input, name=None):
+    return constant(len(to_tensor(input).shape), _dt.int32)
+
+
+@export('strided_slice')
+def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                  new_axis_mask=0, shrink_axis_mask=0, name=None):
+    if strides is None:
+        strides = [1] * len(begin)
+    attrs = {"begin_mask": begin_mask, "end_mask": end_mask, "ellipsis_mask": ellipsis_mask,
+             "new_axis_mask": new_axis_mask, "shrink_axis_mask": shrink_axis_mask}
+    return run(OP["StridedSlice"], (input_, to_ints(begin), to_ints(end), to_ints(strides)), attrs, name)
+
+
+newaxis = None
+export("newaxis")(newaxis)
+
+
+# ---- activations (issue 16): TF's argument name `features`; LeakyRelu's alpha attr --------
+def _activation_op(op, public):
+    oid = OP[op]
+
+    def f(features, name=None):
+        return run(oid, (features,), None, name)
+    f.__name__ = f.__qualname__ = public[0].split(".")[-1]
+    f.__doc__ = f"TF's {op} activation op, elementwise."
+    return export(*public)(f)
+
+
+relu6 = _activation_op("Relu6", ("nn.relu6",))
+elu = _activation_op("Elu", ("nn.elu",))
+selu = _activation_op("Selu", ("nn.selu",))
+softplus = _activation_op("Softplus", ("nn.softplus", "math.softplus"))
+softsign = _activation_op("Softsign", ("nn.softsign",))
+
+
+@export("nn.leaky_relu")
+def leaky_relu(features, alpha=0.2, name=None):
+    """features > 0 ? features : alpha * features (TF's LeakyRelu op; any alpha, not clamped).
+    Integer features are cast to float32 first, as TF does."""
+    x = to_tensor(features)
+    if x.dtype.is_integer:
+        x = cast(x, _dt.float32)
+    if hasattr(alpha, "item") and not isinstance(alpha, Tensor):  # a numpy scalar or array
+        alpha = alpha.item()
+    return run(OP["LeakyRelu"], (x,), {"alpha": float(alpha)}, name)
+
+
+def _export_elementwise():
+    """A wrapper `f(x[, y], name=None)` for each unary, binary or math op record whose public
+    names have no hand-written function, exported under those names and kept here under the
+    first name's leaf (ops.exp, ops.relu) for the package's own use."""
+    for r in _C.op_records():
+        if r["lower"] not in ("unary", "binary", "math") or not r["py_names"]:
+            continue
+        if any(exported(n) is not None for n in r["py_names"]):
+            continue
+        fn = (_unary if r["num_inputs"] == 1 else _binary)(r["name"])
+        fn.__name__ = fn.__qualname__ = r["py_names"][0].split(".")[-1]
+        export(*r["py_names"])(fn)
+        globals().setdefault(fn.__name__, fn)
+
+
+_export_elementwise()

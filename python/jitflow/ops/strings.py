@@ -1,0 +1,263 @@
+"""The jf.strings ops (length, format, as_string, to_number, split, ...) on jitflow's string
+tensors (core/strings.py: why they are Python values, and StringJoin, which `+` needs)."""
+import numpy as np
+
+from .. import _C
+from ..core.dtypes import as_dtype
+from ..core.errors import InvalidArgumentError
+from ..core.export import export
+from ..core.strings import (  # noqa: F401  (jf.strings' names too)
+    StringDType,
+    StringTensor,
+    _encode,
+    _static,
+    _strings_arg,
+    constant,
+    is_string_dtype,
+    is_string_value,
+    join,
+    string,
+    to_string_array,
+)
+from .basic_ops import constant as _constant
+
+
+def _number_out(a, dtype):
+    return _constant(np.asarray(a, dtype=dtype))
+
+
+def _utf8_chars(b):
+    return sum(1 for c in b if (c & 0xC0) != 0x80)  # TF counts the bytes that start a character
+
+
+@export("strings.length")
+def length(input, unit="BYTE", name=None):
+    """int32 lengths in bytes (unit="BYTE") or UTF-8 characters (unit="UTF8_CHAR")."""
+    if unit not in ("BYTE", "UTF8_CHAR"):
+        raise InvalidArgumentError(f"Value for attr 'unit' of \"{unit}\" is not in the list of allowed "
+                                   'values: "BYTE", "UTF8_CHAR"')
+    a = _strings_arg("StringLength", input)
+    count = len if unit == "BYTE" else _utf8_chars
+    return _number_out(np.array([count(x) for x in a.ravel().tolist()], np.int32).reshape(a.shape), np.int32)
+
+
+def _float_text(v, single):
+    """TF's StrCat of a float: the short %g form when it reads back exactly, else %.9g/%.17g."""
+    v = float(v)
+    short = f"{v:.6g}" if single else f"{v:.15g}"
+    back = np.float32(float(short)) if single else float(short)
+    if np.isnan(v) or back == (np.float32(v) if single else v):
+        return short
+    return f"{v:.9g}" if single else f"{v:.17g}"
+
+
+def _element_text(x, dtype):
+    if dtype == "string":
+        return '"' + x.decode("utf-8", "backslashreplace") + '"'
+    if dtype == "bool":
+        return "1" if x else "0"
+    if dtype in ("float32", "float64"):
+        return _float_text(x, dtype == "float32")
+    return str(int(x))
+
+
+def _summarize(a, dtype, summarize):
+    """TF's Tensor::SummarizeValue: nested brackets, elements separated by spaces, at most
+    `summarize` items from each end of a dimension (all when summarize < 0)."""
+    if a.ndim == 0:
+        return _element_text(a[()], dtype)
+
+    def dim(sub, depth):
+        n = sub.shape[0]
+        idx = list(range(n))
+        cut = summarize >= 0 and n > 2 * summarize
+        if cut:
+            idx = list(range(summarize)) + [None] + list(range(n - summarize, n))
+        parts = []
+        for i in idx:
+            if i is None:
+                parts.append("...")
+            elif sub.ndim == 1:
+                parts.append(_element_text(sub[i], dtype))
+            else:
+                parts.append(dim(sub[i], depth + 1))
+        joiner = " " if sub.ndim == 1 else "\n" * (sub.ndim - 1) + " " * (depth + 1)
+        return "[" + joiner.join(parts) + "]"
+    return dim(a, 0)
+
+
+def summarize_strings(x, summarize=3):
+    """jf.print's text of a string tensor (TF's eager tf.print: quoted, in brackets)."""
+    return _summarize(x._value, "string", summarize)
+
+
+def _value_and_dtype(x):
+    if isinstance(x, StringTensor):
+        return x._value, "string"
+    x = _static("format", x)
+    if not isinstance(x, _C.Tensor):
+        if is_string_value(x):
+            return to_string_array(x), "string"
+        x = _C.convert_to_tensor(x)
+    return x.numpy(), x.dtype.name
+
+
+@export("strings.format")
+def format(template, inputs, placeholder="{}", summarize=3, name=None):
+    """A scalar string: template with each placeholder replaced by the next input's summary."""
+    if not isinstance(inputs, (list, tuple)):
+        inputs = [inputs]
+    pieces = template.split(placeholder)
+    if len(pieces) - 1 != len(inputs):
+        raise ValueError(f"The template expects {len(pieces) - 1} tensors, but the inputs only has "
+                         f"{len(inputs)}. Please ensure the number of placeholders in template matches "
+                         "inputs length.")
+    out = [pieces[0]]
+    for x, rest in zip(inputs, pieces[1:]):
+        a, dt = _value_and_dtype(x)
+        out += [_summarize(np.asarray(a), dt, summarize), rest]
+    return constant("".join(out))
+
+
+@export("strings.as_string", "as_string", "dtypes.as_string")
+def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="", name=None):
+    """Each element formatted as TF's AsString does (a printf format built from the arguments)."""
+    if isinstance(input, StringTensor):
+        return input
+    input = _static("as_string", input)
+    x = input if isinstance(input, _C.Tensor) else _C.convert_to_tensor(input)
+    dt = x.dtype.name
+    is_f = dt in ("float32", "float64")
+    if shortest and scientific:
+        raise InvalidArgumentError("Cannot select both scientific and shortest notation [Op:AsString]")
+    if len(fill) > 1:
+        raise InvalidArgumentError('Fill string must be one or fewer characters [Op:AsString]')
+    if fill and fill not in " +-0#":
+        raise InvalidArgumentError(f'Fill argument not supported: "{fill}" [Op:AsString]')
+    if not is_f:
+        for flag, what in ((precision > -1, "precision"), (scientific, "scientific"), (shortest, "shortest")):
+            if flag:
+                raise InvalidArgumentError(f"{what} not supported for datatype {dt} [Op:AsString]")
+    fmt = "%" + fill + (str(width) if width > -1 else "") + (f".{precision}" if precision > -1 else "")
+    fmt += ("g" if shortest else "e" if scientific else "f") if is_f else "s" if dt == "bool" else "d"
+    a = x.numpy()
+    if dt == "bool":  # TF ignores width and fill for bools
+        vals = ["true" if v else "false" for v in a.ravel().tolist()]
+    else:
+        vals = [fmt % v for v in a.ravel().tolist()]
+    out = np.empty(len(vals), dtype=object)
+    out[:] = [v.encode() for v in vals]
+    return constant(out.reshape(a.shape))
+
+
+_TO_NUMBER_TYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64}
+
+
+def _parse(s, dt):
+    text = s.decode("utf-8", "replace")
+    bad = InvalidArgumentError(f"StringToNumberOp could not correctly convert string: {text} [Op:StringToNumber]")
+    if "_" in text:  # Python's numeric literals allow it; TF's parsers do not
+        raise bad
+    try:
+        if dt in ("float32", "float64"):
+            try:
+                return float(text)
+            except ValueError:  # strtod also reads hexadecimal floats ("0x10" is 16.0)
+                return float.fromhex(text.strip())
+        v = int(text.strip())
+    except (ValueError, OverflowError):
+        raise bad from None
+    info = np.iinfo(_TO_NUMBER_TYPES[dt])
+    if not info.min <= v <= info.max:
+        raise bad
+    return v
+
+
+@export("strings.to_number")
+def to_number(string_tensor, out_type=None, name=None):
+    """Parses each string as out_type (float32 by default; float64, int32, int64)."""
+    dt = "float32" if out_type is None else as_dtype(out_type).name
+    if dt not in _TO_NUMBER_TYPES:
+        raise InvalidArgumentError(f"Value for attr 'out_type' of {dt} is not in the list of allowed values: "
+                                   "float, double, int32, int64, uint32, uint64")
+    a = _strings_arg("StringToNumber", string_tensor)
+    vals = [_parse(s, dt) for s in a.ravel().tolist()]
+    with np.errstate(over="ignore"):  # past float32's range is inf, as strtof
+        out = np.array(vals, dtype=np.float64 if dt.startswith("float") else np.int64).astype(_TO_NUMBER_TYPES[dt])
+    return _number_out(out.reshape(a.shape), _TO_NUMBER_TYPES[dt])
+
+
+class RaggedStrings:
+    """What jf.strings.split returns for a vector: TF returns a tf.RaggedTensor, which jitflow
+    lacks; this holds the rows (to_list(), len, indexing a row, flat_values, row_splits) and
+    prints as TF's RaggedTensor does."""
+
+    def __init__(self, rows):
+        self._rows = rows
+
+    def to_list(self):
+        return [list(r.numpy().tolist()) for r in self._rows]
+
+    @property
+    def flat_values(self):
+        return constant(np.array([x for r in self._rows for x in r._value.tolist()] + [None], object)[:-1])
+
+    @property
+    def row_splits(self):
+        splits = np.cumsum([0] + [len(r) for r in self._rows]).astype(np.int64)
+        return _number_out(splits, np.int64)
+
+    @property
+    def dtype(self):
+        return string
+
+    def nrows(self):
+        return _number_out(np.int64(len(self._rows)), np.int64)
+
+    def __len__(self):
+        return len(self._rows)
+
+    def __getitem__(self, i):
+        return self._rows[i]
+
+    def __iter__(self):
+        return iter(self._rows)
+
+    def __repr__(self):
+        return f"<jf.RaggedTensor {self.to_list()}>"
+
+
+@export("strings.split")
+def split(input, sep=None, maxsplit=-1, name=None):
+    """Splits each string on sep (whitespace runs when sep is None or empty): a vector for a
+    scalar input, a RaggedStrings (TF: a RaggedTensor) of rows for a vector input."""
+    a = _strings_arg("StringSplit", input)
+    s = None if sep in (None, "", b"") else _encode(sep, sep)
+
+    def one(b):
+        return constant(np.array(b.split(s, maxsplit) + [None], dtype=object)[:-1])
+    if a.ndim == 0:
+        return one(a[()])
+    if a.ndim == 1:
+        return RaggedStrings([one(b) for b in a.tolist()])
+    raise ValueError(f"jf.strings.split takes a scalar or a vector, got shape {list(a.shape)} "
+                     "(jitflow has no ragged tensors of rank > 2)")
+
+
+@export("strings.bytes_split")
+def bytes_split(input, name=None):
+    """Each string's bytes as one-byte strings: a vector for a scalar input, rows (TF: a
+    RaggedTensor) for a vector input."""
+    a = _strings_arg("StringSplit", input)
+
+    def one(b):
+        return constant(np.array([b[i:i + 1] for i in range(len(b))] + [None], dtype=object)[:-1])
+    if a.ndim == 0:
+        return one(a[()])
+    if a.ndim == 1:
+        return RaggedStrings([one(b) for b in a.tolist()])
+    raise ValueError(f"jf.strings.bytes_split takes a scalar or a vector, got shape {list(a.shape)} "
+                     "(jitflow has no ragged tensors of rank > 2)")
+
+
+_C.set_value_keyed_type(StringTensor)  # jf.function keys string tensor arguments by value

@@ -1,0 +1,203 @@
+"""Converting user functions: source from inspect, the transformed AST compiled under the
+original file name and line numbers (tracebacks show the user's lines), once per code object;
+`converted` decides which callees are user code."""
+import ast
+import copy
+import functools
+import inspect
+import linecache
+import sysconfig
+import textwrap
+import types
+import warnings
+import weakref
+
+from . import operators
+from .transformer import transform
+
+_code_cache = {}  # original code object -> (converted code object, converted FunctionDef)
+_fn_cache = weakref.WeakKeyDictionary()  # original function -> converted function
+_generated = set()  # every code object compiled here: already converted
+_warned = set()
+_LIBRARY_ROOTS = {"jitflow", "numpy", "scipy", "builtins", "functools", "itertools", "collections", "math",
+                  "operator", "abc", "typing", "inspect", "contextlib", "copy", "tensorflow", "jax",
+                  "torch", "pytest", "_pytest"}
+_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def _is_user_function(f):
+    if getattr(f, "__ag_do_not_convert__", False) or f.__code__ in _generated:
+        return False
+    if f.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE):
+        return False
+    module = (getattr(f, "__module__", None) or "").split(".")[0]
+    if module in _LIBRARY_ROOTS:
+        return False
+    return not f.__code__.co_filename.startswith(_LIBRARY_DIRS)
+
+
+def converted(f):
+    """f converted when it is user code (a plain function, bound method or partial of one),
+    else f itself. A function whose source cannot be converted runs as-is, with TF's warning."""
+    if isinstance(f, types.MethodType):
+        g = converted(f.__func__)
+        return f if g is f.__func__ else types.MethodType(g, f.__self__)
+    if isinstance(f, functools.partial):
+        g = converted(f.func)
+        return f if g is f.func else functools.partial(g, *f.args, **f.keywords)
+    call = next((c.__dict__["__call__"] for c in type(f).__mro__ if "__call__" in c.__dict__), None)
+    if not isinstance(f, (type, types.FunctionType)) and isinstance(call, types.FunctionType) and \
+            _is_user_function(call):  # a user object's __call__ (a layer, a model)
+        g = converted(call)
+        return f if g is call else types.MethodType(g, f)
+    if not isinstance(f, types.FunctionType) or not _is_user_function(f):
+        return f
+    try:
+        return convert(f)
+    except (OSError, TypeError, ValueError, SyntaxError, NotImplementedError) as e:  # no source, a generator
+        if f.__code__ not in _warned:
+            _warned.add(f.__code__)
+            warnings.warn(f"AutoGraph could not transform {f} and will run it as-is. Cause: {e}",
+                          RuntimeWarning, stacklevel=3)
+        return f
+
+
+def _parse_lambda(f):
+    """A lambda as `def ag__lambda(<its parameters>): return <its body>`. The body is the
+    source span its code's instructions cover (3.11 positions), so a lambda inside a longer
+    statement, or one of several on a line, is found exactly."""
+    code = f.__code__
+    spans = [p for p in code.co_positions() if None not in p and (p[0], p[2]) != (p[1], p[3])]  # not RESUME's
+    if not spans:
+        raise ValueError("the lambda has no source positions")
+    start = min((p[0], p[2]) for p in spans)
+    end = max((p[1], p[3]) for p in spans)
+    lines = linecache.getlines(code.co_filename)
+    if not lines or end[0] > len(lines):
+        raise OSError(f"could not get the source of {f}")
+    text = "".join(lines[start[0] - 1:end[0]])
+    text = text[:len(text) - len(lines[end[0] - 1]) + end[1]][start[1]:]
+    body = ast.parse("(" + text + "\n)", mode="eval").body
+    for n in ast.walk(body):  # the snippet's positions -> the file's
+        if getattr(n, "lineno", None) is None:
+            continue
+        for attr, line_attr in (("col_offset", "lineno"), ("end_col_offset", "end_lineno")):
+            if getattr(n, line_attr, None) == 1 and getattr(n, attr, None) is not None:
+                setattr(n, attr, getattr(n, attr) - 1 + start[1])
+        n.lineno += start[0] - 1
+        if getattr(n, "end_lineno", None) is not None:
+            n.end_lineno += start[0] - 1
+    nargs = code.co_argcount + code.co_kwonlyargcount
+    names = list(code.co_varnames)
+    star = names[nargs] if code.co_flags & inspect.CO_VARARGS else None
+    kw = names[nargs + bool(star)] if code.co_flags & inspect.CO_VARKEYWORDS else None
+    pos = [ast.arg(arg=a) for a in names[:code.co_argcount]]
+    args = ast.arguments(posonlyargs=pos[:code.co_posonlyargcount], args=pos[code.co_posonlyargcount:],
+                         vararg=ast.arg(arg=star) if star else None,
+                         kwonlyargs=[ast.arg(arg=a) for a in names[code.co_argcount:nargs]],
+                         kw_defaults=[None] * code.co_kwonlyargcount, kwarg=ast.arg(arg=kw) if kw else None,
+                         defaults=[])
+    ret = ast.copy_location(ast.Return(body), body)
+    return ast.copy_location(ast.FunctionDef(name="ag__lambda", args=args, body=[ret], decorator_list=[],
+                                             returns=None, type_comment=None), body)
+
+
+def _parse(f):
+    if f.__name__ == "<lambda>":
+        return _parse_lambda(f)
+    # the code object's source: inspect would follow a decorator's __wrapped__ to another def
+    lines, first = inspect.getsourcelines(f.__code__)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    node = tree.body[0]
+    if not isinstance(node, ast.FunctionDef) or node.name != f.__code__.co_name:
+        raise ValueError(f"the source of {f.__name__} is not a def statement")
+    ast.increment_lineno(tree, first - 1)
+    for n in ast.walk(tree):  # columns too: 3.11 tracebacks underline the failing expression
+        if hasattr(n, "col_offset") and n.col_offset is not None:
+            n.col_offset += indent
+            if getattr(n, "end_col_offset", None) is not None:
+                n.end_col_offset += indent
+    return node
+
+
+def _compile(f):
+    code = f.__code__
+    entry = _code_cache.get(code)
+    if entry is not None:
+        return entry
+    node = transform(_parse(f))
+    # The converted def inside a factory whose parameters are the original's free variables,
+    # so its code refers to them as free variables too: called with the original cells, the
+    # converted function shares the closure (later assignments to it are seen).
+    params = ["ag__"] + list(code.co_freevars)
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None, kwonlyargs=[],
+                         kw_defaults=[], kwarg=None, defaults=[])
+    factory = ast.FunctionDef(name="ag__factory", args=args, body=[node, ast.Return(ast.Name(node.name, ast.Load()))],
+                              decorator_list=[], returns=None, type_comment=None)
+    module = ast.Module(body=[ast.copy_location(factory, node)], type_ignores=[])
+    ast.fix_missing_locations(module)
+    compiled = compile(module, code.co_filename, "exec", dont_inherit=True)
+    inner = None
+    todo = [compiled]
+    while todo:
+        c = todo.pop()
+        _generated.add(c)
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                todo.append(k)
+                if k.co_name == node.name and inner is None and c.co_name == "ag__factory":
+                    inner = k
+    entry = _code_cache[code] = (inner, node)
+    return entry
+
+
+def convert(f):
+    """The converted version of a Python function (cached per function, compiled once per
+    code object)."""
+    g = _fn_cache.get(f)
+    if g is not None:
+        return g
+    inner, _ = _compile(f)
+    cells = []
+    for name in inner.co_freevars:
+        if name == "ag__":
+            cells.append(types.CellType(operators))
+        else:
+            cells.append(f.__closure__[f.__code__.co_freevars.index(name)])
+    g = types.FunctionType(inner, f.__globals__, f.__name__, f.__defaults__, tuple(cells))
+    g.__kwdefaults__ = f.__kwdefaults__
+    g.__dict__.update(f.__dict__)
+    g.__qualname__, g.__doc__, g.__module__ = f.__qualname__, f.__doc__, f.__module__
+    _fn_cache[f] = g
+    return g
+
+
+operators._converter.append(converted)
+
+
+def to_code(f):
+    """The source AutoGraph generates for f (a function or a jf.function)."""
+    f = getattr(f, "python_function", f)
+    if isinstance(f, functools.partial):
+        f = f.func
+    f = getattr(f, "__func__", f)
+    tree = copy.deepcopy(_compile(f)[1])
+    for node in ast.walk(tree):  # TF names the converted function tf__<name>
+        if isinstance(node, ast.FunctionDef) and node.name == f.__name__:
+            node.name = "tf__" + node.name
+            break
+    return ast.unparse(tree) + "\n"
+
+
+def do_not_convert(func=None):
+    """Marks func to run as written, never converted (also when a converted function calls it)."""
+    if func is None:
+        return do_not_convert
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+    wrapper.__ag_do_not_convert__ = True
+    return wrapper
+

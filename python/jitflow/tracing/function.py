@@ -1,0 +1,335 @@
+"""jf.function: traces a Python function once per input signature into a graph that runs
+from C++. The call path (signature key -> cached plan -> run) is C++ (`_C.FunctionCache`);
+this module holds what runs on a cache miss: tracing, input_signature checks,
+reduce_retracing and the retracing warning."""
+import collections
+import functools
+import inspect
+import threading
+import time
+import warnings
+import weakref
+
+from .. import _C
+from ..core.graph import FuncGraph
+from ..core.nest import flatten_outputs
+from ..core.tensor_spec import TensorSpec
+from ..ops import variables as _variables
+from .autograph import conversion, feature_names, operators
+
+_RETRACE_WARN_COUNT = 5
+_RETRACE_WINDOW_S = 60.0
+
+
+Cluster = collections.namedtuple("Cluster", "name scope ops backend")
+_warned_messages = set()
+
+
+class ConcreteFunction:
+    """One traced graph: `.graph` for introspection, callable with matching tensors."""
+
+    def __init__(self, cf, output_tree, function_name, arg_names):
+        for w in cf.jit_warnings:  # best-effort compilation: say once why a cluster stays eager
+            if w not in _warned_messages:
+                _warned_messages.add(w)
+                warnings.warn(w, RuntimeWarning, stacklevel=4)
+        self._cf = cf
+        self._output_tree = output_tree
+        self.name = function_name
+        self._arg_names = arg_names
+        self._var_ids, self._var_key = [], b""  # the variable arguments it was traced with
+        self._key, self._general = None, True  # its signature key; whether it serves others too
+        self.graph = FuncGraph(cf.graph, dict(cf.op_cluster))
+
+    def __call__(self, *args, **kwargs):
+        _, leaves, _, var_ids, var_key = _C.flatten_inputs(args, kwargs)
+        if var_key != self._var_key:
+            raise TypeError(f"{self.name}: this concrete function was traced with variable arguments "
+                            "of other dtypes, shapes or trainability (or passed in another pattern)")
+        return self._output_tree.unflatten(self._cf.call(leaves, self._var_ids, var_ids))
+
+    @property
+    def structured_outputs(self):
+        """The function's return value with its graph's output tensors as the leaves."""
+        return self._output_tree.unflatten(self.graph.outputs)
+
+    @property
+    def clusters(self):
+        """The compiled clusters: Cluster(name, scope, ops, backend)."""
+        return [Cluster(c["name"], c["scope"], list(c["ops"]), c["backend"]) for c in self._cf.clusters]
+
+    @property
+    def inputs(self):
+        return self.graph.inputs
+
+    @property
+    def outputs(self):
+        return self.graph.outputs
+
+    def pretty_printed_graph(self):
+        return self._cf.graph.to_string()
+
+
+class Function(_C.FunctionCache):
+    """The callable jf.function returns. Calling it is the C++ cache's __call__: no Python
+    frame runs on a cache hit."""
+
+    def __init__(self, python_function, name=None, input_signature=None, jit_compile=None,
+                 reduce_retracing=False, autograph=True, experimental_autograph_options=None):
+        self._python_function = python_function
+        self._autograph = autograph
+        self._autograph_options = experimental_autograph_options
+        self._autograph_features = feature_names(experimental_autograph_options)
+        self._name = name or getattr(python_function, "__name__", "function")
+        self._input_signature = (None if input_signature is None else
+                                 [_as_spec(s) for s in input_signature])
+        self._jit_compile = jit_compile
+        self._reduce_retracing = reduce_retracing
+        # The C++ cache calls back through a weak reference: a dropped function is freed at
+        # once, with its concrete functions and their compiled kernels.
+        _C.FunctionCache.__init__(self, python_function, _weak_method(self, "_trace_for_call"))
+        self._tracing_count = 0
+        self._trace_times = []
+        self._last_arg_keys = None
+        self._warned = False
+        self._traced_specs = []
+        self._concrete = []
+        self._created_variables = []
+        # Held while tracing: concurrent first calls of one signature trace once, the others
+        # wait and take that trace (TF's per-function lock). Reentrant: a function may call
+        # itself while it is traced. Cached calls never take it.
+        self._trace_lock = threading.RLock()
+        try:
+            self._arg_names = list(inspect.signature(python_function).parameters)
+        except (TypeError, ValueError):
+            self._arg_names = []
+        functools.update_wrapper(self, python_function)
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        # A method: one Function per instance, so each instance traces and caches its own.
+        key = "_jf_bound_" + self._name + "_" + str(id(self))
+        bound = instance.__dict__.get(key)
+        if bound is None:
+            bound = Function(functools.partial(self._python_function, instance), self._name,
+                             self._input_signature, self._jit_compile, self._reduce_retracing,
+                             self._autograph, self._autograph_options)
+            instance.__dict__[key] = bound
+        return bound
+
+    @property
+    def python_function(self):
+        return self._python_function
+
+    def experimental_get_tracing_count(self):
+        return self._tracing_count
+
+    # ---- tracing (cache misses) ----------------------------------------------------------
+    def _trace_for_call(self, args, kwargs, key):
+        with self._trace_lock:
+            if self.has_entry(args, kwargs):  # another thread traced it while we waited
+                return None
+            return self._trace_and_add(args, kwargs)
+
+    def _trace_and_add(self, args, kwargs):
+        key, leaves, keepalive, var_ids, var_key = _C.flatten_inputs(args, kwargs)
+        general = False
+        if self._input_signature is not None:
+            specs = self._check_signature(args, kwargs, leaves)
+            general = True
+        else:
+            specs = [TensorSpec(t.shape, t.dtype) for t in leaves]
+            if self._reduce_retracing and self._traced_specs:
+                relaxed = _relax(self._traced_specs[-1], specs)
+                if relaxed is not None:
+                    specs, general = relaxed, True
+        cf = self._trace(args, kwargs, specs, _C.function_placement(leaves))
+        cf._var_ids, cf._var_key, cf._key, cf._general = var_ids, var_key, key, general
+        self.add(key, cf._cf, cf._output_tree, general, keepalive, var_ids, var_key)
+        return cf
+
+    def _check_signature(self, args, kwargs, leaves):
+        sig = self._input_signature
+        if kwargs:
+            raise TypeError(f"{self._name}: with an input_signature, pass arguments positionally "
+                            f"(got keyword arguments {sorted(kwargs)})")
+        flat_sig, _ = _C.nest_flatten(list(sig), spec_type=TensorSpec)
+        if len(args) != len(sig) or len(leaves) != len(flat_sig):
+            raise TypeError(f"{self._name}: expected {len(sig)} argument(s) matching input_signature "
+                            f"{sig}, got {len(args)} argument(s)")
+        for i, (t, s) in enumerate(zip(leaves, flat_sig)):
+            if not s.is_compatible_with(t):
+                name = self._arg_names[i] if i < len(self._arg_names) else f"#{i}"
+                raise TypeError(
+                    f"{self._name}: argument '{name}' is a tensor of shape {tuple(t.shape)} and dtype "
+                    f"{t.dtype.name}, which does not match input_signature {s} (full signature: {sig})")
+        return [s._for_rank(len(t.shape)) for t, s in zip(leaves, flat_sig)]
+
+    def _trace(self, args, kwargs, specs, gpu_device=-1, spec_leaves=False):
+        """Traces the Python function with a placeholder per leaf of (args, kwargs), typed by
+        `specs`; with spec_leaves, TensorSpecs in the arguments are leaves too."""
+        self._note_retrace(args, kwargs)
+        leaves, tree = _C.nest_flatten((tuple(args), dict(kwargs)),
+                                       spec_type=TensorSpec if spec_leaves else None)
+        if len(leaves) != len(specs):
+            raise TypeError(f"{self._name}: {len(leaves)} tensor argument(s) for {len(specs)} spec(s)")
+        builder = _C.FuncBuilder()
+        _variables._creation_guard.append((self._tracing_count == 0, self._name, self._created_variables))
+        try:
+            with builder:
+                placeholders = [builder.placeholder(s.dtype, list(s.shape), name)
+                                for s, name in zip(specs, self._leaf_names(tree))]
+                new_args, new_kwargs = tree.unflatten(placeholders)
+                out = self._converted_function()(*new_args, **new_kwargs)
+                flat, output_tree = flatten_outputs(out)
+                graph = builder.finish(flat)
+        finally:
+            _variables._creation_guard.pop()
+        self._tracing_count += 1
+        cf = ConcreteFunction(_C.make_concrete_function(graph, self._name, bool(self._jit_compile), gpu_device),
+                              output_tree, self._name, self._arg_names)
+        self._traced_specs.append(list(specs))
+        self._concrete.append(cf)
+        return cf
+
+    def _converted_function(self):
+        """The Python function as traced: AutoGraph-converted unless autograph=False."""
+        if not self._autograph:
+            return self._python_function
+        f = conversion.converted(self._python_function)
+        if not self._autograph_features:
+            return f
+
+        def with_features(*args, **kwargs):
+            with operators.features(self._autograph_features):
+                return f(*args, **kwargs)
+        return with_features
+
+    def _leaf_names(self, tree):
+        """Placeholder names for the leaves of tree, the TreeDef of (args, kwargs): an
+        argument's name for its first leaf, then name_1, name_2, ...; a keyword argument's
+        name for each of its leaves."""
+        names, seen = [], collections.Counter()
+        for path in tree.paths():
+            if path[0] == 1:
+                names.append(path[1])
+                continue
+            i = path[1]
+            base = self._arg_names[i] if i < len(self._arg_names) else f"args_{i}"
+            n = seen[i]
+            seen[i] += 1
+            names.append(base if n == 0 else f"{base}_{n}")
+        return names
+
+    def _note_retrace(self, args, kwargs):
+        now = time.monotonic()
+        arg_keys = [_C.flatten_inputs((a,), None)[0] for a in args] + \
+                   [_C.flatten_inputs((kwargs[k],), None)[0] for k in sorted(kwargs)]
+        changed = None
+        if self._last_arg_keys is not None:
+            names = self._arg_names[:len(args)] + sorted(kwargs)
+            for i, (a, b) in enumerate(zip(self._last_arg_keys, arg_keys)):
+                if a != b:
+                    changed = names[i] if i < len(names) else f"#{i}"
+                    break
+        self._last_arg_keys = arg_keys
+        self._trace_times = [t for t in self._trace_times if now - t < _RETRACE_WINDOW_S] + [now]
+        if len(self._trace_times) > _RETRACE_WARN_COUNT and not self._warned:
+            self._warned = True
+            why = f" The argument that changed last: '{changed}'." if changed else ""
+            warnings.warn(
+                f"{len(self._trace_times) - 1} retracings of jf.function '{self._name}' in the last "
+                f"{_RETRACE_WINDOW_S:.0f} s.{why} Retracing is expensive: pass tensors instead of "
+                "Python values that change, use input_signature with None dims, or "
+                "reduce_retracing=True.", RuntimeWarning, stacklevel=4)
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        """Each traced signature, in TF's layout: its input and output TensorSpecs (one per
+        tensor leaf, named by the placeholders' names)."""
+        def spec(t):
+            return f"TensorSpec(shape={t.shape}, dtype=jf.{t.dtype.name}, name=None)"
+        parts = []
+        for cf in self._concrete:
+            outs = ", ".join(spec(t) for t in cf.outputs) or "None"
+            if verbose:
+                ins = "\n".join(f"  {t.op.name} (POSITIONAL_OR_KEYWORD): {spec(t)}" for t in cf.inputs)
+                parts.append(f"Input Parameters:\n{ins}\nOutput Type:\n  {outs}\nCaptures:\n  None")
+            else:
+                ins = ", ".join(f"{t.op.name}: {spec(t)}" for t in cf.inputs)
+                parts.append(f"({ins}) -> {outs}")
+        return ("\n\n" if verbose else "\n").join(parts)
+
+    def get_concrete_function(self, *args, **kwargs):
+        leaves, _ = _C.nest_flatten((args, kwargs), spec_type=TensorSpec)
+        if not any(isinstance(x, TensorSpec) for x in leaves):
+            if self._input_signature is None or args:
+                key, tensors, _, _, var_key = _C.flatten_inputs(args, kwargs)
+                with self._trace_lock:
+                    # The trace of this signature key (Python values are part of it), else a
+                    # general one (input_signature, relaxed shapes) that takes these inputs.
+                    for cf in self._concrete:
+                        if cf._key == key or (cf._general and cf._var_key == var_key and
+                                              cf._cf.accepts(tensors)):
+                            return cf
+                    return self._trace_and_add(args, kwargs)
+            args = tuple(self._input_signature)
+            leaves, _ = _C.nest_flatten((args, kwargs), spec_type=TensorSpec)
+        specs = [x if isinstance(x, TensorSpec) else TensorSpec(x.shape, x.dtype) for x in leaves]
+        for s in specs:
+            if s.shape.rank is None:
+                raise ValueError(f"{self._name}: get_concrete_function needs a known rank: jitflow traces "
+                                 f"one graph per rank for {s} (call the function instead)")
+        with self._trace_lock:
+            for cf in self._concrete:
+                if [tuple(i.shape) for i in cf.inputs] == [s.shape for s in specs] and \
+                        [i.dtype for i in cf.inputs] == [s.dtype for s in specs]:
+                    return cf
+            cf = self._trace(args, kwargs, specs, _C.function_placement([]), spec_leaves=True)
+            self.add(b"", cf._cf, cf._output_tree, True, [])
+            return cf
+
+
+def _weak_method(obj, name):
+    """obj.name(*args) through a weak reference to obj."""
+    ref = weakref.ref(obj)
+
+    def call(*args):
+        target = ref()
+        if target is None:
+            raise ReferenceError("the jf.function was deleted")
+        return getattr(target, name)(*args)
+    return call
+
+
+def _as_spec(s):
+    if isinstance(s, TensorSpec):
+        return s
+    if isinstance(s, (list, tuple)):
+        return type(s)(_as_spec(x) for x in s)
+    raise TypeError(f"input_signature entries must be jf.TensorSpec, got {s!r}")
+
+
+def _relax(old, new):
+    """reduce_retracing: the same structure with differing dims set to None, else None."""
+    if len(old) != len(new):
+        return None
+    out = []
+    for a, b in zip(old, new):
+        if a.dtype != b.dtype or len(a.shape) != len(b.shape):
+            return None
+        out.append(TensorSpec([x if x == y else None for x, y in zip(a.shape, b.shape)], a.dtype))
+    return out
+
+
+def function(func=None, *, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
+             experimental_relax_shapes=None, name=None, experimental_autograph_options=None):
+    """Decorator (or call) making a graph function, like tf.function."""
+    if experimental_relax_shapes is not None:
+        reduce_retracing = experimental_relax_shapes
+
+    def wrap(f):
+        return Function(f, name=name, input_signature=input_signature, jit_compile=jit_compile,
+                        reduce_retracing=reduce_retracing, autograph=autograph,
+                        experimental_autograph_options=experimental_autograph_options)
+    return wrap if func is None else wrap(func)
