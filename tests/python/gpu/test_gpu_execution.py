@@ -1,12 +1,12 @@
 """GPU execution against float64 numpy references: every op family with an emitter and the
-fused clusters of test_gpu_codegen.py, eagerly on /GPU:0 and compiled; placement and copies;
-the seed's LSTM cell. These need a real GPU and skip without one (the stand-in driver of
+fused clusters of gpu_bodies.py (whose PTX test_gpu_codegen.py checks), eagerly on /GPU:0 and
+compiled; placement and copies; the seed's LSTM cell. These need a real GPU and skip without one (the stand-in driver of
 test_fake_gpu.py records launches but does not run kernels)."""
 import os
 
 import numpy as np
 import pytest
-from test_gpu_codegen import BODIES
+from gpu_bodies import BODIES
 
 import jitflow as jf
 

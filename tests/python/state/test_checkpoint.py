@@ -1,4 +1,4 @@
-"""jf.train.Checkpoint / CheckpointManager (issue 18): a Module MLP trained in a jf.function
+"""jf.train.Checkpoint / CheckpointManager: a Module MLP trained in a jf.function
 step, saved, restored in a fresh process, continues exactly as an uninterrupted run; the file
 format as documented in docs/checkpoints.md; TF's errors for mismatches; damaged files raise
 DataLossError (each such case runs in a child process, so a crash fails only its test)."""

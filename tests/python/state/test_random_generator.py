@@ -1,4 +1,4 @@
-"""jf.random.Generator and the random fixes of issue 19: construction, draws against the numpy
+"""jf.random.Generator and jf.random's TF 2.21 behaviours: construction, draws against the numpy
 Philox reference, how the state advances in every mode, distributions (moments and
 Kolmogorov-Smirnov against scipy.stats), split streams, the global generator inside
 jf.function, and a regression test for each bug found by comparing with TF 2.21."""

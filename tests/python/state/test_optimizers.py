@@ -167,7 +167,7 @@ def test_train_mlp_example_runs_and_learns():
     import pathlib
     import subprocess
     import sys
-    script = pathlib.Path(__file__).resolve().parents[2] / "examples" / "train_mlp.py"
+    script = pathlib.Path(__file__).resolve().parents[3] / "examples" / "train_mlp.py"
     out = subprocess.run([sys.executable, str(script), "--steps", "40", "--n", "128", "--hidden", "16"],
                          capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr

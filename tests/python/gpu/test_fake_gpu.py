@@ -1,9 +1,9 @@
-"""Runs tests/python/fake_gpu in a child process against stand-in CUDA driver and cuBLAS
+"""Runs tests/python/gpu/fake_gpu in a child process against stand-in CUDA driver and cuBLAS
 libraries (tests/cpp/gpu/fake_cuda.cc, fake_cublas.cc), built here with the C++ compiler.
 The stand-in driver keeps device memory in host memory and records kernel launches instead
 of running them; the stand-in cuBLAS computes its GEMMs on the host. So these tests check
 placement, copies, caching, launches and the cuBLAS call mapping, but not kernel values:
-those need a GPU (tests/python/test_gpu_execution.py)."""
+those need a GPU (tests/python/gpu/test_gpu_execution.py)."""
 import os
 import pathlib
 import shutil
@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).parent
-FAKES = HERE.parent / "cpp" / "gpu"
+FAKES = HERE.parents[1] / "cpp" / "gpu"
 
 
 def _build(src, out):

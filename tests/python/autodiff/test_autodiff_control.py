@@ -1,4 +1,4 @@
-"""Autodiff control (issue 16): jf.stop_gradient, jf.custom_gradient, GradientTape.jacobian and
+"""Controlling what autodiff differentiates: jf.stop_gradient, jf.custom_gradient, GradientTape.jacobian and
 batch_jacobian (vectorized), UnconnectedGradients, stop_recording and
 watch_accessed_variables, eagerly, traced and compiled, against float64 numpy."""
 import warnings

@@ -4,7 +4,7 @@ import inspect
 
 import numpy as np
 import pytest
-from conftest import numeric_grad
+from conftest import collatz_steps, numeric_grad
 
 import jitflow as jf
 
@@ -96,17 +96,7 @@ def test_and_is_lazy_on_tensors():
 
 
 # ---- while -----------------------------------------------------------------------------------
-def collatz_steps(n):
-    steps = 0
-    while n != 1:
-        if n % 2 == 0:
-            n = n // 2
-        else:
-            n = 3 * n + 1
-        steps += 1
-    return steps
-
-
+# collatz_steps is in conftest.py: compile/test_compiled_control_flow.py compiles it whole.
 def test_while_with_a_data_dependent_trip_count():
     f = _same_as_eager(collatz_steps, [(jf.constant(n),) for n in (1, 6, 7, 27)])
     assert f(jf.constant(27)).numpy() == 111

@@ -242,7 +242,7 @@ def _ptx_case(name):
     return F32 if F32 in r["jit_types"] else r["jit_types"][0]
 
 
-# Library steps run on cuBLAS (tests/python/fake_gpu); Const alone makes no kernel.
+# Library steps run on cuBLAS (tests/python/gpu/fake_gpu); Const alone makes no kernel.
 _PTX_OPS = [n for n, r in RECORDS.items() if n in ROWS and r["jit_types"]
             and r["lower"] not in ("library", "const")]
 
@@ -275,6 +275,6 @@ def test_docs_ops_md_is_generated_from_the_records():
     import os
 
     from jitflow import _ops_doc
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "ops.md")
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "ops.md")
     with open(path) as f:
         assert f.read() == _ops_doc.markdown(), "docs/ops.md is stale: python -m jitflow._ops_doc > docs/ops.md"

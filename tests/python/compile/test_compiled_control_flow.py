@@ -3,8 +3,7 @@ While's cond and body and of an If's branches run in compiled clusters (the C++ 
 the loop and calls them once per iteration)."""
 import numpy as np
 import pytest
-from conftest import numeric_grad
-from test_autograph import collatz_steps
+from conftest import collatz_steps, numeric_grad
 
 import jitflow as jf
 

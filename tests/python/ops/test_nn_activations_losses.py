@@ -1,7 +1,7 @@
-"""Issue 16's activations, losses and clipping: every composition in the five modes against
-float64 numpy / scipy references, gradients against finite differences, the activation
-records at NaN / Inf and their edge dtypes, fusion inside a jit_scope, dropout's statistics
-and seeds, and TF 2.21's errors."""
+"""The activations, losses and clipping (nn_activations.py, losses_clipping.py): every
+composition in the five modes against float64 numpy / scipy references, gradients against
+finite differences, the activation records at NaN / Inf and their edge dtypes, fusion inside a
+jit_scope, dropout's statistics and seeds, softmax's axis checks, and TF 2.21's errors."""
 import numpy as np
 import pytest
 from conftest import numeric_grad

@@ -1,4 +1,4 @@
-"""jf.Module (issue 18): names, name scopes in op names, discovery of variables and submodules
+"""jf.Module: names, name scopes in op names, discovery of variables and submodules
 through attributes, lists, tuples and dicts, jf.function methods, and the layers and
 optimizers as modules. Expected orders and names are what TF 2.21's tf.Module printed for the
 same programs."""
