@@ -492,3 +492,17 @@ def test_prod_gradient_with_zeros():
         y = jf.reduce_prod(x, 1)
     np.testing.assert_allclose(tape.gradient(y, x).numpy(),
                                [[6.0, 0.0, 0.0], [0.0, 0.0, 0.0], [6.0, 3.0, 2.0]])
+
+
+# The gradient of a source with respect to itself is 1 (TF 2.21).
+def test_jf_gradients_of_a_source_with_respect_to_itself():
+    v0, v1 = jf.Variable(2.0), jf.Variable(3.0)
+
+    @jf.function
+    def f(x):
+        return (jf.gradients(x, [x]), jf.gradients(v0, [v0, v1]),
+                jf.gradients(v0.read_value(), [v0]))
+
+    (gx,), (g0, g1), (gr,) = f(jf.constant(1.0))
+    assert gx.numpy() == 1.0 and g0.numpy() == 1.0 and gr.numpy() == 1.0
+    assert g1 is None

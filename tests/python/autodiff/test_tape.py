@@ -285,3 +285,39 @@ def test_unneeded_matmul_input_gradient_is_not_computed():
     g = tape.gradient(y, w)
     assert jf.debugging.stats()["eager_ops"] == 2  # the ones seed and one MatMul
     np.testing.assert_allclose(g.numpy(), np.full((3, 2), 4.0))
+
+
+# ---- the gradient of a source with respect to itself, as TF 2.21 ---------------------------------
+def test_tape_gradient_of_a_variable_with_respect_to_itself_is_one():
+    v0, v1 = jf.Variable(2.0), jf.Variable(3.0)
+    with jf.GradientTape() as tape:
+        pass
+    g0, g1 = tape.gradient(v0, [v0, v1])
+    assert g0 is not None and g0.numpy() == 1.0
+    assert g1 is None
+
+
+def test_tape_variable_target_is_the_handle_not_its_reads():
+    v = jf.Variable([1.0, 2.0])
+    with jf.GradientTape() as tape:
+        _ = v * 5.0  # a recorded read: TF's target is the variable's handle, not this read
+    np.testing.assert_array_equal(tape.gradient(v, v).numpy(), [1.0, 1.0])
+    v2 = jf.Variable(4.0, trainable=False)
+    with jf.GradientTape(watch_accessed_variables=False) as tape:
+        pass
+    assert tape.gradient(v2, v2).numpy() == 1.0  # TF: 1.0 even unwatched and non-trainable
+
+
+def test_tape_gradient_of_a_tensor_with_respect_to_itself():
+    x = jf.constant([2.0, 3.0])
+    with jf.GradientTape() as tape:
+        pass
+    np.testing.assert_array_equal(tape.gradient(x, x).numpy(), [1.0, 1.0])  # unwatched: TF 1.0
+    with jf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * 3.0
+    np.testing.assert_array_equal(tape.gradient([x, y], x).numpy(), [4.0, 4.0])
+    with jf.GradientTape() as tape:
+        pass
+    g = tape.gradient(x, x, output_gradients=jf.constant([5.0, 7.0]))
+    np.testing.assert_array_equal(g.numpy(), [5.0, 7.0])

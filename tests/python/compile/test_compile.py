@@ -1,5 +1,6 @@
 """Compilation of jit_scope clusters (docs/jit_scope.md): which ops compile, cluster shapes,
-values equal to eager and numpy, the compile cache, and best-effort fallback."""
+values equal to eager and numpy, exact int64 constants, the compile cache, and best-effort
+fallback."""
 import os
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import assert_exact
 
 import jitflow as jf
 
@@ -283,6 +285,31 @@ def test_compiled_fusions_match_eager(case):
     assert f.get_concrete_function(x, xi, w).clusters
 
 
+# Python ints are baked into compiled code exactly (no trip through double), and kernels that
+# differ only in a constant are distinct programs in the compile cache.
+BIG = 2**53 + 1  # the first integer a double cannot hold
+exact = assert_exact
+
+
+def test_int64_immediates_are_exact_when_compiled():
+    x = jf.constant(np.array([0, 1], np.int64))
+    exact(jf.function(lambda a: a + BIG, jit_compile=True)(x), [BIG, BIG + 1], np.int64)
+    exact(jf.function(lambda a: a * 0 + (2**63 - 1), jit_compile=True)(x), [2**63 - 1] * 2, np.int64)
+
+
+def test_compiled_kernels_differing_only_in_a_constant_are_distinct():
+    xi = jf.constant(np.array([0, 1], np.int64))
+    a = jf.function(lambda t: t + 1000000001, jit_compile=True)(xi)
+    b = jf.function(lambda t: t + 1000000002, jit_compile=True)(xi)  # gave a's values
+    exact(a, [1000000001, 1000000002], np.int64)
+    exact(b, [1000000002, 1000000003], np.int64)
+    xf = jf.constant(np.array([0.0], np.float32))
+    c = jf.function(lambda t: t + 1.0000001, jit_compile=True)(xf)
+    d = jf.function(lambda t: t + 1.0000002, jit_compile=True)(xf)
+    exact(c, [np.float32(1.0000001)], np.float32)
+    exact(d, [np.float32(1.0000002)], np.float32)
+
+
 def test_compile_cache_second_call_and_new_batch_size():
     def body(x):
         with jf.jit_scope():
@@ -496,3 +523,27 @@ def test_zeros_like_and_ones_like_of_an_outside_input_compile():
     x2 = np.random.rand(5, 4).astype(np.float32)  # a new batch size: same kernel, new dims
     a2, _ = f(x2, np.ones((5, 4), np.float32))
     np.testing.assert_allclose(a2.numpy(), np.full((5, 4), 2.0))
+
+
+def _compiled_ran(f, *args):
+    before = jf.debugging.stats()["cluster_runs"]
+    out = f(*args)
+    return out, jf.debugging.stats()["cluster_runs"] > before
+
+
+def test_shape_compiles_and_feeds_shape_inputs(rng):
+    """Shape compiles (XLA compiles it), and a fill to the shape of an input compiles with it,
+    for every run-time shape of an all-None signature."""
+    spec = [jf.TensorSpec([None, None])]
+
+    @jf.function(input_signature=spec, jit_compile=True)
+    def f(x):
+        s = jf.shape(x)
+        return jf.zeros(s) + x * 2.0 + jf.cast(jf.reduce_sum(s), jf.float32), jf.shape(x, out_type=jf.int64)
+
+    for shape in [(3, 5), (1, 5), (4, 1), (0, 2)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        (y, s), ran = _compiled_ran(f, x)
+        assert ran, shape
+        np.testing.assert_allclose(y.numpy(), x * 2.0 + sum(shape), rtol=1e-6)
+        assert s.numpy().tolist() == list(shape) and s.dtype == jf.int64

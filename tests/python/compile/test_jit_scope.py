@@ -1,5 +1,5 @@
 """jit_scope semantics (docs/jit_scope.md), including ports of TensorFlow's
-tensorflow/python/compiler/xla/jit_test.py."""
+tensorflow/python/compiler/xla/jit_test.py, and the compile_ops values TF accepts and refuses."""
 import numpy as np
 import pytest
 
@@ -242,3 +242,37 @@ def test_ops_outside_scopes_have_no_attrs():
             assert {"_XlaCompile", "_XlaScope", "_XlaSeparateCompiledGradients"} <= names
         else:
             assert not names & {"_XlaCompile", "_XlaScope", "_XlaSeparateCompiledGradients"}
+
+
+# ---- compile_ops: the values TF accepts ----------------------------------------------------------
+def _scoped(compile_ops):
+    def body(x):
+        with jf.jit_scope(compile_ops=compile_ops):
+            return x + 1.0
+    return jf.function(body)
+
+
+@pytest.mark.parametrize("value, exc", [("maybe", TypeError), (1.5, TypeError),
+                                        (None, jf.errors.InvalidArgumentError)], ids=repr)
+def test_jit_scope_compile_ops_must_be_a_bool_or_callable(value, exc):
+    # TF stores compile_ops in a bool attr: 'maybe' is its TypeError, None its InvalidArgumentError.
+    with pytest.raises(exc, match="compile_ops"):
+        _scoped(value)(jf.ones([2]))
+
+
+@pytest.mark.parametrize("value", [True, False, 1, 0, np.bool_(True), lambda node_def: True], ids=repr)
+def test_jit_scope_compile_ops_accepts_what_tf_accepts(value):
+    # The check keeps accepting bools, ints, numpy bools and callables.
+    np.testing.assert_array_equal(_scoped(value)(jf.ones([2])).numpy(), [2.0, 2.0])
+
+
+def test_jit_scope_callable_must_return_a_bool():
+    with pytest.raises(TypeError, match="must return a bool"):
+        _scoped(lambda node_def: "yes")(jf.ones([2]))
+
+
+def test_jit_scope_eagerly_is_still_tfs_runtime_error():
+    # Eagerly TF raises its RuntimeError before looking at compile_ops, and so does jitflow.
+    with pytest.raises(RuntimeError, match="not supported when eager execution is enabled"), \
+            jf.jit_scope(compile_ops="maybe"):
+        pass

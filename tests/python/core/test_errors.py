@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 import pytest
+from conftest import assert_raised, run_in_child
 
 import jitflow as jf
 
@@ -304,3 +305,27 @@ def test_raises_here_checks_the_location():
     with pytest.raises(AssertionError, match="not in"), \
             raises_here(jf.errors.InvalidArgumentError, "MatMul"):
         jf.add(jf.zeros([2]), jf.zeros([3]))
+
+
+# ---- error classes -------------------------------------------------------------------------------
+REE = jf.errors.ResourceExhaustedError
+
+
+def test_resource_exhausted_error_is_a_memory_error():
+    assert issubclass(REE, MemoryError) and issubclass(REE, jf.errors.OpError)
+
+
+# ---- the private C++ entry points validate their arguments too -----------------------------------
+# Each call runs in a child process: the first three crashed the interpreter.
+@pytest.mark.parametrize("call, exc", [
+    ("jf._C.execute('Const', ())", "InvalidArgumentError"),             # no value attr: a null dereference
+    ("jf._C.call_recorded('Fill', [jf.constant([1])], None)", "TypeError"),  # read as a FunctionCache
+    ("jf._C.make_concrete_function(None, 'f')", "TypeError"),           # a null graph
+    # Already right, kept so: args are read as a tuple when run_functions_eagerly; the items of
+    # a sequence made up on the fly (a tensor's rows) must be held, not borrowed.
+    ("jf._C.call_recorded(jf.function(lambda: 1), [1], None)", "TypeError"),
+    ("jf._C.int_tensor(jf.ones([2, 3]))", "TypeError"),
+])
+def test_private_entry_points_validate_their_arguments(call, exc):
+    out = run_in_child(f"report(lambda: {call})")
+    assert_raised(out, exc)

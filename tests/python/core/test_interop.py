@@ -1,16 +1,19 @@
-"""numpy interop (docs/user_guide.md, 'Eager tensors'): zero-copy .numpy() / np.asarray / buffer protocol /
-DLPack in both directions, read-only views of immutable tensors, lifetimes, and TF's repr."""
+"""numpy and Python interop (docs/user_guide.md, 'Eager tensors'): zero-copy .numpy() / np.asarray /
+buffer protocol / DLPack in both directions (native byte order only), read-only views of
+immutable tensors, lifetimes, TF's repr and dtype spellings, and pickling and copying."""
 import gc
 import re
 
 import numpy as np
 import pytest
+from conftest import assert_exact, run_in_child
 
 import jitflow as jf
 
 DTYPES = [(jf.float32, np.float32, "f"), (jf.float64, np.float64, "d"), (jf.int32, np.int32, "i"),
           (jf.int64, np.int64, "q"), (jf.bool, np.bool_, "?")]
 IDS = [d[0].name for d in DTYPES]
+exact = assert_exact
 
 
 def sample(np_dtype, shape=(2, 3)):
@@ -239,6 +242,14 @@ def test_from_dlpack_rejects_non_dlpack_objects():
         jf.from_dlpack([1, 2, 3])
 
 
+def test_from_dlpack_refuses_non_native_byte_order():
+    # Zero-copy import cannot share bytes in another order (they were read as raw bytes).
+    for a in (np.array([1.0, 2.0], ">f4"), np.array([1, 2], ">i8")[::-1]):
+        with pytest.raises(TypeError, match="native byte order"):
+            jf.from_dlpack(a)
+    exact(jf.from_dlpack(np.arange(6.0).reshape(2, 3)[:, ::-1]), np.arange(6.0).reshape(2, 3)[:, ::-1], np.float64)
+
+
 # ---- repr / str ----------------------------------------------------------------------
 def test_repr_like_tf():
     t = jf.constant([[1.0, 2.0], [3.0, 4.0]])
@@ -278,3 +289,27 @@ def test_tensor_metadata():
     assert t.get_shape() == (2, 3)
     assert t.device.endswith("CPU:0")
     assert t._nbytes == 48
+
+
+def test_dtype_spellings_and_scalar_numpy_as_tf():
+    assert (str(jf.float32), repr(jf.int64)) == ("<dtype: 'float32'>", "jf.int64")  # TF: tf.int64
+    assert type(jf.constant(1.5).numpy()) is np.float32 and jf.constant(2).numpy() == 2
+    assert type(jf.Variable(1.0).numpy()) is np.float32
+
+
+# ---- pickling and copying ------------------------------------------------------------------------
+def test_tensor_pickles_and_copies_like_tf():
+    import copy
+    import pickle
+    t = jf.constant([2**62, 3], jf.int64)
+    assert copy.copy(t) is t                        # immutable: TF returns the tensor itself
+    for u in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
+        assert u.dtype == jf.int64
+        np.testing.assert_array_equal(u.numpy(), [2**62, 3])
+
+
+def test_tensor_reduce_does_not_abort():
+    # object.__reduce__ on a Tensor aborted the interpreter (pybind11: "instance allocation
+    # failed: new instance has no pybind11-registered base types"). TF: (convert_to_tensor, (value,)).
+    out = run_in_child("report(lambda: jf.ones([2]).__reduce__()[1][0].tolist())")
+    assert out["value"] == [1.0, 1.0]

@@ -1,7 +1,7 @@
 """Gathering and shaping ops beyond their differential rows (op_rows.py): gather with
 batch_dims and negative axes, out-of-range indices, one_hot's dtype rules, SYMMETRIC pads,
-the mirror-pad gradient, and the compositions (eye, sequence_mask, size, shape_n, unstack,
-meshgrid, linspace) against numpy."""
+the mirror-pad gradient, pads too big to count, and the compositions (eye, sequence_mask,
+size, shape_n, unstack, meshgrid, linspace) against numpy."""
 import numpy as np
 import pytest
 from conftest import numeric_grad
@@ -99,6 +99,11 @@ def test_pad_errors():
         jf.pad(x, [[0, 0], [0, 0]], "WRAP")
     with pytest.raises(jf.errors.InvalidArgumentError, match="non-negative"):
         jf.pad(x, [[-1, 0], [0, 0]])
+
+
+def test_pad_whose_size_overflows_raises():
+    with pytest.raises(jf.errors.InvalidArgumentError, match="more than 2"):
+        jf.pad(jf.zeros([1]), jf.constant([[2**62, 2**62]], jf.int64))
 
 
 def test_roll_tile_reverse_against_numpy(rng):

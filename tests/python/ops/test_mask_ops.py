@@ -1,10 +1,13 @@
 """Ops with data-dependent output shapes beyond their differential rows (op_rows.py):
 boolean_mask (axis, K-D masks, unknown dims, its gather-scatter gradient), one-argument where,
 unique and unique_with_counts (out_idx, NaN and signed zeros), a bool key in Tensor.__getitem__,
-TF's errors, and jit_compile=True naming the op (TF 2.21's behaviour is the reference)."""
+TF's errors, and jit_compile=True naming the op (TF 2.21's behaviour is the reference). And the
+rest of Tensor.__getitem__ beyond test_eager_ops.py: bounds, steps and indices computed in the
+graph (and their gradients), keys TF refuses, and indices and bounds past int32 and int64. Keys
+that crashed the interpreter are tried in a child process (conftest.run_in_child)."""
 import numpy as np
 import pytest
-from conftest import numeric_grad
+from conftest import assert_raised, numeric_grad, run_in_child
 
 import jitflow as jf
 
@@ -318,3 +321,142 @@ def test_boolean_mask_with_an_axis_computed_in_the_graph(rng):
     np.testing.assert_array_equal(g(x, m1).numpy(), x[:, m1])
     with pytest.raises(NotImplementedError, match="axis known when tracing"):
         f(x[None], np.ones((3, 4), bool), jf.constant(1))
+
+
+# ---- Tensor.__getitem__ with a tensor index computed in the graph, and bad keys ------------------
+_TF_INDEX_MSG = "scalar tf.int32/tf.int64 tensors are valid indices"
+
+
+@pytest.mark.parametrize("key", [
+    "jf.constant(1.5)",                     # a float tensor: was a segfault
+    "np.array([0, 1])",                     # a numpy array: was a segfault
+    "np.array(1.0)",                        # a 0-d float array
+    "jf.constant([0, 1])",                  # an int vector tensor (TF: only scalars)
+    "(0, jf.constant(2.0))",                # inside a tuple
+    "slice(jf.constant(1.0), None)",        # as a slice bound
+    "BadIndex()",                           # an object whose __index__ raises: was a segfault
+])
+def test_indexing_with_a_bad_key_raises_tf_type_error(key):
+    out = run_in_child(f"""
+        class BadIndex:
+            def __index__(self):
+                raise RuntimeError("no index")
+        x = jf.constant(np.ones((3, 4), np.float32))
+        report(lambda: x[{key}])
+        """)
+    assert_raised(out, "TypeError", _TF_INDEX_MSG)
+
+
+@pytest.mark.parametrize("key, want", [
+    ("a[i]", "x[1]"),
+    ("a[i:]", "x[1:]"),
+    ("a[:, i]", "x[:, 1]"),
+    ("a[i, 1:]", "x[1, 1:]"),
+    ("a[-i]", "x[-1]"),
+    ("a[::i + 1]", "x[::2]"),
+    ("a[None, ..., i]", "x[None, ..., 1]"),
+])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_indexing_with_a_traced_int_tensor_works(key, want, dtype):
+    # TF: a scalar int tensor index inside tf.function is a StridedSlice whose begin/end are
+    # computed in the graph. It was a segfault (the tensor's __index__ failed in C++).
+    out = run_in_child(f"""
+        x = np.arange(12, dtype=np.float32).reshape(3, 4)
+        f = jf.function(lambda a, i: {key})
+        got = f(jf.constant(x), jf.constant(1, jf.{dtype}))
+        report(lambda: [got.numpy().tolist(), {want}.tolist(), list(got.shape)])
+        """)
+    got, want_value, shape = out["value"]
+    assert got == want_value
+    assert tuple(shape) == np.shape(want_value)
+
+
+@pytest.mark.parametrize("key", ["x[i]", "x[:, i]", "x[i, 2]", "x[-i]", "x[None, ..., i]", "x[i, i] * x[i, 0]"])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_gradient_through_a_traced_int_tensor_index(key, dtype):
+    # In process: no crash risk here. TF differentiates x[i] for a traced i; the gradient is g
+    # placed at the index (a one-hot mask per indexed axis).
+    import jitflow as jf
+    x = jf.Variable(np.arange(12, dtype=np.float32).reshape(3, 4) / 7.0)
+
+    def grad_of(index_expr):
+        @jf.function
+        def g(i):
+            with jf.GradientTape() as tape:
+                y = jf.reduce_sum(eval(index_expr, {"x": x, "i": i}) * 3.0)
+            return tape.gradient(y, x)
+        return g
+
+    i = jf.constant(1, getattr(jf, dtype))
+    np.testing.assert_allclose(grad_of(key)(i).numpy(), grad_of(key.replace("i", "1"))(i).numpy(), rtol=1e-6)
+
+
+def test_gradient_through_a_traced_slice_bound():
+    # TF differentiates x[i:] too (more forms: test_gradient_through_traced_slice_bounds).
+    import jitflow as jf
+    x = jf.Variable(jf.ones([3, 4]))
+
+    @jf.function
+    def g(i):
+        with jf.GradientTape() as tape:
+            y = jf.reduce_sum(x[i:])
+        return tape.gradient(y, x)
+    np.testing.assert_array_equal(g(jf.constant(1)).numpy(), [[0] * 4, [1] * 4, [1] * 4])
+
+
+def test_traced_tensor_index_out_of_range_raises_invalid_argument():
+    out = run_in_child("""
+        f = jf.function(lambda a, i: a[i])
+        report(lambda: f(jf.zeros([3, 4]), jf.constant(3)))
+        """)
+    assert_raised(out, "InvalidArgumentError", "StridedSlice", "slice index 3 of dimension 0 out of bounds")
+
+
+def test_traced_float_tensor_index_raises_type_error():
+    out = run_in_child("""
+        f = jf.function(lambda a, i: a[i])
+        report(lambda: f(jf.zeros([3, 4]), jf.constant(1.0)))
+        """)
+    assert_raised(out, "TypeError", _TF_INDEX_MSG)
+
+
+def test_traced_tensor_index_under_jit_scope_runs_and_under_jit_compile_names_the_op():
+    out = run_in_child("""
+        def body(a, i):
+            with jf.jit_scope():
+                return a[i] * 2.0 + 1.0
+        f = jf.function(body)
+        report(lambda: f(jf.ones([3, 4]), jf.constant(1)))
+        """)
+    assert out["value"] == [3.0] * 4
+    # jit_compile=True compiles it, as TF's XLA does (the runner computes the bounds first).
+    out = run_in_child("""
+        f = jf.function(lambda a, i: a[i] * 2.0, jit_compile=True)
+        report(lambda: f(jf.ones([3, 4]), jf.constant(1)))
+        """)
+    assert out["value"] == [2.0] * 4
+
+
+# ---- Tensor.__getitem__ with indices and bounds of 2**31 and more --------------------------------
+@pytest.mark.parametrize("key", [2**32, 2**31, -2**32, (0, 2**32)], ids=repr)
+def test_index_past_int32_is_out_of_bounds_not_wrapped(key):
+    # x[2**32] returned x[0] (the index wrapped in an int32 begin). TF: InvalidArgumentError.
+    with pytest.raises(jf.errors.InvalidArgumentError, match="out of bounds"):
+        jf.zeros([3, 3])[key]
+
+
+def test_index_past_int64_raises_value_error():
+    # TF: ValueError "Can't convert Python sequence with out-of-range integer to Tensor."
+    with pytest.raises(ValueError, match="out-of-range integer"):
+        jf.zeros([3])[2**63]
+    with pytest.raises(ValueError, match="out-of-range integer"):
+        jf.zeros([2**63, 0])
+
+
+def test_slices_with_huge_bounds_and_steps():
+    x = np.arange(5, dtype=np.float32)
+    t = jf.constant(x)
+    # A step of 2**62 wrapped to 0 in int32 ("strides must be non-zero"); TF gives [x[0]].
+    for key in [slice(None, None, 2**62), slice(None, None, -2**63), slice(2**40, None), slice(None, 2**40),
+                slice(-2**40, None), slice(None, None, 2**31), slice(4, -2**63, -2**62)]:
+        np.testing.assert_array_equal(t[key].numpy(), x[key], err_msg=repr(key))

@@ -584,3 +584,28 @@ def test_loss_edge_values():
     np.testing.assert_array_equal(jf.nn.softmax_cross_entropy_with_logits(jf.zeros([2, 0]), jf.zeros([2, 0])), [0, 0])
     assert jf.nn.sparse_softmax_cross_entropy_with_logits(jf.zeros([0], jf.int32), jf.zeros([0, 3])).shape == (0,)
     assert jf.nn.l2_loss(jf.zeros([0])).numpy() == 0 and jf.nn.l2_loss([np.inf, 1.0]).numpy() == np.inf
+
+
+# ---- softmax's axis ------------------------------------------------------------------------------
+def _modes(fn):
+    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
+    return {"eager": fn, "function": jf.function(fn)}
+
+
+@pytest.mark.parametrize("fn", [jf.nn.softmax, jf.nn.log_softmax], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("axis", [2, 5, -3])
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_softmax_axis_out_of_range_raises(fn, axis, mode):
+    # The axis was taken modulo the rank. TF: InvalidArgumentError
+    # "`dim` must be in the range [-2, 2) where 2 is the number of dimensions in the input."
+    with pytest.raises(jf.errors.InvalidArgumentError, match=r"`dim` must be in the range \[-2, 2\)"):
+        _modes(lambda x: fn(x, axis=axis))[mode](jf.ones([2, 3]))
+
+
+def test_softmax_valid_axes_still_work():
+    # The axis check keeps accepting in-range axes, negative ones included.
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    for axis in (0, 1, -1, -2):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        np.testing.assert_allclose(jf.nn.softmax(x, axis=axis).numpy(), e / e.sum(axis=axis, keepdims=True),
+                                   rtol=1e-5)

@@ -1,6 +1,7 @@
 """jf.random's Philox 4x32-10 generator and its stateless samplers: the Random123 known answers,
 TF 2.21's values for the same seeds, one answer eagerly and compiled, distributions (moments
-and Kolmogorov-Smirnov against scipy.stats), 0-sized shapes and TF's errors."""
+and Kolmogorov-Smirnov against scipy.stats), 0-sized shapes and TF's errors (shape and
+integer-range arguments included)."""
 import numpy as np
 import pytest
 import random_ref as R
@@ -367,3 +368,41 @@ def test_stateful_samplers_vary_per_call_and_repeat_with_set_seed():
         np.testing.assert_array_equal(x, y)
     f = jf.function(lambda: jf.random.truncated_normal([5], seed=1))
     assert not np.array_equal(f().numpy(), f().numpy())
+
+
+# ---- shape and range arguments: TF's checks ------------------------------------------------------
+def test_random_ops_refuse_a_scalar_shape_as_tf_does():
+    with pytest.raises(jf.errors.InvalidArgumentError, match="shape must be a vector"):
+        jf.random.normal(2)
+    with pytest.raises(jf.errors.InvalidArgumentError, match="shape must be a vector"):
+        jf.random.uniform(jf.constant(2))
+    assert jf.random.normal([]).shape == () and jf.random.uniform((2,)).shape == (2,)
+
+
+def _modes(fn):
+    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
+    return {"eager": fn, "function": jf.function(fn)}
+
+
+@pytest.mark.parametrize("dtype", [jf.int32, jf.int64], ids=lambda d: d.name)
+@pytest.mark.parametrize("lo, hi", [(5, 1), (1, 1)])
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_random_uniform_int_needs_minval_below_maxval(dtype, lo, hi, mode):
+    # Was [3 2] for minval=5, maxval=1. TF: InvalidArgumentError "Need minval < maxval, got 5 >= 1"
+    with pytest.raises(jf.errors.InvalidArgumentError, match=f"Need minval < maxval, got {lo} >= {hi}"):
+        _modes(lambda: jf.random.uniform([2], minval=lo, maxval=hi, dtype=dtype))[mode]()
+
+
+def test_random_uniform_int_bounds_from_tensors_and_scalars():
+    with pytest.raises(jf.errors.InvalidArgumentError, match="Need minval < maxval"):
+        jf.random.uniform([2], minval=jf.constant(3), maxval=jf.constant(2), dtype=jf.int32)
+    with pytest.raises(jf.errors.InvalidArgumentError, match="must be 0-D"):
+        jf.random.uniform([2], minval=[0, 1], maxval=5, dtype=jf.int32)
+    r = jf.random.uniform([1000], minval=-3, maxval=4, dtype=jf.int32).numpy()
+    assert r.min() >= -3 and r.max() <= 3
+
+
+def test_random_uniform_refuses_bool_dtype_like_tf():
+    # TF: ValueError "Argument `dtype` got invalid value <dtype: 'bool'>."
+    with pytest.raises(ValueError, match="Argument `dtype` got invalid value"):
+        jf.random.uniform([2], maxval=1, dtype=jf.bool)

@@ -1,7 +1,7 @@
 """Variables under concurrent updates: assign_add / assign_sub are read-modify-writes under the
 variable's own lock (TF's resource-variable kernels hold it), so threads updating one variable
 lose no updates, eagerly, traced, compiled and through an optimizer; and, as TF, an update
-of another shape is refused instead of broadcast."""
+of another shape is refused instead of broadcast, and assign checks the value's shape and dtype."""
 import numpy as np
 import pytest
 from conftest import run_in_threads
@@ -87,3 +87,20 @@ def test_assign_add_of_another_shape_names_both_shapes_as_tf():
     with pytest.raises(jf.errors.InvalidArgumentError, match="shapes must be equal"):
         jf.function(lambda: v.assign_sub(jf.ones([1])))()
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0, 3.0])
+
+
+def test_variable_assign_checks_shape_and_dtype_as_tf():
+    a = jf.Variable([2.0, 3.0])
+    with pytest.raises(ValueError, match=r"Shape mismatch.The variable shape \(2,\), and the assigned value shape \(3,\)"):
+        a.assign([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="requested dtype float32 for Tensor with dtype int32"):
+        a.assign(jf.constant([1, 2]))
+
+    @jf.function
+    def f():
+        a.assign([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        f()
+    assert a.numpy().tolist() == [2.0, 3.0]
+    a.assign([1, 2])  # Python ints convert to the variable's dtype
+    assert a.numpy().tolist() == [1.0, 2.0]

@@ -1,11 +1,16 @@
 """The fork-join thread pool under load: Python threads (the C++ releases the GIL) running
 compiled clusters with parallel loops and eager large matmuls at once, and resizing the pool
-with jf.config.threading.set_intra_op_parallelism_threads. Values against float64 numpy."""
+with jf.config.threading.set_intra_op_parallelism_threads. Values against float64 numpy.
+Thread counts that cannot be made (huge, negative, or a bad JITFLOW_NUM_THREADS) are refused
+or replaced by the core count; those cases run in a child process (conftest.run_in_child),
+as some of them aborted the interpreter."""
+import os
 import threading
 import time
 
 import numpy as np
-from conftest import run_in_threads
+import pytest
+from conftest import assert_raised, run_in_child, run_in_threads
 
 import jitflow as jf
 
@@ -98,3 +103,41 @@ def test_resizing_while_other_threads_run_regions():
             t.join()
         threading_config.set_intra_op_parallelism_threads(before)
     assert errors == []
+
+
+# ---- thread counts -------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [10**9, 50000, 2**40, -5])
+def test_huge_or_negative_intra_op_thread_count_is_refused_and_ops_still_run(n):
+    # 10**9 threw std::bad_alloc, 50000 aborted (std::terminate when thread creation failed).
+    out = run_in_child(f"""
+        report(lambda: jf.config.threading.set_intra_op_parallelism_threads({n}))
+        """)
+    assert_raised(out, "InvalidArgumentError", "intra-op threads", str(n))
+    out = run_in_child(f"""
+        try:
+            jf.config.threading.set_intra_op_parallelism_threads({n})
+        except ValueError:
+            pass
+        report(lambda: [jf.config.threading.get_intra_op_parallelism_threads(),
+                        float(jf.reduce_sum(jf.ones([300000]) + 1.0))])
+        """)
+    threads, total = out["value"]
+    assert 1 <= threads <= os.cpu_count() and total == 600000.0
+
+
+def test_thread_count_zero_means_one_per_core():
+    # Not refused: 0 is TF's "system default" (one thread per core).
+    out = run_in_child("""
+        jf.config.threading.set_intra_op_parallelism_threads(1)
+        jf.config.threading.set_intra_op_parallelism_threads(0)
+        report(jf.config.threading.get_intra_op_parallelism_threads)
+        """)
+    assert out["value"] == min(os.cpu_count(), 1024)
+
+
+@pytest.mark.parametrize("value", ["1000000000", "-3", "1e9", "lots"])
+def test_bad_jitflow_num_threads_warns_and_uses_the_core_count(value):
+    out = run_in_child("report(lambda: [jf.config.threading.get_intra_op_parallelism_threads(),"
+                 " float(jf.reduce_sum(jf.ones([300000]) * 2.0))])", env={"JITFLOW_NUM_THREADS": value})
+    assert out["value"] == [min(os.cpu_count(), 1024), 600000.0]
+    assert f"JITFLOW_NUM_THREADS={value} is not a thread count" in out["stderr"]

@@ -1,5 +1,6 @@
 """jf.optimizers.SGD and Adam: Keras's update rules against numpy references, eagerly, in a
-jf.function and compiled; minimize; slot creation; an MLP whose loss goes down."""
+jf.function and compiled; minimize; slot creation; an MLP whose loss goes down; gradients of
+another shape than their variable's refused, as TF's resource-apply kernels refuse them."""
 import numpy as np
 import pytest
 
@@ -177,3 +178,38 @@ def test_train_mlp_example_runs_and_learns():
     for line in lines.values():
         first, last = (float(v) for v in line.split("loss")[1].split("accuracy")[0].split("->"))
         assert last < first and "us/step" in line
+
+
+# ---- gradients of another shape than the variable's are refused ----------------------------------
+def _modes(fn):
+    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
+    return {"eager": fn, "function": jf.function(fn)}
+
+
+@pytest.mark.parametrize("make", [lambda: jf.optimizers.SGD(0.1), lambda: jf.optimizers.SGD(0.1, momentum=0.9),
+                                  lambda: jf.optimizers.Adam(0.1)], ids=["sgd", "momentum", "adam"])
+@pytest.mark.parametrize("grad_shape", [[3], [1, 3], [3, 2]], ids=repr)
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_optimizer_refuses_a_gradient_of_another_shape(make, grad_shape, mode):
+    # Momentum and Adam broadcast a [3] gradient over a [2, 3] variable: a silently wrong step.
+    # TF's ResourceApply*/AssignSub: InvalidArgumentError "Cannot update variable with shape
+    # [2,3] using a Tensor with shape [3], shapes must be equal."
+    v = jf.Variable(jf.ones([2, 3]))
+    opt = make()
+    opt.build([v])
+    step = _modes(lambda g: opt.apply_gradients([(g, v)]))[mode]
+    with pytest.raises(jf.errors.InvalidArgumentError,
+                       match=r"Cannot update variable with shape \[2,3\] using a Tensor with shape"):
+        step(jf.ones(grad_shape))
+    np.testing.assert_array_equal(v.numpy(), np.ones((2, 3)))
+
+
+def test_optimizer_gradient_with_unknown_dims_is_checked_when_run():
+    v = jf.Variable(jf.ones([2, 3]))
+    opt = jf.optimizers.SGD(0.1, momentum=0.9)
+    opt.build([v])
+    step = jf.function(lambda g: opt.apply_gradients([(g, v)]),
+                       input_signature=[jf.TensorSpec([None, 3], jf.float32)])
+    step(jf.ones([2, 3]))
+    with pytest.raises(jf.errors.InvalidArgumentError):
+        step(jf.ones([1, 3]))

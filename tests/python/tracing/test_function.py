@@ -1,12 +1,13 @@
 """jf.function semantics (docs/user_guide.md, 'Functions'): trace keys, signatures, retracing, side effects,
-variables, control flow, structure, introspection and the counters."""
+variables (as captures and as arguments, keyed by spec), control flow, structure (Python numbers
+come back as tensors), introspection and the counters."""
 import collections
 import os
 import warnings
 
 import numpy as np
 import pytest
-from conftest import run_in_threads
+from conftest import run_in_child, run_in_threads
 
 import jitflow as jf
 
@@ -342,3 +343,167 @@ def test_a_cpu_device_scope_does_not_retrace():
     with jf.device("/CPU:0"):
         np.testing.assert_array_equal(f(x).numpy(), [2.0])
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_get_concrete_function_keys_python_values():
+    @jf.function
+    def f(x):
+        return jf.abs(x)
+
+    f1, f2 = f.get_concrete_function(1), f.get_concrete_function(2)
+    assert f1 is not f2 and f.get_concrete_function(1) is f1  # TF 2.21: f1 is not f2
+    assert f1().numpy() == 1 and f2().numpy() == 2
+
+
+def test_pretty_printed_concrete_signatures_in_tfs_layout():
+    @jf.function
+    def double(a):
+        return a + a
+
+    double(jf.constant(1))
+    double(jf.constant(1.1))
+    assert double.pretty_printed_concrete_signatures() == (
+        "Input Parameters:\n  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(), dtype=jf.int32, name=None)\n"
+        "Output Type:\n  TensorSpec(shape=(), dtype=jf.int32, name=None)\nCaptures:\n  None\n\n"
+        "Input Parameters:\n  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(), dtype=jf.float32, name=None)\n"
+        "Output Type:\n  TensorSpec(shape=(), dtype=jf.float32, name=None)\nCaptures:\n  None")
+    assert double.pretty_printed_concrete_signatures(verbose=False).splitlines()[0] == (
+        "(a: TensorSpec(shape=(), dtype=jf.int32, name=None)) -> TensorSpec(shape=(), dtype=jf.int32, name=None)")
+
+
+def test_tracing_an_op_on_a_big_captured_tensor_does_not_crash():
+    # A big eager input made the op run without the GIL, and recording it in the trace then
+    # asked Python for the user's source line without the GIL: a segfault.
+    out = run_in_child("""
+        big = jf.constant(np.ones(70000, np.float32))
+        v = jf.Variable(np.zeros(70000, np.float32))
+        f = jf.function(lambda: (v.assign_add(big, read_value=False), jf.reduce_sum(big * 2.0))[1])
+        report(lambda: f())
+        """)
+    assert out["value"] == 140000.0
+
+
+# ---- variables as arguments: keyed by spec, not identity, as TF 2.21 -----------------------------
+def test_variables_of_one_spec_share_a_trace_and_each_call_uses_its_own():
+    @jf.function
+    def f(v, x):
+        v.assign_add(x)
+        return v * 2
+
+    a, b = jf.Variable([1.0, 2.0]), jf.Variable([10.0, 20.0])
+    np.testing.assert_array_equal(f(a, jf.constant([1.0, 1.0])).numpy(), [4.0, 6.0])
+    np.testing.assert_array_equal(f(b, jf.constant([1.0, 1.0])).numpy(), [22.0, 42.0])
+    assert f.experimental_get_tracing_count() == 1  # TF 2.21: one trace for both
+    np.testing.assert_array_equal(a.numpy(), [2.0, 3.0])  # each call wrote its own variable
+    np.testing.assert_array_equal(b.numpy(), [11.0, 21.0])
+    f(jf.Variable([1.0, 2.0, 3.0]), jf.zeros([3]))  # another shape
+    f(jf.Variable([1, 2]), jf.constant([0, 0]))  # another dtype
+    f(jf.Variable([1.0, 2.0], trainable=False), jf.zeros([2]))  # not trainable
+    assert f.experimental_get_tracing_count() == 4
+
+
+def test_a_variable_passed_twice_is_not_two_variables():
+    @jf.function
+    def f(p, q):
+        p.assign_add(1.0)
+        q.assign_add(1.0)
+        return p + q
+
+    a, b = jf.Variable(0.0), jf.Variable(0.0)
+    assert f(a, a).numpy() == 4.0 and a.numpy() == 2.0
+    assert f(a, b).numpy() == 4.0 and (a.numpy(), b.numpy()) == (3.0, 1.0)
+    assert f(b, b).numpy() == 6.0 and b.numpy() == 3.0
+    assert f.experimental_get_tracing_count() == 2  # (v, v) and (v, w) are two signatures
+
+
+@pytest.mark.parametrize("mode", ["function", "jit_scope", "jit_compile"])
+def test_gradients_for_variables_of_one_trace(mode):
+    def loss(v, x):
+        if mode == "jit_scope":
+            with jf.jit_scope():
+                return jf.reduce_sum(jf.tanh(v * x) ** 2)
+        return jf.reduce_sum(jf.tanh(v * x) ** 2)
+
+    @jf.function(jit_compile=mode == "jit_compile")
+    def grad_inside(v, x):
+        with jf.GradientTape() as tape:
+            y = loss(v, x)
+        return tape.gradient(y, v)
+
+    traced_loss = jf.function(loss, jit_compile=mode == "jit_compile")
+    x = jf.constant([0.5, -1.0, 2.0], jf.float64)
+
+    def reference(w):
+        t = np.tanh(w * x.numpy())
+        return 2.0 * t * (1.0 - t * t) * x.numpy()
+
+    before = jf.debugging.stats()["cluster_runs"]
+    for w in ([0.1, 0.2, 0.3], [1.0, -2.0, 0.5]):
+        v = jf.Variable(np.array(w))
+        np.testing.assert_allclose(grad_inside(v, x).numpy(), reference(np.array(w)), rtol=1e-12)
+        with jf.GradientTape() as tape:  # the call recorded as one op by an eager tape
+            y = traced_loss(v, x)
+        np.testing.assert_allclose(tape.gradient(y, v).numpy(), reference(np.array(w)), rtol=1e-12)
+    assert grad_inside.experimental_get_tracing_count() == 1
+    assert traced_loss.experimental_get_tracing_count() == 1
+    if mode != "function":
+        assert jf.debugging.stats()["cluster_runs"] > before
+
+
+def test_the_traced_variable_may_die_and_concrete_functions_bind_too():
+    @jf.function
+    def f(v):
+        return v + 1.0
+
+    first = jf.Variable(1.0)
+    cf = f.get_concrete_function(first)
+    del first  # the graph names a variable that no longer exists
+    assert f(jf.Variable(5.0)).numpy() == 6.0
+    assert cf(jf.Variable(7.0)).numpy() == 8.0
+    assert f.experimental_get_tracing_count() == 1
+    with pytest.raises(TypeError, match="traced with variable arguments"):
+        cf(jf.Variable([1.0]))
+
+
+def test_a_python_callback_in_a_rebound_call_sees_the_real_variables():
+    seen = []
+
+    @jf.function
+    def f(v):
+        # The callback closes over the Python object of the trace, as in TF.
+        return jf.py_function(lambda: seen.append(float(v.numpy())) or v.read_value(), [], jf.float32)
+
+    a, b = jf.Variable(1.0), jf.Variable(2.0)
+    f(a)
+    assert f(b).numpy() == 1.0 and seen == [1.0, 1.0]
+    assert f.experimental_get_tracing_count() == 1
+
+
+# ---- a traced function's Python numbers come back as tensors -------------------------------------
+def test_function_returning_python_numbers_returns_tensors():
+    @jf.function
+    def f():
+        return 1
+
+    out = f()
+    assert isinstance(out, jf.Tensor) and out.dtype == jf.int32 and out.numpy() == 1
+
+    @jf.function
+    def g(x):
+        return x, 3, 2.5, [True], None, "s"
+
+    _, i, fl, (b,), none, s = g(jf.constant(1.0))
+    assert isinstance(i, jf.Tensor) and i.dtype == jf.int32 and i.numpy() == 3
+    assert isinstance(fl, jf.Tensor) and fl.dtype == jf.float32 and fl.numpy() == 2.5
+    assert isinstance(b, jf.Tensor) and b.dtype == jf.bool and b.numpy()
+    assert none is None and s == "s"  # TF: None stays None (strings: jitflow has no string dtype)
+    assert g(jf.constant(2.0))[1].numpy() == 3  # the cached call packs the same structure
+
+    seen = []
+
+    @jf.function
+    def outer(x):
+        out = g(x)  # inlined into outer's trace: TF returns graph tensors here too
+        seen.append([type(v).__name__ for v in out[1:3]] + [type(out[3][0]).__name__])
+        return out[1] + 1
+    assert outer(jf.constant(1.0)).numpy() == 4 and seen == [["Tensor", "Tensor", "Tensor"]]

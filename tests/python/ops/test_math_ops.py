@@ -1,16 +1,24 @@
-"""Issue 14, class 4: TF behaviours jitflow refused, eagerly and inside jf.function: argmax's
-output_type on Python inputs, shape's out_type, convert_to_tensor's dtype_hint, constant's
-shape=, negative transpose perms, reshape of empty tensors with -1, and the bitwise ops
-(jf.bitwise.*, ~ & | ^ on integer tensors). Expected values are TF 2.21's, written here."""
+"""Math ops (ops.py, jf.math, jf.bitwise) where test_eager_ops.py's numpy comparisons do not
+reach, eagerly, inside jf.function and compiled, with TF 2.21's results and exception types:
+argmax/argmin's output_type, Python inputs and NaN rule (TF eager skips NaNs), exact int64
+reductions and duplicate reduction axes, the bitwise ops and operators (shift amounts clamped as
+TF's kernels clamp them), and sign, the no-NaN ops, xlogy and erfinv at their special values.
+Expected values are TF 2.21's, written here (the tests do not import tensorflow)."""
 import numpy as np
 import pytest
 from conftest import assert_exact, run_mode
 
 import jitflow as jf
 
+IAE = jf.errors.InvalidArgumentError
 MODES = ["eager", "function"]
 run = run_mode  # conftest: eagerly or as a traced jf.function
 exact = assert_exact
+
+
+def _modes(fn):
+    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
+    return {"eager": fn, "function": jf.function(fn)}
 
 
 def compiled_runs(fn, *args):
@@ -21,7 +29,7 @@ def compiled_runs(fn, *args):
     return out
 
 
-# ---- output types and dtype hints -------------------------------------------------------------
+# ---- argmax and argmin: output types -------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_argmax_output_type_and_python_inputs(mode):
     exact(run(mode, lambda: jf.argmax([1.5, 2.5, 0.5], output_type=jf.int32)), 1, np.int32)  # was TypeError
@@ -32,114 +40,112 @@ def test_argmax_output_type_and_python_inputs(mode):
     exact(run(mode, lambda a: jf.math.argmin(a, 0, output_type=jf.int64), x), [0, 1, 0], np.int64)
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_shape_out_type(mode):
-    # Regression pin: this worked before (eager and traced).
-    x = jf.zeros([2, 3])
-    exact(run(mode, lambda a: jf.shape(a, out_type=jf.int64), x), [2, 3], np.int64)
-    exact(run(mode, lambda a: jf.shape(a), x), [2, 3], np.int32)
-    exact(run(mode, lambda: jf.shape([[1, 2, 3]], out_type=jf.int64)), [1, 3], np.int64)
+@pytest.mark.parametrize("call", [
+    lambda x: jf.argmax(x, output_type=jf.float32),
+    lambda x: jf.argmin(x, output_type=jf.bool),
+    lambda x: jf.shape(x, out_type=jf.bool),
+    lambda x: jf.shape(x, out_type=jf.float32),
+], ids=["argmax_float32", "argmin_bool", "shape_bool", "shape_float32"])
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_index_output_type_must_be_int32_or_int64(call, mode):
+    # TF: InvalidArgumentError "Value for attr 'output_type' of float is not in the list of
+    # allowed values: int16, uint16, int32, int64" (int16/uint16 do not exist in jitflow).
+    with pytest.raises(IAE, match="is not in the list of allowed values: int32, int64"):
+        _modes(call)[mode](jf.ones([2, 3]))
+
+
+def test_argmax_int32_output_of_a_dimension_past_int32_raises():
+    x = jf.zeros([2**31 + 1, 0])  # empty: the check is on the reduced dim, before any work
+    with pytest.raises(IAE, match="int32 cannot hold an index"):
+        jf.argmax(x, axis=0, output_type=jf.int32)
+    assert jf.argmax(x, axis=0, output_type=jf.int64).shape == (0,)
+
+
+# ---- argmax and argmin over NaNs: TF eager's rule ------------------------------------------------
+NAN, INF = np.nan, np.inf
+# (values, argmax, argmin), as TF 2.21 eager gives them for float32 and float64.
+ARG_CASES = [
+    ([4, 5.5, NAN], 1, 0),
+    ([NAN, 1, 2], 2, 1),
+    ([1, NAN, 2], 2, 0),
+    ([NAN, NAN, 1], 2, 2),
+    ([1, NAN, NAN, 3], 3, 0),
+    ([3, NAN, 1, NAN], 0, 2),
+    ([NAN], 0, 0),
+    ([NAN, NAN, NAN], 0, 0),
+    ([NAN, -INF], 0, 1),
+    ([NAN, INF], 1, 0),
+    ([INF, NAN, -INF], 0, 2),
+    ([-INF, NAN, -INF], 0, 0),
+    ([NAN, -INF, 1], 2, 1),
+    ([5, NAN, 7, 0], 2, 3),
+    ([1, 1, NAN, 1], 0, 0),
+    ([NAN, 2, 2], 1, 1),
+]
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_convert_to_tensor_dtype_hint_is_a_preference(mode):
-    exact(run(mode, lambda: jf.convert_to_tensor(1, dtype_hint=jf.float32)), 1.0, np.float32)
-    exact(run(mode, lambda: jf.convert_to_tensor([1, 2], dtype_hint=jf.float64)), [1, 2], np.float64)
-    exact(run(mode, lambda: jf.convert_to_tensor(np.array([1, 2]), dtype_hint="float64")), [1, 2], np.float64)
-    exact(run(mode, lambda: jf.convert_to_tensor(np.array([1.5]), dtype_hint=jf.int32)), [1], np.int32)
-    # A value that cannot take the hint converts as it would alone (TF's preferred_dtype).
-    exact(run(mode, lambda: jf.convert_to_tensor(1.5, dtype_hint=jf.int32)), 1.5, np.float32)  # was TypeError
-    exact(run(mode, lambda: jf.convert_to_tensor([1.5], dtype_hint=jf.int32)), [1.5], np.float32)
-    exact(run(mode, lambda: jf.convert_to_tensor(True, dtype_hint=jf.int32)), 1, np.int32)
-    exact(run(mode, lambda: jf.convert_to_tensor(1, dtype_hint=jf.bool)), 1, np.int32)
-    exact(jf.convert_to_tensor(jf.constant([1, 2]), dtype_hint=jf.float64), [1, 2], np.int32)
-    with pytest.raises(TypeError):
-        jf.convert_to_tensor(1.5, dtype=jf.int32)  # dtype= stays strict
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_argmax_argmin_skip_nans_like_tf_eager(mode, dtype):
+    for vals, amax, amin in ARG_CASES:
+        x = jf.constant(np.array(vals, dtype))
+        assert int(run(mode, jf.argmax, x)) == amax, ("argmax", vals)
+        assert int(run(mode, jf.argmin, x)) == amin, ("argmin", vals)
+    m = np.array([[1, NAN, 3], [NAN, NAN, NAN], [NAN, 5, 4], [2, 2, NAN]], dtype)
+    exact(run(mode, lambda a: jf.argmax(a, 0), jf.constant(m)), [3, 2, 2], np.int64)
+    exact(run(mode, lambda a: jf.argmax(a, 1), jf.constant(m)), [2, 0, 1, 0], np.int64)
+    exact(run(mode, lambda a: jf.argmin(a, 0), jf.constant(m)), [0, 3, 0], np.int64)
+    exact(run(mode, lambda a: jf.argmin(a, 1), jf.constant(m)), [0, 0, 2, 0], np.int64)
 
 
-# ---- constant(shape=) ---------------------------------------------------------------------------
+def test_argmax_lowest_finite_is_not_above_the_start_value():
+    # TF starts from the lowest finite value: for float32 -FLT_MAX after a NaN is not greater.
+    lo32 = np.finfo(np.float32).min
+    assert int(jf.argmax(np.array([NAN, lo32], np.float32))) == 0
+    assert int(jf.argmax(np.array([NAN, lo32], np.float64))) == 1
+    assert int(jf.argmax(np.array([lo32, -INF], np.float32))) == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_argmax_argmin_large_with_nans_match_nan_skipping_numpy(dtype, rng):
+    x = rng.standard_normal((300, 400)).astype(dtype)
+    x[rng.random(x.shape) < 0.3] = NAN
+    for axis in (0, 1):
+        exact(jf.argmax(x, axis), np.argmax(np.where(np.isnan(x), -INF, x), axis), np.int64)
+        exact(jf.argmin(x, axis), np.argmin(np.where(np.isnan(x), INF, x), axis), np.int64)
+
+
+# ---- reductions ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
-def test_constant_with_shape(mode):
-    exact(run(mode, lambda: jf.constant(0, shape=[2, 3])), np.zeros((2, 3)), np.int32)  # traced: RecursionError
-    exact(run(mode, lambda: jf.constant(1.5, jf.float64, shape=(2,))), [1.5, 1.5], np.float64)
-    exact(run(mode, lambda: jf.constant([7], shape=[2, 3])), np.full((2, 3), 7), np.int32)  # eager: TypeError
-    exact(run(mode, lambda: jf.constant([1, 2, 3, 4, 5, 6], shape=[2, 3])), [[1, 2, 3], [4, 5, 6]], np.int32)
-    exact(run(mode, lambda: jf.constant([[1, 2]], shape=[2])), [1, 2], np.int32)
-    exact(run(mode, lambda: jf.constant([7.0], shape=[])), 7.0, np.float32)
-    exact(run(mode, lambda: jf.constant(True, shape=[2])), [True, True], np.bool_)
-    exact(run(mode, lambda: jf.constant(5, shape=[0, 2])), np.zeros((0, 2)), np.int32)
-    exact(run(mode, lambda: jf.constant(np.array([2.5]), shape=[1, 2])), [[2.5, 2.5]], np.float64)
-    exact(run(mode, lambda: jf.constant(2**40, shape=[2])), [2**40] * 2, np.int64)
-    with pytest.raises(TypeError, match="shape"):
-        run(mode, lambda: jf.constant([1, 2, 3, 4, 5], shape=[2, 3]))
+@pytest.mark.parametrize("n", [5, 70000])  # 70000: the one-long-row parallel path
+def test_int64_reductions_are_exact(mode, n, rng):
+    # Regression pins: the eager kernels were already exact (and the compiled reduce_min was
+    # fixed earlier); values beyond 2**53 and at the int64 limits.
+    x = rng.integers(-2**62, 2**62, size=(3, n), dtype=np.int64)
+    x[0, n // 2] = 2**63 - 1
+    x[1, n // 3] = -2**63
+    t = jf.constant(x)
+    for fn, ref in [(jf.reduce_min, np.min), (jf.reduce_max, np.max)]:
+        for axis in (None, 0, 1):
+            exact(run(mode, lambda a, fn=fn, axis=axis: fn(a, axis=axis), t), ref(x, axis=axis), np.int64)
+    small = x % 1000
+    exact(run(mode, lambda a: jf.reduce_sum(a, axis=1), jf.constant(small)), small.sum(axis=1), np.int64)
+    exact(run(mode, lambda a: jf.reduce_mean(a, axis=1), jf.constant(small)),
+          np.trunc(small.sum(axis=1) / n).astype(np.int64), np.int64)
+    exact(run(mode, lambda a: jf.reduce_min(a), jf.constant(np.zeros([0], np.int64))), 2**63 - 1, np.int64)
 
 
-def test_constant_with_shape_errors_follow_tf_by_mode():
-    # Eager: Fill takes a scalar or 1-element vector; a negative dim is a ValueError.
-    with pytest.raises(jf.errors.InvalidArgumentError, match="scalar"):
-        jf.constant([[7]], shape=[2, 3])
-    with pytest.raises(ValueError, match="Dimension -1 must be >= 0"):
-        jf.constant([1, 2, 3, 4], shape=[-1, 2])
-    # Graph: make_tensor_proto's TypeError.
-    with pytest.raises(TypeError, match=r"Expected Tensor's shape: \(2, 3\), but got \(1, 1\)"):
-        jf.function(lambda: jf.constant([[7]], shape=[2, 3]))()
+@pytest.mark.parametrize("fn", [jf.reduce_sum, jf.reduce_mean, jf.reduce_max, jf.reduce_min, jf.reduce_prod],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("axis", [(0, 0), (1, -1), [0, 1, 0]], ids=repr)
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_duplicate_reduction_axes_raise(fn, axis, mode):
+    # TF: InvalidArgumentError "Invalid reduction arguments: Axes contains duplicate dimension: 0"
+    with pytest.raises(IAE, match="Axes contains duplicate dimension"):
+        _modes(lambda x: fn(x, axis=axis))[mode](jf.ones([2, 3]))
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_stack_of_python_values_is_one_constant(mode):
-    exact(run(mode, lambda: jf.stack([1, 2.5])), [1.0, 2.5], np.float32)  # was Pack(int32, float32): error
-    exact(run(mode, lambda: jf.stack([[1, 2], [3, 4]])), [[1, 2], [3, 4]], np.int32)
-    exact(run(mode, lambda: jf.stack([jf.constant(1.0), 2.0])), [1.0, 2.0], np.float32)
-
-
-# ---- transpose and reshape ----------------------------------------------------------------------
-@pytest.mark.parametrize("mode", MODES)
-def test_transpose_with_negative_perm(mode):
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    x = jf.constant(a)
-    exact(run(mode, lambda t: jf.transpose(t, perm=[-1, 0]), x), a.T, np.float32)  # was InvalidArgumentError
-    exact(run(mode, lambda t: jf.transpose(t, perm=[-1, -2]), x), a.T, np.float32)
-    exact(run(mode, lambda t: jf.transpose(t, perm=[-2, -1]), x), a, np.float32)
-    exact(run(mode, lambda t: jf.transpose(t, jf.constant([-1, 0])), x), a.T, np.float32)
-    exact(jf.function(lambda t, p: jf.transpose(t, p))(x, jf.constant([-1, 0])), a.T, np.float32)
-    b = np.arange(24).reshape(2, 3, 4)
-    exact(run(mode, lambda t: jf.transpose(t, [-1, 0, -2]), jf.constant(b)), b.transpose(2, 0, 1), np.int64)
-    with pytest.raises(jf.errors.InvalidArgumentError, match="out of range"):
-        run(mode, lambda t: jf.transpose(t, perm=[-3, 0]), x)
-    with pytest.raises(jf.errors.InvalidArgumentError, match="permutation"):
-        run(mode, lambda t: jf.transpose(t, perm=[1, -1]), x)
-
-
-def test_transpose_with_negative_perm_compiled():
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    exact(compiled_runs(lambda t: jf.transpose(t * 2.0, [-1, 0]), jf.constant(a)), a.T * 2, np.float32)
-    exact(compiled_runs(lambda t: jf.transpose(t, jf.constant([-1, 0])) * 2.0, jf.constant(a)), a.T * 2, np.float32)
-
-
-# TF 2.21: zero sizes count in neither product when -1 is resolved.
-RESHAPES = [((0, 3), [-1, 0], (3, 0)), ((0, 3), [-1, 3], (0, 3)), ((0, 3), [2, -1], (2, 0)),
-            ((0, 3), [-1], (0,)), ((0, 3), [0, -1, 5], (0, 0, 5)), ((0, 3), [-1, 0, 5], (0, 0, 5)),
-            ((3, 0, 2), [-1, 0], (6, 0)), ((2, 3), [-1, 2], (3, 2))]
-
-
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("shape,target,want", RESHAPES, ids=[f"{s}->{t}" for s, t, _ in RESHAPES])
-def test_reshape_minus_one_with_zero_elements(mode, shape, target, want):
-    got = run(mode, lambda t: jf.reshape(t, target), jf.zeros(shape))
-    assert got.shape == want
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_reshape_minus_one_errors(mode):
-    with pytest.raises(jf.errors.InvalidArgumentError, match="6 values, but the requested shape has 0"):
-        run(mode, lambda t: jf.reshape(t, [-1, 0]), jf.zeros([2, 3]))
-    with pytest.raises(jf.errors.InvalidArgumentError, match="only one input size may be -1"):
-        run(mode, lambda t: jf.reshape(t, [-1, -1]), jf.zeros([0]))
-    with pytest.raises(jf.errors.InvalidArgumentError, match="multiple of 4"):
-        run(mode, lambda t: jf.reshape(t, [4, -1]), jf.zeros([2, 3]))
-
-
-# ---- bitwise ops and operators --------------------------------------------------------------------
+# ---- bitwise ops and operators -------------------------------------------------------------------
 def _bits_ref(dtype):
     x = np.array([[5, -5, 0, 123456], [-1, 7, 2**20 + 3, -77]], dtype)
     y = np.array([3, -6, 12, 1], dtype)
@@ -234,6 +240,7 @@ def test_bitwise_ops_compiled(dtype):
     exact(got, (~(x & y) | (x ^ y)) ^ ~y, dtype)
 
 
+# ---- special values ------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES + ["jit_compile"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_sign_keeps_nan_and_gives_plus_zero_like_tf(mode, dtype):

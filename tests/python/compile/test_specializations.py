@@ -1,8 +1,8 @@
-"""No silent run-time fallback (issue "Correctness hardening", class 5): a compiled cluster
+"""Compiled code runs for every run-time shape, never a silent fallback: a compiled cluster
 whose inputs arrive with another size-1 (broadcast) pattern than traced runs a compiled
-specialization for that pattern; when no compiled code can run, the fallback is counted in
-jf.debugging.stats(), explained by jf.explain and warned once, and under jit_compile=True it
-raises instead."""
+specialization for that pattern, and a run-time shape input recomputes the cluster's
+parameters; when no compiled code can run, the fallback is counted in jf.debugging.stats(),
+explained by jf.explain and warned once, and under jit_compile=True it raises instead."""
 import os
 import warnings
 
@@ -120,8 +120,9 @@ def test_jit_compile_raises_instead_of_falling_back(rng, request):
 
 
 def test_random_graphs_with_unknown_dims_always_run_compiled_code(rng):
-    """The issue's experiment: random elementwise graphs, all-None input_signature, random
-    broadcast patterns, jit_compile=True: every call runs compiled code and matches numpy."""
+    """Random elementwise graphs, all-None input_signature, random broadcast patterns,
+    jit_compile=True (the experiment that found the silent fallbacks): every call runs compiled
+    code and matches numpy."""
     unary = [(jf.tanh, np.tanh), (jf.exp, np.exp), (jf.abs, np.abs), (lambda a: a * 0.5, lambda a: a * 0.5)]
     binary = [(jf.add, np.add), (jf.multiply, np.multiply), (jf.maximum, np.maximum),
               (jf.subtract, np.subtract)]
