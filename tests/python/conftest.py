@@ -1,23 +1,26 @@
-"""Shared fixtures for the Python tests."""
+"""Shared fixtures and helpers for the Python tests, which sit in one folder per layer of the
+package (core, ops, tracing, autodiff, state), with compile, runtime and gpu beside them. This
+file's folder is on sys.path for all of them (pytest's default prepend import mode), so the
+helper modules next to it (op_rows.py, random_ref.py, gpu_bodies.py) and `from conftest import
+...` work from every subfolder."""
+import json
 import os
+import subprocess
+import sys
 import tempfile
+import textwrap
 import threading
 import zlib
 
 import numpy as np
 import pytest
 
-# tests/python/fake_gpu runs only in its own process, against the stand-in CUDA driver that
-# test_fake_gpu.py builds (a driver, once loaded, stays loaded for the process).
-collect_ignore = [] if os.environ.get("JITFLOW_FAKE_GPU") else ["fake_gpu"]
+# tests/python/gpu/fake_gpu runs only in its own process, against the stand-in CUDA driver that
+# gpu/test_fake_gpu.py builds (a driver, once loaded, stays loaded for the process).
+collect_ignore = [] if os.environ.get("JITFLOW_FAKE_GPU") else ["gpu/fake_gpu"]
 
 # Hermetic compile cache: tests never read or write the user's ~/.cache/jitflow.
 os.environ.setdefault("JITFLOW_CACHE_DIR", tempfile.mkdtemp(prefix="jitflow-test-cache-"))
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "allows_fallback: the test expects compiled clusters to fall back "
-                            "to eager kernels at run time")
 
 
 @pytest.fixture(autouse=True)
@@ -92,3 +95,59 @@ def assert_exact(t, want, dtype):
     got = t.numpy()
     assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
     np.testing.assert_array_equal(got, np.asarray(want, dtype))
+
+
+_CHILD_PRELUDE = '''
+import json, sys
+import numpy as np
+import jitflow as jf
+
+def report(fn):
+    try:
+        value = fn()
+    except BaseException as e:
+        out = {"raised": type(e).__name__, "mro": [c.__name__ for c in type(e).__mro__],
+               "message": str(e)}
+    else:
+        out = {"value": value.numpy().tolist() if hasattr(value, "numpy") else value}
+    print(json.dumps(out))
+'''
+
+
+def run_in_child(body, env=None):
+    """Runs body in a fresh interpreter, after a prelude that imports numpy as np and jitflow as
+    jf and defines report(fn), which prints fn()'s value or the exception it raised as JSON;
+    returns the last report as a dict (with the child's stderr under "stderr"). For inputs that
+    once crashed the interpreter: the child must exit normally, so a segfault or an abort fails
+    only the test that caused it instead of killing the whole run."""
+    src = _CHILD_PRELUDE + textwrap.dedent(body)
+    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, **(env or {})}, check=False)
+    assert r.returncode == 0, f"child died with {r.returncode} (a crash): {r.stderr[-3000:]}"
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+    assert lines, f"no report from the child: {r.stdout[-2000:]} {r.stderr[-2000:]}"
+    out = json.loads(lines[-1])
+    out["stderr"] = r.stderr
+    return out
+
+
+def assert_raised(out, exc, *fragments):
+    """run_in_child's report says the call raised exc (or a subclass), with each fragment in
+    its message."""
+    assert "raised" in out, f"expected {exc}, got the value {out.get('value')!r}"
+    assert exc in out["mro"], f"expected {exc}, got {out['raised']}: {out['message']}"
+    for f in fragments:
+        assert f in out["message"], f"{f!r} not in {out['message']!r}"
+
+
+# A data-dependent while loop around an if/else: AutoGraph's example program
+# (tracing/test_autograph.py), compiled whole in compile/test_compiled_control_flow.py.
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps

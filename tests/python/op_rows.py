@@ -1,6 +1,6 @@
 """The differential rows: one per op record (cpp/ir/ops.def), saying how to call the op through
 its public function on generated inputs of a dtype, and the float64 (or exact) numpy result it
-must give. test_op_coverage.py runs every row for every dtype its record claims, eagerly and
+must give. ops/test_op_coverage.py runs every row for every dtype its record claims, eagerly and
 compiled, and checks gradients against finite differences; an op added to the records without
 a row here fails that test.
 
@@ -441,7 +441,7 @@ ROWS.update({
 })
 
 
-# ---- activations (issue 16): inputs kept off the kinks (0, and 6 for Relu6) for the
+# ---- activations (jf.nn): inputs kept off the kinks (0, and 6 for Relu6) for the
 # finite differences; Softplus over both of TF's thresholds (float32's is +-13.9).
 _SELU_SCALE, _SELU_SCALE_ALPHA = 1.0507009873554804934193349852946, 1.7580993408473768599402175208123
 
@@ -473,7 +473,7 @@ ROWS.update({
 })
 
 
-# ---- statistics (issue 16): bool reductions over a 2-dim (size 0: the identity), segment
+# ---- statistics (stats_ops.py): bool reductions over a 2-dim (size 0: the identity), segment
 # reductions with an empty segment (sorted) and a dropped negative id (unsorted; no empty
 # segment there: its lowest value would overflow the finite differences' weighted sum).
 def _segment_ref(combine, n=None, init=None, mean=False):
@@ -532,8 +532,8 @@ ROWS.update({
 })
 
 
-# ---- debugging (issue 16): CheckNumerics on finite values is its input (NaN/Inf, the
-# messages and the asserts' failures: tests/python/test_debugging_ops.py). Assert's row
+# ---- debugging (jf.debugging): CheckNumerics on finite values is its input (NaN/Inf, the
+# messages and the asserts' failures: tests/python/ops/test_debugging_ops.py). Assert's row
 # passes (a true condition) and returns its data through an Identity; under jit_compile=True
 # it is dropped, as TF's XLA does, instead of refused.
 def _assert_row_make(d, rng):
@@ -553,7 +553,7 @@ ROWS.update({
 
 
 # Autodiff control: StopGradient is an identity; that no gradient passes is
-# tests/python/test_autodiff_control.py's.
+# tests/python/autodiff/test_autodiff_control.py's.
 ROWS.update({
     "StopGradient": unary(jf.stop_gradient, lambda x: x, grad=()),
 })
@@ -563,16 +563,16 @@ ROWS.update({
 EXEMPT = {
     "Placeholder": "a function's input: every function-mode row makes them",
     "XlaLaunch": "a compiled cluster: every jit_compile row runs one",
-    "If": "control flow: tests/python/test_function.py and test_while_grad.py",
-    "While": "control flow: tests/python/test_function.py and test_while_grad.py",
-    "PrintV2": "prints, returns nothing: tests/python/test_function.py (test_print_*)",
-    "EagerPyFunc": "calls Python (jf.py_function): tests/python/test_py_function.py, every mode and dtype",
-    "PyFunc": "calls Python (jf.numpy_function): tests/python/test_py_function.py",
+    "If": "control flow: tests/python/tracing/test_function.py, test_control_flow.py and test_while_grad.py",
+    "While": "control flow: tests/python/tracing/test_function.py, test_control_flow.py and test_while_grad.py",
+    "PrintV2": "prints, returns nothing: tests/python/tracing/test_function.py (test_print_*)",
+    "EagerPyFunc": "calls Python (jf.py_function): tests/python/tracing/test_py_function.py, every mode and dtype",
+    "PyFunc": "calls Python (jf.numpy_function): tests/python/tracing/test_py_function.py",
 }
 
 
-# TensorArray buffer ops (issue 18): reached through jf.TensorArray; the rows call them
-# directly (tests/python/test_tensor_array.py tests the array). Under jit_compile=True they run
+# TensorArray buffer ops: reached through jf.TensorArray; the rows call them
+# directly (tests/python/tracing/test_tensor_array.py tests the array). Under jit_compile=True they run
 # on the executor around the compiled unit, as variable accesses do.
 def _ta_write_ref(b, v):
     out = np.array(b, copy=True)
@@ -597,10 +597,10 @@ ROWS.update({
 })
 
 
-# ---- Philox samplers (issue 19; tests/python/random_ref.py is their numpy reference) ----------
+# ---- Philox samplers (jf.random; tests/python/random_ref.py is their numpy reference) ---------
 # They take an int64[3] generator state (their types column), so the rows pass one state; the
 # uniform and int samplers are exact, the normals (log/sin/cos) are checked to a tolerance
-# against the reference in check rows, with more draws in tests/python/test_random_philox.py.
+# against the reference in check rows, with more draws in tests/python/ops/test_random_philox.py.
 def _philox_rows():
     import random_ref as R
 
@@ -678,6 +678,6 @@ def _philox_rows():
 
 ROWS.update(_philox_rows())
 EXEMPT.update({
-    "RandomPhiloxState": "internal and stateful (a fresh state per run): tests/python/test_random_philox.py",
-    "RngReadAndSkip": "a Generator's state variable op: tests/python/test_random_generator.py",
+    "RandomPhiloxState": "internal and stateful (a fresh state per run): tests/python/ops/test_random_philox.py",
+    "RngReadAndSkip": "a Generator's state variable op: tests/python/state/test_random_generator.py",
 })

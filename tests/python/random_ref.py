@@ -1,6 +1,7 @@
 """A numpy reference of Philox 4x32-10 and of TF's conversions of its words into samples, for
-the random tests (test_random_*.py, op_rows.py): written from the Random123 paper and TF's
-kernels' documented layout, independent of jitflow's C++."""
+the random tests (ops/test_random_philox.py, state/test_random_generator.py, op_rows.py):
+written from the Random123 paper and TF's kernels' documented layout, independent of
+jitflow's C++."""
 import numpy as np
 
 M0, M1, W0, W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85

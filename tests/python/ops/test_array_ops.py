@@ -1,0 +1,299 @@
+"""Array ops (array_ops.py) where test_eager_ops.py's numpy comparisons do not reach, eagerly and
+inside jf.function, with TF 2.21's results and exception types: shape arguments (a scalar shape
+is a vector of that length; shape vectors computed in the graph), element counts past 2**63 - 1
+and allocations bigger than memory, dims, axes and int attributes past int32 and int64 (kept or
+refused, never wrapped), shape's out_type, range, reshape's -1 with zero-sized dims, transpose's
+negative perms, split's output count and stack of Python values.
+
+Cases that crashed the interpreter run in a child process (conftest.run_in_child), so a crash
+fails only its test."""
+import numpy as np
+import pytest
+from conftest import assert_exact, assert_raised, run_in_child, run_mode
+
+import jitflow as jf
+
+IAE = jf.errors.InvalidArgumentError
+REE = jf.errors.ResourceExhaustedError
+MODES = ["eager", "function"]
+run = run_mode  # conftest: eagerly or as a traced jf.function
+exact = assert_exact
+
+
+def _modes(fn):
+    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
+    return {"eager": fn, "function": jf.function(fn)}
+
+
+def compiled_runs(fn, *args):
+    """fn as a jit_compile=True function; asserts compiled code ran."""
+    before = jf.debugging.stats()["cluster_runs"]
+    out = jf.function(fn, jit_compile=True)(*args)
+    assert jf.debugging.stats()["cluster_runs"] > before, "no compiled code ran"
+    return out
+
+
+# ---- a scalar shape is a vector of that length ---------------------------------------------------
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_zeros_ones_fill_reshape_take_a_scalar_shape(mode):
+    def run(fn, *args):
+        return fn(*args) if mode == "eager" else jf.function(fn)(*args)
+    n = jf.constant(2)
+    for fn, want in [(lambda: jf.zeros(2), [0.0, 0.0]), (lambda: jf.ones(3), [1.0] * 3),
+                     (lambda: jf.zeros(0), np.zeros(0)), (lambda: jf.fill(2, 7.0), [7.0, 7.0]),
+                     (lambda: jf.reshape(jf.constant([[1, 2]]), 2), [1, 2])]:
+        np.testing.assert_array_equal(run(fn).numpy(), want)
+    # A scalar tensor: zeros/ones reshape it to a vector everywhere (TF's Python does).
+    np.testing.assert_array_equal(run(lambda k: jf.zeros(k, jf.int32), n).numpy(), [0, 0])
+    np.testing.assert_array_equal(run(lambda k: jf.ones(k), n).numpy(), [1.0, 1.0])
+    assert run(lambda: jf.zeros(())).shape == ()
+    assert run(lambda: jf.zeros(np.array(2))).shape == (2,)  # a 0-d array too
+    assert run(lambda: jf.ones(np.int64(3))).shape == (3,)
+
+
+def test_fill_and_reshape_scalar_tensor_shape_eager_but_not_traced():
+    n = jf.constant(2)
+    np.testing.assert_array_equal(jf.fill(n, 1.5).numpy(), [1.5, 1.5])
+    np.testing.assert_array_equal(jf.reshape(jf.constant([[1], [2]]), n).numpy(), [1, 2])
+    # TF's graph shape functions refuse a traced scalar (ValueError at trace time).
+    with pytest.raises(ValueError, match=r"Shape must be rank 1 but is rank 0 for 'Fill' with input "
+                                         r"shapes: \[\], \[\]"):
+        jf.function(lambda k: jf.fill(k, 1.0))(n)
+    with pytest.raises(ValueError, match=r"rank 0 for 'Reshape' with input shapes: \[2\], \[\]"):
+        jf.function(lambda k: jf.reshape(jf.constant([1, 2]), k))(n)
+
+
+def test_negative_or_float_scalar_shapes_are_refused():
+    with pytest.raises(jf.errors.InvalidArgumentError, match="Fill"):
+        jf.zeros(-1)
+    with pytest.raises(TypeError):
+        jf.zeros(2.0)
+
+
+# ---- shapes computed in the graph ----------------------------------------------------------------
+@pytest.mark.parametrize("call", ["jf.zeros(s)", "jf.random.uniform(s)", "jf.reshape(jf.zeros([6]), s)"])
+def test_shape_vector_of_unknown_length_raises_instead_of_a_negative_rank(call):
+    # A shape tensor of unknown length (TensorSpec([None])) made a rank -1 Shape: a segfault.
+    out = run_in_child(f"""
+        f = jf.function(lambda s: {call}, input_signature=[jf.TensorSpec([None], jf.int32)])
+        report(lambda: f(jf.constant([2, 3])))
+        """)
+    assert_raised(out, "InvalidArgumentError", "must be known when tracing")
+
+
+def test_shape_values_computed_at_run_time_are_checked_when_run():
+    out = run_in_child("""
+        f = jf.function(lambda s: jf.zeros(s), input_signature=[jf.TensorSpec([2], jf.int64)])
+        report(lambda: [list(f(jf.constant([2, 3], jf.int64)).shape)])
+        """)
+    assert out["value"] == [[2, 3]]
+    out = run_in_child("""
+        f = jf.function(lambda s: jf.zeros(s), input_signature=[jf.TensorSpec([2], jf.int64)])
+        report(lambda: f(jf.constant([2**40, 2**30], jf.int64)))
+        """)
+    assert_raised(out, "InvalidArgumentError", "would have more than 2**63 - 1 elements")
+    out = run_in_child("""
+        f = jf.function(lambda s: jf.zeros(s), input_signature=[jf.TensorSpec([2], jf.int64)])
+        report(lambda: f(jf.constant([2**40, 1], jf.int64)))
+        """)
+    assert_raised(out, "ResourceExhaustedError", "OOM when allocating tensor with shape[1099511627776,1]")
+
+
+# ---- element counts: overflow raises, allocations that cannot be made raise ----------------------
+@pytest.mark.parametrize("make", [
+    lambda: jf.zeros([2**40, 2**30]),                   # was a tensor of shape (0, 1073741824)
+    lambda: jf.ones([2**40, 2**30, 0]),                 # TF multiplies dim by dim: fails before the 0
+    lambda: jf.fill([2**62, 2], 1.0),
+    lambda: jf.random.uniform([2**40, 2**30]),
+    lambda: jf.broadcast_to(1.0, [2**40, 2**30]),
+], ids=["zeros", "ones_then_0", "fill", "uniform", "broadcast_to"])
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_shape_with_more_than_2_63_elements_raises_invalid_argument(make, mode):
+    # TF: InvalidArgumentError "Shape [1099511627776,1073741824] would have more than 2**63 - 1 elements"
+    with pytest.raises(IAE, match=r"would have more than 2\*\*63 - 1 elements"):
+        _modes(make)[mode]()
+
+
+def test_empty_shape_with_huge_dims_is_valid():
+    # A 0 before the huge dims keeps the running product at 0 (TF: shape (0, 2**40, 2**30)).
+    assert jf.zeros([0, 2**40, 2**30]).shape == (0, 2**40, 2**30)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: jf.zeros([2**40]),                          # was a tensor of shape (0,): 2**40 wrapped in int32
+    lambda: jf.ones([2**62], jf.int64),                 # 2**65 bytes: the byte count wrapped to 0
+    lambda: jf.random.uniform([2**40]),
+    lambda: jf.random.normal([2**40]),
+    lambda: jf.broadcast_to(1.0, [2**40]),
+    lambda: jf.range(2**40),
+], ids=["zeros", "ones_int64", "uniform", "normal", "broadcast_to", "range"])
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_allocation_bigger_than_memory_raises_resource_exhausted(make, mode):
+    # TF: ResourceExhaustedError "OOM when allocating tensor with shape[1099511627776] and type float"
+    with pytest.raises(REE, match=r"OOM when allocating tensor with shape\[\d+\]") as info:
+        _modes(make)[mode]()
+    assert isinstance(info.value, MemoryError)
+
+
+def test_eager_constant_with_a_shape_bigger_than_memory_raises_resource_exhausted():
+    with pytest.raises(REE, match=r"OOM when allocating tensor with shape\[1099511627776\]"):
+        jf.constant(0.0, shape=[2**40])  # TF 2.21 wraps this to an empty tensor
+
+
+def test_reshape_whose_sizes_overflow_raises_instead_of_a_floating_point_exception():
+    # [2**40, 2**40, -1]: the product of the known sizes overflowed int64 (SIGFPE).
+    out = run_in_child("report(lambda: jf.reshape(jf.zeros([0]), [2**40, 2**40, -1]))")
+    assert_raised(out, "InvalidArgumentError", "Reshape", "has too many elements")
+
+
+# ---- dims, axes and int attributes of 2**31 and more do not wrap ---------------------------------
+def test_dims_past_int32_are_kept():
+    # TF converts [2**31, 0] to an int64 shape; jitflow's int32 conversion wrapped it to -2**31.
+    assert jf.zeros([2**31, 0]).shape == (2**31, 0)
+    assert jf.reshape(jf.zeros([0]), [2**40, 0]).shape == (2**40, 0)          # was (0, 0)
+    assert jf.broadcast_to(jf.zeros([1, 0]), [2**32, 0]).shape == (2**32, 0)
+    assert jf.function(lambda: jf.zeros([2**31, 0]))().shape == (2**31, 0)
+
+
+def test_shape_int32_of_a_dim_past_int32_raises():
+    x = jf.zeros([2**31, 0])
+    # TF: InvalidArgumentError "Shape output type is 32-bit  but dim 0 is 2147483648"
+    with pytest.raises(IAE, match="32-bit but dim 0 is 2147483648"):
+        jf.shape(x)
+    np.testing.assert_array_equal(jf.shape(x, out_type=jf.int64).numpy(), [2**31, 0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: jf.expand_dims(x, 2**32),
+    lambda x: jf.concat([x, x], 2**32),
+    lambda x: jf.reduce_sum(x, 2**32),
+    lambda x: jf.argmax(x, 2**32),
+    lambda x: jf.transpose(x, [2**32]),
+    lambda x: jf.split(x, 3, 2**32),
+], ids=["expand_dims", "concat", "reduce_sum", "argmax", "transpose", "split"])
+def test_axes_past_int32_raise_instead_of_wrapping_to_0(call):
+    # TF 2.21 itself wraps these to axis 0 (its int32 conversion); jitflow raises instead of
+    # giving that silent wrong answer.
+    with pytest.raises(IAE):
+        call(jf.zeros([3]))
+
+
+@pytest.mark.parametrize("call", [lambda x: jf.stack([x, x], axis=2**70), lambda x: jf.split(x, 2**70),
+                                  lambda x: jf.squeeze(x, axis=2**70)], ids=["stack", "split", "squeeze"])
+def test_int_attrs_past_int64_raise_value_error(call):
+    # Was pybind's RuntimeError "Unable to cast Python instance". TF: ValueError / OverflowError.
+    with pytest.raises(ValueError, match="does not fit in int64"):
+        call(jf.zeros([2, 1]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_shape_out_type(mode):
+    # Regression pin: this worked before (eager and traced).
+    x = jf.zeros([2, 3])
+    exact(run(mode, lambda a: jf.shape(a, out_type=jf.int64), x), [2, 3], np.int64)
+    exact(run(mode, lambda a: jf.shape(a), x), [2, 3], np.int32)
+    exact(run(mode, lambda: jf.shape([[1, 2, 3]], out_type=jf.int64)), [1, 3], np.int64)
+
+
+# ---- Range ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, msg", [
+    ((jf.constant(-2**63, jf.int64), jf.constant(2**63 - 1, jf.int64)), "<= 9223372036854775807"),
+    ((0.0, 1e30, 1.0), "<= 9223372036854775807"),
+    ((0.0, float("inf"), 1.0), "<= 9223372036854775807"),
+    ((0.0, float("nan"), 1.0), "start <= limit when delta > 0"),
+    ((0, 5, -1), "start >= limit when delta < 0"),
+], ids=["int64_full_span", "float_1e30", "inf", "nan", "negative_delta"])
+def test_range_that_cannot_be_counted_raises(args, msg):
+    # The int64 span went through double and gave an empty tensor; TF: InvalidArgumentError.
+    with pytest.raises(IAE, match=msg.replace("(", r"\(").replace(")", r"\)").replace("*", r"\*")):
+        jf.range(*args)
+
+
+def test_range_is_exact_in_int64():
+    big = 2**62
+    got = jf.range(jf.constant(-big, jf.int64), jf.constant(big, jf.int64), jf.constant(big - 1, jf.int64))
+    np.testing.assert_array_equal(got.numpy(), [-big, -1, big - 2])
+    got = jf.range(jf.constant(0, jf.int64), jf.constant(-5, jf.int64), jf.constant(-2**63, jf.int64))
+    np.testing.assert_array_equal(got.numpy(), [0])
+
+
+@pytest.mark.parametrize("call", [
+    "jf.range(2**62)",                                      # was a segfault (bytes wrapped to 0)
+    "jf.range(jf.constant(0, jf.int64), jf.constant(2**62, jf.int64))",
+    "jf.function(lambda: jf.range(2**62))()",
+])
+def test_range_too_big_to_allocate_raises_resource_exhausted(call):
+    out = run_in_child(f"report(lambda: {call})")
+    assert_raised(out, "ResourceExhaustedError", "Range",
+                  "OOM when allocating tensor with shape[4611686018427387904]")
+    assert "MemoryError" in out["mro"]
+
+
+# ---- transpose and reshape -----------------------------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+def test_transpose_with_negative_perm(mode):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = jf.constant(a)
+    exact(run(mode, lambda t: jf.transpose(t, perm=[-1, 0]), x), a.T, np.float32)  # was InvalidArgumentError
+    exact(run(mode, lambda t: jf.transpose(t, perm=[-1, -2]), x), a.T, np.float32)
+    exact(run(mode, lambda t: jf.transpose(t, perm=[-2, -1]), x), a, np.float32)
+    exact(run(mode, lambda t: jf.transpose(t, jf.constant([-1, 0])), x), a.T, np.float32)
+    exact(jf.function(lambda t, p: jf.transpose(t, p))(x, jf.constant([-1, 0])), a.T, np.float32)
+    b = np.arange(24).reshape(2, 3, 4)
+    exact(run(mode, lambda t: jf.transpose(t, [-1, 0, -2]), jf.constant(b)), b.transpose(2, 0, 1), np.int64)
+    with pytest.raises(jf.errors.InvalidArgumentError, match="out of range"):
+        run(mode, lambda t: jf.transpose(t, perm=[-3, 0]), x)
+    with pytest.raises(jf.errors.InvalidArgumentError, match="permutation"):
+        run(mode, lambda t: jf.transpose(t, perm=[1, -1]), x)
+
+
+def test_transpose_with_negative_perm_compiled():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    exact(compiled_runs(lambda t: jf.transpose(t * 2.0, [-1, 0]), jf.constant(a)), a.T * 2, np.float32)
+    exact(compiled_runs(lambda t: jf.transpose(t, jf.constant([-1, 0])) * 2.0, jf.constant(a)), a.T * 2, np.float32)
+
+
+# TF 2.21: zero sizes count in neither product when -1 is resolved.
+RESHAPES = [((0, 3), [-1, 0], (3, 0)), ((0, 3), [-1, 3], (0, 3)), ((0, 3), [2, -1], (2, 0)),
+            ((0, 3), [-1], (0,)), ((0, 3), [0, -1, 5], (0, 0, 5)), ((0, 3), [-1, 0, 5], (0, 0, 5)),
+            ((3, 0, 2), [-1, 0], (6, 0)), ((2, 3), [-1, 2], (3, 2))]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape,target,want", RESHAPES, ids=[f"{s}->{t}" for s, t, _ in RESHAPES])
+def test_reshape_minus_one_with_zero_elements(mode, shape, target, want):
+    got = run(mode, lambda t: jf.reshape(t, target), jf.zeros(shape))
+    assert got.shape == want
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reshape_minus_one_errors(mode):
+    with pytest.raises(jf.errors.InvalidArgumentError, match="6 values, but the requested shape has 0"):
+        run(mode, lambda t: jf.reshape(t, [-1, 0]), jf.zeros([2, 3]))
+    with pytest.raises(jf.errors.InvalidArgumentError, match="only one input size may be -1"):
+        run(mode, lambda t: jf.reshape(t, [-1, -1]), jf.zeros([0]))
+    with pytest.raises(jf.errors.InvalidArgumentError, match="multiple of 4"):
+        run(mode, lambda t: jf.reshape(t, [4, -1]), jf.zeros([2, 3]))
+
+
+# ---- split and stack -----------------------------------------------------------------------------
+@pytest.mark.parametrize("call, exc, msg", [
+    ("jf.split(jf.zeros([0]), 2**62)", "InvalidArgumentError", "Number of outputs is too big"),   # hung
+    ("jf.split(jf.zeros([0]), 2**30)", "ResourceExhaustedError", "outputs cannot be made"),
+    ("jf.split(jf.constant(1.5), 2**62)", "InvalidArgumentError", "split_dim < input rank (0)"),  # hung
+    ("jf.unstack(jf.constant(1.5), 2**62)", "InvalidArgumentError", "split_dim < input rank (0)"),
+    ("jf.function(lambda x: jf.split(x, 2**40), input_signature=[jf.TensorSpec([None])])(jf.zeros([0]))",
+     "InvalidArgumentError", "Number of outputs is too big"),
+])
+def test_split_into_more_outputs_than_can_exist_raises(call, exc, msg):
+    # TF: ValueError "Number of outputs is too big: 4611686018427387904"; a scalar:
+    # InvalidArgumentError "-input rank(-0) <= split_dim < input rank (0)".
+    out = run_in_child(f"report(lambda: {call})")
+    assert_raised(out, exc, msg)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_stack_of_python_values_is_one_constant(mode):
+    exact(run(mode, lambda: jf.stack([1, 2.5])), [1.0, 2.5], np.float32)  # was Pack(int32, float32): error
+    exact(run(mode, lambda: jf.stack([[1, 2], [3, 4]])), [[1, 2], [3, 4]], np.int32)
+    exact(run(mode, lambda: jf.stack([jf.constant(1.0), 2.0])), [1.0, 2.0], np.float32)

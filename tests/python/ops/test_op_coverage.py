@@ -1,0 +1,280 @@
+"""The op-coverage test: walks the op records (cpp/ir/ops.def) and fails for any op that lacks
+a differential row (op_rows.py), an eager kernel for a dtype it claims (checked against numpy),
+a compiled form for a dtype its JIT column claims (compiled code must run), a gradient that
+matches finite differences or a recorded reason for having none, an eager-only reason, or a
+public Python name."""
+import numpy as np
+import pytest
+from conftest import numeric_grad
+from op_rows import EXEMPT, F32, F64, ROWS, Row, sized
+
+import jitflow as jf
+from jitflow import _C
+from jitflow.autodiff import registry
+
+RECORDS = {r["name"]: r for r in _C.op_records()}
+for _name, _row in ROWS.items():
+    _row.name = _name
+ALL_DTYPES = ["float32", "float64", "int32", "int64", "bool"]
+
+
+def _cases(key):
+    return [(n, d) for n, r in RECORDS.items() if n in ROWS for d in r[key]]
+
+
+def _tensors(xs):
+    return [jf.constant(x) if isinstance(x, np.ndarray) else x for x in xs]
+
+
+def _outputs(out):
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [o.numpy() for o in outs]
+
+
+def _expected(row, xs):
+    ref = row.ref(*xs)
+    return [np.asarray(r) for r in (ref if isinstance(ref, tuple) else (ref,))]
+
+
+def _assert_close(got, want, dtype, what):
+    assert len(got) == len(want), what
+    for g, w in zip(got, want):
+        assert g.shape == w.shape, f"{what}: shape {g.shape}, expected {w.shape}"
+        if dtype == F32:
+            np.testing.assert_allclose(g, w, rtol=3e-6, atol=3e-6, err_msg=what)
+        elif dtype == F64:
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, err_msg=what)
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=what)
+
+
+MODES = ["eager", "function", "jit_scope", "jit_compile", "none_signature"]
+
+
+def _compiled_call(row, xs, mode, jit):
+    """The row's call as a jf.function of the mode: traced, with its ops in a jit_scope, with
+    jit_compile=True, or with an all-None input_signature (compiled when the dtype is)."""
+    if mode == "jit_scope":
+        def body(*a):
+            with jf.jit_scope():
+                return row.call(*a)
+    else:
+        body = row.call
+    kw = {}
+    if mode == "jit_compile" or (mode == "none_signature" and jit):
+        kw["jit_compile"] = True
+    if row.baked:
+        return jf.function(lambda: body(*xs), **kw)()
+    if mode == "none_signature":
+        kw["input_signature"] = [jf.TensorSpec([None] * x.ndim, getattr(jf, x.dtype.name)) for x in xs]
+    return jf.function(body, **kw)(*_tensors(xs))
+
+
+def _folded(row, xs):
+    """Whether graph optimization removed the op for these inputs (the shape of a known
+    shape is a constant): then nothing is left to compile."""
+    f = jf.function(row.call)
+    kept = {n.op for n in f.get_concrete_function(*_tensors(xs))._cf.optimized_graph.nodes()}
+    return row.name not in kept
+
+
+def _run_row(row: Row, dtype, rng, mode):
+    jit = dtype in RECORDS[row.name]["jit_types"]
+    compiled = mode in ("jit_scope", "jit_compile") or (mode == "none_signature" and jit)
+    if row.check is not None:  # random: the call takes the dtype and has no reference values
+        out = row.call(dtype) if mode == "eager" else jf.function(lambda: row.call(dtype))()
+        for o in _outputs(out):
+            row.check(o, dtype)
+        return
+    xs = row.make(dtype, rng)
+    if mode == "eager":
+        got = _outputs(row.call(*_tensors(xs)))
+    elif mode == "jit_compile" and not jit and not row.runs_around_jit:
+        # jit_compile=True promises compiled code: an op that cannot compile is an error,
+        # unless graph optimization removed it (the shape of a known shape is a constant).
+        try:
+            got = _outputs(_compiled_call(row, xs, mode, jit))
+        except jf.errors.InvalidArgumentError as e:
+            assert row.name in str(e), str(e)
+            return
+        assert _folded(row, xs), f"jit_compile=True ran {row.name} on {dtype} without compiling it"
+    else:
+        before = jf.debugging.stats()["cluster_runs"]
+        got = _outputs(_compiled_call(row, xs, mode, jit))
+        ran = jf.debugging.stats()["cluster_runs"] - before
+        # Under jit_scope a cluster of only views and constants stays eager (TF drops it).
+        trivial = mode == "jit_scope" and RECORDS[row.name]["lower"] in ("const", "view")
+        if compiled and jit and not trivial and ran == 0:
+            assert _folded(row, xs), f"{mode}: no compiled code ran"
+    _assert_close(got, _expected(row, xs), dtype, f"{mode} {dtype}")
+
+
+def test_every_op_has_a_row_or_says_why_not():
+    missing = [n for n in RECORDS if n not in ROWS and not EXEMPT.get(n)]
+    assert not missing, f"ops without a row in tests/python/op_rows.py: {missing}"
+    stale = [n for n in list(ROWS) + list(EXEMPT) if n not in RECORDS]
+    assert not stale, f"rows for ops that have no record: {stale}"
+
+
+@pytest.mark.parametrize("name", sorted(RECORDS))
+def test_record_is_complete(name):
+    r = RECORDS[name]
+    if r["lower"] in ("eager", "graph"):
+        assert r["jit_reason"], f"{name} never compiles and must say why"
+    elif set(r["jit_types"]) != set(r["types"]):
+        assert r["jit_reason"], f"{name} compiles for fewer dtypes than it claims and must say why"
+    if r["differentiable"]:
+        assert registry.has_gradient(name), f"{name}: its record says kGrad but no gradient is registered"
+    else:
+        assert r["grad_reason"] and not registry.has_gradient(name), name
+        assert registry.get_gradient_function(name) is None
+    assert r["py_names"] or r["py_reason"], f"{name} has no public name and says not why"
+    for path in r["py_names"]:
+        obj = jf
+        for part in path.split("."):
+            obj = getattr(obj, part)  # AttributeError: the record names a missing function
+        assert callable(obj), path
+    if r["lower"] == "math":
+        assert r["math"], name
+
+
+def _sized_cases():
+    """Sizes 1 and 0 only for rows whose call takes any size (random rows draw fixed sizes)."""
+    return [(n, d, size) for n, d in _cases("types") for size in (2, 1, 0)
+            if size == 2 or (ROWS[n].resizable and ROWS[n].check is None)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name,dtype,size", _sized_cases())
+def test_every_claimed_dtype_in_every_mode(name, dtype, mode, size, rng):
+    """The row against numpy, with its 2-dims of size 2, 1 and 0, eagerly and in each kind of
+    function; compiled modes must run compiled code for the dtypes the record compiles."""
+    row = ROWS[name]
+    with sized(size):
+        _run_row(row, dtype, rng, mode)
+
+
+# Ops whose public function takes more dtypes than the op by composing others: random ints
+# are drawn as floats, and truediv divides ints as float64 (as TF does).
+_COMPOSED = {"RandomUniform", "RandomStandardNormal", "RealDiv"}
+# nn.leaky_relu casts integer features to float32 (as TF does); the op itself refuses them
+# (test_nn_activations_losses.py).
+_COMPOSED |= {"LeakyRelu"}
+
+
+@pytest.mark.parametrize("name,dtype", [(n, d) for n, r in RECORDS.items() if n in ROWS and n not in _COMPOSED
+                                        for d in ALL_DTYPES if d not in r["types"]])
+def test_unclaimed_dtype_is_refused(name, dtype, rng):
+    row = ROWS[name]
+    with pytest.raises((TypeError, jf.errors.InvalidArgumentError)):
+        row.call(*_tensors(row.make(dtype, rng)))
+
+
+@pytest.mark.parametrize("name", [n for n, r in RECORDS.items() if r["differentiable"] and n in ROWS])
+def test_gradient_matches_finite_differences(name, rng):
+    row = ROWS[name]
+    assert row.grad, f"{name} is differentiable: its row must name the inputs to check"
+    xs = list(row.make(row.grad_dtype, rng))
+    ref = row.grad_ref or row.ref
+    outs = [np.asarray(o) for o in _outputs(row.call(*_tensors(xs)))]
+    ws = [rng.standard_normal(o.shape).astype(o.dtype) for o in outs]
+
+    def loss_np(*gx):
+        vals = list(xs)
+        for i, v in zip(row.grad, gx):
+            vals[i] = v
+        r = ref(*vals)
+        return sum(float(np.sum(np.asarray(o, np.float64) * w)) for o, w in zip(r if isinstance(r, tuple) else (r,), ws))
+
+    tensors = _tensors(xs)
+    with jf.GradientTape() as tape:
+        for i in row.grad:
+            tape.watch(tensors[i])
+        out = row.call(*tensors)
+        outs_t = list(out) if isinstance(out, (tuple, list)) else [out]
+        loss = jf.add_n([jf.reduce_sum(o * jf.constant(w)) for o, w in zip(outs_t, ws)])
+    grads = tape.gradient(loss, [tensors[i] for i in row.grad])
+    want = numeric_grad(loss_np, [xs[i] for i in row.grad])
+    for i, g, w in zip(row.grad, grads, want):
+        assert g is not None, f"{name}: no gradient for input {i}"
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-6, err_msg=f"{name} input {i}")
+
+
+def test_ops_without_a_gradient_say_why():
+    reasons = {n: registry.not_differentiable_reason(n) for n, r in RECORDS.items() if not r["differentiable"]}
+    assert all(reasons.values()), reasons
+    assert reasons["Equal"] == "its output is bool"
+
+
+def test_registering_a_gradient_for_a_non_differentiable_op_raises():
+    with pytest.raises(KeyError, match="not differentiable"):
+        registry.register_gradient("ArgMax")(lambda op, g: [None, None])
+    with pytest.raises(KeyError, match="ops.def"):
+        registry.not_differentiable("MatMul")
+
+
+def test_constant_of_a_graph_tensor_raises_instead_of_crashing():
+    @jf.function
+    def f(x):
+        return jf.constant(x)
+
+    with pytest.raises(TypeError, match="non-tensor"):
+        f(jf.constant([1.0]))
+
+
+def test_tf_names_jitflow_lacks_say_so():
+    with pytest.raises(AttributeError, match=r"jitflow does not implement tf.histogram_fixed_width yet"):
+        jf.histogram_fixed_width  # noqa: B018
+    with pytest.raises(AttributeError, match=r"jitflow does not implement tf.linalg.qr yet"):
+        jf.linalg.qr  # noqa: B018
+    with pytest.raises(AttributeError, match=r"has no attribute 'not_a_tf_name'") as e:
+        jf.not_a_tf_name  # noqa: B018
+    assert "does not implement" not in str(e.value)
+
+
+def test_math_namespace_holds_tf_math_names():
+    assert jf.math.exp is jf.exp and jf.math.reduce_sum is jf.reduce_sum
+    assert jf.math.truediv is jf.truediv and jf.linalg.matmul is jf.matmul
+
+
+def _ptx_case(name):
+    r = RECORDS[name]
+    return F32 if F32 in r["jit_types"] else r["jit_types"][0]
+
+
+# Library steps run on cuBLAS (tests/python/gpu/fake_gpu); Const alone makes no kernel.
+_PTX_OPS = [n for n, r in RECORDS.items() if n in ROWS and r["jit_types"]
+            and r["lower"] not in ("library", "const")]
+
+
+@pytest.mark.parametrize("name", _PTX_OPS)
+def test_nvptx_backend_emits_every_compiled_op(name, rng):
+    """The NVPTX backend dispatches from the same records: every op that compiles on the CPU
+    gives PTX with no unresolved library call (libdevice linked in)."""
+    row = ROWS[name]
+    xs = _tensors(row.make(_ptx_case(name), rng))
+
+    @jf.function
+    def f(*args):
+        with jf.jit_scope():
+            out = row.call(*args)
+            # A lone view is no cluster under jit_scope (TF drops trivial clusters): feed a multiply.
+            return out * 2.0 if RECORDS[name]["lower"] == "view" else out
+    ptx = jf.experimental.emit_ptx(f, *xs, arch="sm_80")
+    if not ptx and not row.baked:  # a shape known at trace time folds away: make it unknown
+        spec = [jf.TensorSpec([None] * len(x.shape), x.dtype) for x in xs]
+        f = jf.function(f.python_function, input_signature=spec)
+        ptx = jf.experimental.emit_ptx(f, *xs, arch="sm_80")
+    assert ptx, f"{name}: no cluster compiled for the GPU"
+    for text in ptx.values():
+        assert ".entry" in text
+        assert ".extern .func" not in text, f"{name}: an unresolved call in the PTX"
+
+
+def test_docs_ops_md_is_generated_from_the_records():
+    import os
+
+    from jitflow import _ops_doc
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "ops.md")
+    with open(path) as f:
+        assert f.read() == _ops_doc.markdown(), "docs/ops.md is stale: python -m jitflow._ops_doc > docs/ops.md"
