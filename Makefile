@@ -4,10 +4,10 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 BUILD := build/dev
-APT_PACKAGES := llvm-16-dev libzstd-dev libeigen3-dev libdlpack-dev libdnnl-dev libgtest-dev cmake ninja-build g++ ccache
+APT_PACKAGES := llvm-16-dev libzstd-dev libeigen3-dev libdlpack-dev libdnnl-dev libgtest-dev cmake ninja-build g++ ccache clang-format-16
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test build deps venv bench lint clean
+.PHONY: demo test build deps venv bench lint format clean
 
 demo: build
 	$(VPY) benchmarks/demo.py
@@ -45,8 +45,15 @@ build: $(VENV)/.stamp
 	  -DPython_EXECUTABLE=$(abspath $(VPY)) -DJITFLOW_BUILD_TESTS=ON
 	cmake --build $(BUILD) -j2
 
+# Lint: ruff on the Python, and clang-format (the LLVM 16 one, pinned so its output does not
+# drift with the distribution's default) on the C++ without rewriting it.
+CPP_SOURCES = $(shell git ls-files 'cpp/*.cc' 'cpp/*.h' 'tests/cpp/*.cc' 'tests/cpp/*.h')
 lint: venv
-	$(VENV)/bin/ruff check python tests benchmarks tools
+	$(VENV)/bin/ruff check python tests benchmarks tools examples
+	clang-format-16 --dry-run --Werror $(CPP_SOURCES)
+
+format: venv
+	clang-format-16 -i $(CPP_SOURCES)
 
 clean:
 	rm -rf build python/jitflow/_C*.so

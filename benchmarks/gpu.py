@@ -97,8 +97,8 @@ def main():
     status = jf._C.cuda_status()
     if not status["available"]:
         print(f"no GPU: {status['error']} -- nothing to measure here. PTX generation and the GPU "
-              "runtime's host side are tested by tests/python/test_gpu_codegen.py and "
-              "tests/python/test_fake_gpu.py")
+              "runtime's host side are tested by tests/python/gpu/test_gpu_codegen.py and "
+              "tests/python/gpu/test_fake_gpu.py")
         return 0
     names = [jf._C.cuda_device_name(i) for i in range(status["device_count"])]
     print(f"GPUs: {names}; driver {status['driver_version']}")

@@ -58,7 +58,7 @@ def _imports():
     for module, (path, is_package) in MODULES.items():
         tree = ast.parse(path.read_text(), str(path))
 
-        def visit(node, in_function):
+        def visit(node, in_function, module=module, is_package=is_package):
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, (ast.Import, ast.ImportFrom)):
                     for alias in child.names:

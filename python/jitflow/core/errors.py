@@ -2,7 +2,6 @@
 from .. import _C
 
 
-
 class OpError(Exception):
     """Base class for errors raised while running or building an op."""
 

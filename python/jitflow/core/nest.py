@@ -10,7 +10,7 @@ else is a leaf: None, numbers, strings, sets, numpy arrays, tensors and variable
 leaf), so it changes nothing.
 
 The C++ walker behind jf.function's signatures (cpp/python/nest.h) visits lists, tuples,
-namedtuples and dicts in this same order (tests/python/test_nest.py checks that they agree)."""
+namedtuples and dicts in this same order (tests/python/core/test_nest.py checks that they agree)."""
 import collections
 import collections.abc as _abc
 

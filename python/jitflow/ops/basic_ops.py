@@ -16,7 +16,7 @@ from .dispatch import OP, axis_tensor, int_tensor, run, run_n, to_integer, to_in
 # ---- creation ------------------------------------------------------------------------
 @export('constant')
 def constant(value, dtype=None, shape=None, name=None):
-    if _strings.is_string_value(value, dtype):  # jf.string tensors are Python values (strings.py)
+    if _strings.is_string_value(value, dtype):  # jf.string tensors are Python values (core/strings.py)
         return _strings.constant(value, dtype, shape)
     if isinstance(value, Tensor) and value._is_symbolic:
         # TF's graph-mode constant takes values, not graph tensors (a Const holding a symbolic
@@ -415,7 +415,7 @@ newaxis = None
 export("newaxis")(newaxis)
 
 
-# ---- activations (issue 16): TF's argument name `features`; LeakyRelu's alpha attr --------
+# ---- activations: TF's argument name `features`; LeakyRelu's alpha attr ---------------------
 def _activation_op(op, public):
     oid = OP[op]
 

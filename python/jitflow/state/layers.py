@@ -13,7 +13,7 @@ from .module import camel_to_snake as _camel_to_snake
 
 _ACTIVATIONS = {None: None, "linear": None, "relu": relu, "sigmoid": sigmoid, "tanh": _ops.tanh,
                 "softmax": softmax}
-# Keras's names for the activations of issue 16 (gelu exact, swish / silu with beta 1,
+# Keras's names for the activations it accepts as strings (gelu exact, swish / silu with beta 1,
 # leaky_relu with TF's alpha 0.2).
 _ACTIVATIONS.update({"gelu": gelu, "elu": _ops.elu, "selu": _ops.selu, "swish": swish, "silu": silu,
                      "softplus": _ops.softplus, "softsign": _ops.softsign, "relu6": _ops.relu6,

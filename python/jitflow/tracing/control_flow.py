@@ -51,7 +51,7 @@ def _known_pred(pred):
 def while_loop(cond, body, loop_vars, shape_invariants=None, maximum_iterations=None, name=None):
     """Repeats body while cond is true; traced, one While node whose body runs in C++."""
     single = not isinstance(loop_vars, (list, tuple))
-    single = single or isinstance(loop_vars, _TensorArray)  # issue 18: a traced array is a namedtuple
+    single = single or isinstance(loop_vars, _TensorArray)  # a traced array is a namedtuple, one value
     vars_ = [loop_vars] if single else list(loop_vars)
     if isinstance(maximum_iterations, Tensor) or (_C.is_tracing() and hasattr(maximum_iterations, "__jf_tensor__")):
         bound = _C.convert_to_tensor(maximum_iterations)  # converted once: a variable is read once
@@ -74,7 +74,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, maximum_iterations=
             vars_ = [out] if single or not isinstance(out, (list, tuple)) else list(out)
             i += 1
         return vars_[0] if single else type(loop_vars)(vars_)
-    if any(isinstance(v, _TensorArray) for v in vars_):  # issue 18: arrays travel as their tensors
+    if any(isinstance(v, _TensorArray) for v in vars_):  # arrays travel as their tensors
         return _while_with_arrays(cond, body, vars_, single, loop_vars, shape_invariants, maximum_iterations, name)
     tensors = [_C.convert_to_tensor(v) for v in vars_]
     specs = [(t.dtype, list(t.shape)) for t in tensors]
@@ -120,7 +120,7 @@ def _while_with_tensor_bound(cond, body, vars_, single, loop_vars, shape_invaria
     return outs[0] if single else type(loop_vars)(outs)
 
 
-# ---- jf.TensorArray loop vars (issue 18, tensor_array.py) -----------------------------------
+# ---- jf.TensorArray loop vars (tensor_array.py) ---------------------------------------------
 def _while_with_arrays(cond, body, vars_, single, loop_vars, shape_invariants, maximum_iterations, name):
     """A traced while_loop whose loop vars hold TensorArrays: each is flattened to its buffer and
     size, the loop runs over the flat tensors and cond/body see rebuilt arrays."""
