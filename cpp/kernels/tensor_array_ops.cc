@@ -6,7 +6,7 @@
 
 #include "ir/op_registry.h"
 #include "kernels/kernels.h"
-#include "runtime/stats.h"
+#include "support/stats.h"
 
 namespace jf {
 namespace {

@@ -5,7 +5,7 @@
 #include "python/function_cache.h"
 #include "python/nest.h"
 #include "runtime/placement.h"
-#include "runtime/stats.h"
+#include "support/stats.h"
 
 namespace jf::py_bridge {
 

@@ -9,7 +9,7 @@
 #include "kernels/kernels.h"
 #include "python/bindings.h"
 #include "runtime/gpu/cuda_driver.h"
-#include "runtime/stats.h"
+#include "support/stats.h"
 #include "support/thread_pool.h"
 
 namespace jf::py_bridge {

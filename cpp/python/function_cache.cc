@@ -11,7 +11,7 @@
 #include "python/convert.h"
 #include "runtime/dispatch.h"
 #include "runtime/placement.h"
-#include "runtime/stats.h"
+#include "support/stats.h"
 #include "tracing/trace_context.h"
 
 namespace jf::py_bridge {

@@ -6,7 +6,7 @@
 #include "ir/shape_fns.h"
 #include "runtime/gpu/gpu_cluster.h"
 #include "runtime/placement.h"
-#include "runtime/stats.h"
+#include "support/stats.h"
 #include "support/thread_pool.h"
 
 namespace jf {

@@ -3,7 +3,7 @@
 
 #include "runtime/cluster_runner.h"
 #include "runtime/placement.h"
-#include "runtime/stats.h"
+#include "support/stats.h"
 
 namespace jf {
 

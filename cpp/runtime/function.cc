@@ -6,7 +6,7 @@
 #include "passes/passes.h"
 #include "runtime/cluster_runner.h"
 #include "runtime/placement.h"
-#include "runtime/stats.h"
+#include "support/stats.h"
 
 namespace jf {
 

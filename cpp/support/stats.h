@@ -1,4 +1,5 @@
-// Process-wide counters exposed as jf.debugging.stats().
+// Process-wide counters exposed as jf.debugging.stats(), and the hook that shows warnings. In
+// support/ because kernels (a TensorArrayWrite that copies) and the runtime both count here.
 #pragma once
 #include <atomic>
 #include <cstdint>

@@ -7,7 +7,7 @@
 #include "runtime/gpu/gpu_buffer.h"
 #include "runtime/gpu/gpu_launch.h"
 #include "runtime/placement.h"
-#include "runtime/stats.h"
+#include "support/stats.h"
 
 namespace jf {
 

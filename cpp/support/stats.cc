@@ -1,0 +1,47 @@
+// Process-wide counters (jf.debugging.stats()) and the user-warning hook: below kernels and
+// runtime, which both count and warn, so neither has to include the other.
+#include "support/stats.h"
+
+#include <cstdio>
+
+namespace jf {
+
+Stats& stats() {
+  static Stats* s = new Stats();
+  return *s;
+}
+
+std::map<std::string, int64_t> stats_snapshot() {
+  Stats& s = stats();
+  return {{"traces", s.traces},
+          {"compilations", s.compilations},
+          {"cache_hits", s.cache_hits},
+          {"cluster_runs", s.cluster_runs},
+          {"eager_ops", s.eager_ops},
+          {"graph_runs", s.graph_runs},
+          {"cluster_fallbacks", s.cluster_fallbacks},
+          {"specializations", s.specializations},
+          {"tensor_array_copied_bytes", s.tensor_array_copied_bytes}};
+}
+
+void reset_stats() {
+  Stats& s = stats();
+  s.traces = 0;
+  s.compilations = 0;
+  s.cache_hits = 0;
+  s.cluster_runs = 0;
+  s.eager_ops = 0;
+  s.graph_runs = 0;
+  s.cluster_fallbacks = 0;
+  s.specializations = 0;
+  s.tensor_array_copied_bytes = 0;
+}
+
+static std::atomic<WarnHook> g_warn_hook{nullptr};
+void set_warn_hook(WarnHook hook) { g_warn_hook = hook; }
+void warn(const std::string& message) {
+  if (WarnHook h = g_warn_hook.load()) return h(message);
+  std::fprintf(stderr, "%s\n", message.c_str());
+}
+
+}  // namespace jf
