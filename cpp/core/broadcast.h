@@ -1,5 +1,6 @@
 // Broadcast iteration: collapses an n-ary numpy broadcast into as few dims as possible and
-// walks it as contiguous inner segments, so Eigen's vectorized array ops do the work.
+// walks it as contiguous inner segments, so Eigen's vectorized array ops do the work. In core/
+// because the eager kernels and the GPU runtime's batched cuBLAS calls both use it.
 #pragma once
 #include <cstdint>
 #include <initializer_list>

@@ -6,8 +6,8 @@
 #include <type_traits>
 #include <unsupported/Eigen/SpecialFunctions>
 
+#include "core/broadcast.h"
 #include "ir/op_registry.h"
-#include "kernels/broadcast.h"
 
 namespace jf {
 namespace {

@@ -3,8 +3,8 @@
 // so they move bytes of the element size whatever the dtype. UnsortedSegmentSum adds.
 #include <cstring>
 
+#include "core/broadcast.h"
 #include "ir/op_registry.h"
-#include "kernels/broadcast.h"
 
 namespace jf {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
+#include "core/broadcast.h"
 #include "ir/op_registry.h"
-#include "kernels/broadcast.h"
 
 namespace jf {
 namespace {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/broadcast.h"
 #include "ir/op_registry.h"
-#include "kernels/broadcast.h"
 #include "kernels/kernels.h"
 
 namespace jf {

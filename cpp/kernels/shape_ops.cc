@@ -3,8 +3,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/broadcast.h"
 #include "ir/shape_fns.h"
-#include "kernels/broadcast.h"
 #include "kernels/kernels.h"
 
 namespace jf {

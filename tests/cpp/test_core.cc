@@ -1,9 +1,9 @@
 // Core pieces: shapes and broadcasting, the caching allocator, the op registry, kernels.
 #include <gtest/gtest.h>
 
+#include "core/broadcast.h"
 #include "core/tensor.h"
 #include "ir/op_registry.h"
-#include "kernels/broadcast.h"
 
 namespace jf {
 namespace {

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "kernels/broadcast.h"
+#include "core/broadcast.h"
 #include "runtime/gpu/gpu_buffer.h"
 #include "support/errors.h"
 
