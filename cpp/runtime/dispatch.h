@@ -1,5 +1,5 @@
-// The single entry every op goes through: eager execution now; the tracer registers a hook
-// that records a graph node instead while a function is being traced.
+// The single entry every op goes through: eager execution now; a trace hook (the tracer's,
+// installed by the bindings) records a graph node instead while a function is being traced.
 #pragma once
 #include <vector>
 
@@ -11,7 +11,8 @@ namespace jf {
 std::vector<Tensor> execute(OpId op, const std::vector<Tensor>& inputs, const Attrs& attrs,
                             const std::string* name = nullptr);
 
-// Installed by the tracer: returns true when it handled the op (recording it in a graph).
+// The tracer's record_traced_op, installed by the bindings: returns true when it handled the
+// op (recording it in a graph).
 using TraceHook = bool (*)(OpId, const std::vector<Tensor>&, const Attrs&, const std::string*,
                            std::vector<Tensor>*);
 void set_trace_hook(TraceHook hook);

@@ -3,22 +3,11 @@
 
 #include <atomic>
 
-#include "runtime/dispatch.h"
-
 namespace jf {
 namespace {
 
 thread_local std::vector<TraceState*> t_stack;
 std::string (*g_source_fn)() = nullptr;
-
-bool record_hook(OpId op, const std::vector<Tensor>& inputs, const Attrs& attrs, const std::string* name,
-                 std::vector<Tensor>* out) {
-  if (t_stack.empty()) return false;
-  TraceState* ts = t_stack.back();
-  Node* n = ts->add_op(op, inputs, attrs, name);
-  for (int i = 0; i < static_cast<int>(n->outputs.size()); ++i) out->push_back(ts->symbolic(n, i));
-  return true;
-}
 
 // What shape inference sees for a graph value: the constant itself, or dtype+shape only.
 Tensor infer_view(const Output& o) {
@@ -131,15 +120,19 @@ Node* TraceState::add_op(OpId op, const std::vector<Tensor>& inputs, const Attrs
 
 TraceState* current_trace() { return t_stack.empty() ? nullptr : t_stack.back(); }
 bool is_tracing() { return !t_stack.empty(); }
-void push_trace(TraceState* s) {
-  install_trace_hook();
-  t_stack.push_back(s);
-}
+void push_trace(TraceState* s) { t_stack.push_back(s); }
 void pop_trace() {
   JF_CHECK(!t_stack.empty());
   t_stack.pop_back();
 }
-void install_trace_hook() { set_trace_hook(&record_hook); }
+bool record_traced_op(OpId op, const std::vector<Tensor>& inputs, const Attrs& attrs, const std::string* name,
+                      std::vector<Tensor>* out) {
+  if (t_stack.empty()) return false;
+  TraceState* ts = t_stack.back();
+  Node* n = ts->add_op(op, inputs, attrs, name);
+  for (int i = 0; i < static_cast<int>(n->outputs.size()); ++i) out->push_back(ts->symbolic(n, i));
+  return true;
+}
 void set_source_location_fn(std::string (*fn)()) { g_source_fn = fn; }
 
 JitScopeFrame jit_scope_enter(bool compile, std::function<bool(const Node&)> compile_fn, bool separate) {

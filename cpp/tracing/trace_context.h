@@ -57,8 +57,11 @@ TraceState* current_trace();
 bool is_tracing();
 void push_trace(TraceState* s);
 void pop_trace();
-// Installs the dispatcher hook (idempotent).
-void install_trace_hook();
+// Records an op in the innermost graph under construction and returns its symbolic outputs;
+// false when no trace is open on this thread. The bindings install it as the dispatcher's
+// trace hook: they sit above both, so tracing never includes the runtime.
+bool record_traced_op(OpId op, const std::vector<Tensor>& inputs, const Attrs& attrs, const std::string* name,
+                      std::vector<Tensor>* out);
 
 // The user's source location for a node, provided by the Python bindings.
 void set_source_location_fn(std::string (*fn)());
