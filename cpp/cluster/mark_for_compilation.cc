@@ -24,7 +24,7 @@ std::optional<bool> compile_attr(const Node& n) {
   return n.attrs.get<bool>(kXlaCompile, false);
 }
 
-bool is_control_flow(const Node& n) { return n.op == OpId::If || n.op == OpId::While; }
+bool is_control_flow(const Node& n) { return (n.def().flags & kControlFlow) != 0; }
 
 // "" for a candidate, otherwise why the node has to stay eager.
 std::string rejection(const Node& n, const CanEmitFn& can_emit) {
@@ -106,22 +106,18 @@ std::string worth_compiling(int real_ops, bool has_compile_true, const ClusterOp
   return "";
 }
 
-// Variable reads and writes run around the compiled unit (as XLA passes resource variables
-// in and out of a computation); the ordering check below rejects a read or write that would
-// have to run in the middle of it.
-bool is_variable_access(OpId op) {
-  if (op == OpId::RngReadAndSkip) return true;  // issue 19: a random Generator's state variable
-  return op == OpId::ReadVariableOp || op == OpId::AssignVariableOp || op == OpId::AssignAddVariableOp ||
-         op == OpId::AssignSubVariableOp ||
-         op == OpId::TensorArrayWrite || op == OpId::TensorArrayRead || op == OpId::TensorArrayStack;  // issue 18
-}
+// Resource reads and writes (the record's kResourceAccess: variables, a Generator's state,
+// TensorArray buffers) run around the compiled unit, as XLA passes resource variables in and
+// out of a computation; the ordering check below rejects one that would have to run in the
+// middle of it.
+bool is_resource_access(const Node& n) { return (n.def().flags & kResourceAccess) != 0; }
 
 // jit_compile=True: no partial answer is acceptable, so every problem is an error. Only
-// variable accesses and control flow (whose bodies are compiled on their own) stay outside.
+// resource accesses and control flow (whose bodies are compiled on their own) stay outside.
 void check_whole_function(const Graph& g, const std::vector<std::string>& rejected) {
   std::vector<const Node*> bad;
   for (const auto& up : g.nodes())
-    if (up->op != OpId::Placeholder && up->op != OpId::Const && !is_variable_access(up->op) &&
+    if (up->op != OpId::Placeholder && up->op != OpId::Const && !is_resource_access(*up) &&
         !is_control_flow(*up) && !rejected[up->id].empty())
       bad.push_back(up.get());
   if (!bad.empty()) {

@@ -37,6 +37,9 @@ constexpr bool record_ok(const OpDef& d) {
   if ((d.lower == LowerKind::kBinary) && d.num_inputs != 2) return false;
   if ((d.lower == LowerKind::kMath) && d.num_inputs != 1 && d.num_inputs != 2) return false;
   if ((d.flags & kStateful) && !never_compiled) return false;  // stateful ops never compile
+  if ((d.flags & kResourceAccess) && !never_compiled) return false;       // nor do resource accesses
+  if ((d.flags & kRandomStream) && !(d.flags & kStateful)) return false;  // a stream advances per run
+  if ((d.flags & kControlFlow) && (d.lower != LowerKind::kGraph || !(d.flags & kNoKernel))) return false;
   return true;
 }
 #define JF_OP(NAME, NIN, INFER, TYPES, SHAPE_IN, LOWER, JIT, COST, MATH, GRAD, PY, FLAGS) \

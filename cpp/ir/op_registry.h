@@ -23,6 +23,16 @@ enum OpFlags : unsigned {
   kStateful = 1,  // random, variables, print: never folded, deduplicated or compiled
   kNoKernel = 2,  // graph-only ops (Placeholder, control flow) executed by the runtime itself
   kCheck = 4,     // a run-time check (CheckNumerics): compiles, but never folded and kept unconsumed
+  // Reads or writes a resource (a variable, a Generator's state, a TensorArray buffer). It
+  // runs on the executor around compiled clusters, as XLA passes resources in and out of a
+  // computation, so jit_compile=True compiles the function without it.
+  kResourceAccess = 8,
+  // Draws from a random stream of its own: tracing gives each such node a _stream_id, so
+  // two functions with the same seeds draw the same numbers (TF's per-kernel state).
+  kRandomStream = 16,
+  // Runs subgraphs (If's branches, While's cond and body) on the executor; clustering leaves
+  // the node itself eager and clusters its subgraphs on their own.
+  kControlFlow = 32,
 };
 
 // Sets of dtypes, one bit per DType.

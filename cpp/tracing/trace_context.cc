@@ -103,7 +103,7 @@ Node* TraceState::add_op(OpId op, const std::vector<Tensor>& inputs, const Attrs
   }
   // Each stateful random node owns its own stream (TF: per-kernel state), so two functions
   // with the same seeds draw the same values, and each call of one function draws anew.
-  if (op == OpId::RandomUniform || op == OpId::RandomStandardNormal || op == OpId::RandomPhiloxState) {
+  if (def.flags & kRandomStream) {
     static std::atomic<int64_t> next_stream{1};
     n->attrs.set("_stream_id", next_stream.fetch_add(1));
   }

@@ -300,6 +300,30 @@ TEST_F(ClusterTest, WholeFunctionRejectsCompileFalseAndStatefulOps) {
   }
 }
 
+// Variable reads and writes run beside the compiled unit (the record's kResourceAccess), so
+// jit_compile=True compiles the rest instead of refusing the function.
+TEST_F(ClusterTest, WholeFunctionLeavesResourceAccessesOutside) {
+  Node* read = op(OpId::ReadVariableOp, "read", {});
+  Node* a = op(OpId::Exp, "a", {read});
+  Node* b = op(OpId::Neg, "b", {a});
+  op(OpId::AssignVariableOp, "write", {b});
+  run({false, /*whole_function=*/true});
+  EXPECT_EQ(clusters(), (std::vector<Names>{{"a", "b"}}));
+  EXPECT_EQ(reason("read"), "stateful op");
+  EXPECT_EQ(reason("write"), "stateful op");
+}
+
+TEST_F(ClusterTest, ControlFlowStaysOnTheExecutor) {
+  Node* x = input("x");
+  Node* a = op(OpId::Exp, "a", {x}, "jit_scope_0");
+  Node* w = op(OpId::While, "loop", {a}, "jit_scope_0");
+  op(OpId::Neg, "c", {w}, "jit_scope_0");
+  run();
+  EXPECT_EQ(cluster_of("loop"), -1);
+  EXPECT_NE(reason("loop").find("control flow (While) runs on the executor"), std::string::npos)
+      << reason("loop");
+}
+
 TEST_F(ClusterTest, WholeFunctionIsOneClusterAcrossScopes) {
   Node* x = input("x");
   Node* k = constant("k");

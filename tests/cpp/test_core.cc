@@ -58,6 +58,19 @@ TEST(Registry, NamesAreTensorFlows) {
   EXPECT_TRUE(op_def(OpId::RandomUniform).flags & kStateful);
 }
 
+// Op facts are record flags, each consistent with the rest of its record (op_registry.cc
+// checks that at build time); the stages read them instead of lists of op ids.
+TEST(Registry, FlagsSayWhichOpsTouchResourcesRandomStreamsAndSubgraphs) {
+  for (OpId op :
+       {OpId::ReadVariableOp, OpId::AssignAddVariableOp, OpId::RngReadAndSkip, OpId::TensorArrayWrite})
+    EXPECT_TRUE(op_def(op).flags & kResourceAccess) << op_def(op).name;
+  for (OpId op : {OpId::RandomUniform, OpId::RandomStandardNormal, OpId::RandomPhiloxState})
+    EXPECT_TRUE(op_def(op).flags & kRandomStream) << op_def(op).name;
+  EXPECT_FALSE(op_def(OpId::StatelessRandomUniformV2).flags & kRandomStream);  // its state is an input
+  EXPECT_TRUE(op_def(OpId::While).flags & kControlFlow);
+  EXPECT_FALSE(op_def(OpId::XlaLaunch).flags & kControlFlow);
+}
+
 Tensor vec(std::vector<float> v, Shape s) {
   Tensor t = Tensor::empty(DType::kFloat32, s);
   for (size_t i = 0; i < v.size(); ++i) t.data<float>()[i] = v[i];
