@@ -76,6 +76,26 @@ const OpDef* find_op(const std::string& name) {
   return it == index->end() ? nullptr : it->second;
 }
 
+std::string type_set_text(TypeSet s) {
+  if (s == kNumericTypes) return "numeric";
+  std::vector<const char*> names;
+  for (DType d : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool})
+    if (has_type(s, d)) names.push_back(dtype_name(d));
+  std::string t;
+  for (size_t i = 0; i < names.size(); ++i)
+    t += str_cat(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ", names[i]);
+  return t;
+}
+
+void OpCall::check_claimed(size_t i, bool shared) const {
+  const DType d = in[i].dtype();
+  if (claims(d)) return;
+  const std::string set = type_set_text(def->types);
+  if (shared) fail_type("expected ", set, " inputs, got ", dtype_name(d));
+  const bool vowel = !set.empty() && std::string("aeiou").find(set[0]) != std::string::npos;
+  fail_type("expected ", vowel ? "an " : "a ", set, " input, got ", dtype_name(d));
+}
+
 const char* OpCall::name() const { return def->name; }
 
 std::string OpCall::input_desc() const {

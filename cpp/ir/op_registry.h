@@ -45,6 +45,9 @@ constexpr TypeSet kNumericTypes = kFloatTypes | kIntTypes;
 constexpr TypeSet kBoolTypes = type_bit(DType::kBool);
 constexpr TypeSet kAllTypes = kNumericTypes | kBoolTypes;
 inline bool has_type(TypeSet s, DType d) { return d != DType::kInvalid && (s & type_bit(d)) != 0; }
+// A set in the words of the shape functions' errors: "numeric", "float32 or float64",
+// "int32 or int64", "bool", else the dtype names ("int32, int64 or bool").
+std::string type_set_text(TypeSet s);
 
 // Which inputs carry shapes or axes rather than data: bit i for input i; kLastInput for the
 // last input of a variadic op (ConcatV2's axis).
@@ -148,6 +151,13 @@ struct OpCall {
   template <class... A>
   [[noreturn]] void fail_type(const A&... a) const;
   std::string input_desc() const;
+  // The record's types column is the one table of the dtypes an op takes for its main operand
+  // (ops.def): shape functions ask it here instead of listing dtypes of their own.
+  bool claims(DType d) const;
+  // TypeError unless input i's dtype is one the record claims, in the words shape inference
+  // has always used: "expected a float32 or float64 input, got int32"; with `shared`, for
+  // operands that must all have that dtype, "expected numeric inputs, got bool".
+  void check_claimed(size_t i, bool shared = false) const;
   // Every shape function reports its outputs here: a shape whose known dims multiply past
   // 2**63 - 1 elements is rejected once, for all ops (TF's TensorShape check).
   void add_output(DType d, const Shape& s) {
@@ -191,6 +201,8 @@ struct OpDef {
     return -1;
   }
 };
+
+inline bool OpCall::claims(DType d) const { return has_type(def->types, d); }
 
 const OpDef& op_def(OpId id);
 const OpDef* find_op(const std::string& name);  // nullptr when unknown

@@ -404,7 +404,7 @@ void infer_range(OpCall& c) {
     if (c.in[i].rank() != 0) c.fail("start, limit and delta must be scalars");
     if (c.in[i].dtype() != c.in[0].dtype()) c.fail("start, limit and delta must have the same dtype");
   }
-  if (!is_numeric(c.in[0].dtype())) c.fail_type("expected numeric start, limit, delta");
+  if (!c.claims(c.in[0].dtype())) c.fail_type("expected numeric start, limit, delta");
   int64_t n = -1;
   if (c.has_value(0) && c.has_value(1) && c.has_value(2)) {
     const char* too_long = "Requires ((limit - start) / delta) <= 9223372036854775807";
@@ -436,7 +436,7 @@ void infer_range(OpCall& c) {
 void infer_random(OpCall& c) {
   need_int_vector(c, 0, "shape");
   DType dt = c.attrs.get<DType>("dtype", DType::kFloat32);
-  if (!is_float(dt)) c.fail_type("dtype must be float32 or float64, got ", dtype_name(dt));
+  if (!c.claims(dt)) c.fail_type("dtype must be float32 or float64, got ", dtype_name(dt));  // no data input
   Shape out;
   if (c.has_value(0)) {
     for (int64_t d : c.in[0].to_int64s()) {

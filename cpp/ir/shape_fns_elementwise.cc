@@ -1,5 +1,5 @@
 // Shape and dtype inference for elementwise, reduction and matmul ops (TF's rules: operands
-// share a dtype, numpy broadcasting, float-only transcendental functions).
+// share a dtype, numpy broadcasting). The dtypes an op takes are its record's (ops.def).
 #include <algorithm>
 
 #include "ir/shape_fns.h"
@@ -19,29 +19,16 @@ void infer_placeholder(OpCall& c) {
 }
 void infer_identity(OpCall& c) { c.add_output(c.in[0].dtype(), c.in[0].shape()); }
 
-static void require(OpCall& c, bool ok, const char* what) {
-  if (!ok) c.fail_type("expected ", what, " input, got ", dtype_name(c.in[0].dtype()));
-}
-void infer_unary_numeric(OpCall& c) {
-  require(c, is_numeric(c.in[0].dtype()), "a numeric");
+// Elementwise ops take the dtypes their record claims (ops.def's types column), checked here
+// once for every family instead of one shape function per set of dtypes.
+void infer_unary(OpCall& c) {
+  c.check_claimed(0);
   infer_identity(c);
 }
-void infer_unary_float(OpCall& c) {
-  require(c, is_float(c.in[0].dtype()), "a float32 or float64");
-  infer_identity(c);
-}
-// IsNan, IsInf, IsFinite: a float input, a bool output of its shape.
-void infer_float_predicate(OpCall& c) {
-  require(c, is_float(c.in[0].dtype()), "a float32 or float64");
+// IsNan, IsInf, IsFinite: a bool output of the input's shape.
+void infer_unary_predicate(OpCall& c) {
+  c.check_claimed(0);
   c.add_output(DType::kBool, c.in[0].shape());
-}
-void infer_unary_bool(OpCall& c) {
-  require(c, c.in[0].dtype() == DType::kBool, "a bool");
-  infer_identity(c);
-}
-void infer_unary_int(OpCall& c) {
-  require(c, is_int(c.in[0].dtype()), "an int32 or int64");
-  infer_identity(c);
 }
 void infer_cast(OpCall& c) { c.add_output(c.attrs.get<DType>("DstT", DType::kFloat32), c.in[0].shape()); }
 
@@ -60,20 +47,16 @@ static void same_dtype(OpCall& c, size_t first) {
       c.fail("input #", i, " was expected to be a ", dtype_name(c.in[first].dtype()), " tensor but is a ",
              dtype_name(c.in[i].dtype()), " tensor");
 }
-static void binary(OpCall& c, bool (*ok)(DType), const char* what, DType out) {
+// Both operands of one claimed dtype, broadcast; the result has that dtype (`out` kInvalid)
+// or is bool (comparisons).
+static void binary(OpCall& c, DType out) {
   same_dtype(c, 0);
-  if (ok && !ok(c.in[0].dtype()))
-    c.fail_type("expected ", what, " inputs, got ", dtype_name(c.in[0].dtype()));
+  c.check_claimed(0, /*shared=*/true);
   Shape s = broadcast_all(c, 0);
   c.add_output(out == DType::kInvalid ? c.in[0].dtype() : out, s);
 }
-static bool is_bool(DType d) { return d == DType::kBool; }
-void infer_binary_numeric(OpCall& c) { binary(c, is_numeric, "numeric", DType::kInvalid); }
-void infer_binary_float(OpCall& c) { binary(c, is_float, "float32 or float64", DType::kInvalid); }
-void infer_binary_bool(OpCall& c) { binary(c, is_bool, "bool", DType::kInvalid); }
-void infer_binary_int(OpCall& c) { binary(c, is_int, "int32 or int64", DType::kInvalid); }
-void infer_compare(OpCall& c) { binary(c, is_numeric, "numeric", DType::kBool); }
-void infer_compare_any(OpCall& c) { binary(c, nullptr, "", DType::kBool); }
+void infer_binary(OpCall& c) { binary(c, DType::kInvalid); }
+void infer_compare(OpCall& c) { binary(c, DType::kBool); }
 
 void infer_select(OpCall& c) {
   if (c.in[0].dtype() != DType::kBool)
@@ -85,7 +68,7 @@ void infer_select(OpCall& c) {
 void infer_addn(OpCall& c) {
   if (c.in.empty()) c.fail("needs at least one input");
   same_dtype(c, 0);
-  if (!is_numeric(c.in[0].dtype())) c.fail_type("expected numeric inputs");
+  if (!c.claims(c.in[0].dtype())) c.fail_type("expected numeric inputs");
   for (size_t i = 1; i < c.in.size(); ++i) {
     Shape tmp;
     if (!broadcast_shapes(c.in[0].shape(), c.in[i].shape(), &tmp) || tmp.rank() != c.in[0].rank() ||
@@ -136,13 +119,12 @@ Shape reduced_shape(OpCall& c) {
 }
 
 void infer_reduce(OpCall& c) {
-  if (!is_numeric(c.in[0].dtype()))
-    c.fail_type("expected a numeric input, got ", dtype_name(c.in[0].dtype()));
+  c.check_claimed(0);
   c.add_output(c.in[0].dtype(), reduced_shape(c));
 }
 
 void infer_argreduce(OpCall& c) {
-  if (!is_numeric(c.in[0].dtype())) c.fail_type("expected a numeric input");
+  if (!c.claims(c.in[0].dtype())) c.fail_type("expected a numeric input");
   if (!c.has_value(1)) c.fail("the dimension must be known when tracing");
   if (c.in[1].num_elements() != 1) c.fail("dimension must be a scalar");
   const Shape& in = c.in[0].shape();
@@ -159,14 +141,14 @@ void infer_argreduce(OpCall& c) {
 }
 
 void infer_softmax(OpCall& c) {
-  if (!is_float(c.in[0].dtype())) c.fail_type("expected a float input, got ", dtype_name(c.in[0].dtype()));
+  if (!c.claims(c.in[0].dtype())) c.fail_type("expected a float input, got ", dtype_name(c.in[0].dtype()));
   if (c.in[0].rank() < 1) c.fail("logits must have rank >= 1");
   infer_identity(c);
 }
 
 void infer_matmul(OpCall& c) {
   same_dtype(c, 0);
-  if (!is_numeric(c.in[0].dtype())) c.fail_type("expected numeric inputs");
+  if (!c.claims(c.in[0].dtype())) c.fail_type("expected numeric inputs");
   const Shape &a = c.in[0].shape(), &b = c.in[1].shape();
   bool batch = c.def->id == OpId::BatchMatMulV2;
   bool ta = c.attrs.get<bool>(batch ? "adj_x" : "transpose_a", false);

@@ -77,7 +77,8 @@ void infer_gather(OpCall& c) {
 
 // OneHot(indices, depth, on_value, off_value), attr axis (-1: last).
 void infer_one_hot(OpCall& c) {
-  need_int(c, 0, "indices");
+  if (!c.claims(c.in[0].dtype()))
+    c.fail_type("indices must be int32 or int64, got ", dtype_name(c.in[0].dtype()));
   need_int(c, 1, "depth");
   if (c.in[1].rank() != 0) c.fail("depth must be a scalar, got shape ", c.in[1].shape().str());
   if (c.in[2].rank() != 0 || c.in[3].rank() != 0) c.fail("on_value and off_value must be scalars");
@@ -196,8 +197,7 @@ void infer_roll(OpCall& c) {
 void infer_segment_sum(OpCall& c) {
   const Shape& d = c.in[0].shape();
   const Shape& ids = c.in[1].shape();
-  if (!is_float(c.in[0].dtype()) && !is_int(c.in[0].dtype()))
-    c.fail_type("data must be a number, got ", dtype_name(c.in[0].dtype()));
+  if (!c.claims(c.in[0].dtype())) c.fail_type("data must be a number, got ", dtype_name(c.in[0].dtype()));
   need_int(c, 1, "segment_ids");
   need_int(c, 2, "num_segments");
   if (c.in[2].rank() != 0) c.fail("num_segments should be a scalar, not shape ", c.in[2].shape().str());

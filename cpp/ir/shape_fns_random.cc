@@ -38,7 +38,8 @@ void need_state(const OpCall& c, size_t i) {
 
 // StatelessRandomGetKeyCounter(seed): int64[3] (counter low, counter high, key).
 void infer_random_key_counter(OpCall& c) {
-  if (!is_int(c.in[0].dtype())) c.fail_type("seed must be int32 or int64, got ", dtype_name(c.in[0].dtype()));
+  if (!c.claims(c.in[0].dtype()))
+    c.fail_type("seed must be int32 or int64, got ", dtype_name(c.in[0].dtype()));
   const Shape& s = c.in[0].shape();
   if (s.rank() != 1 || (s[0] >= 0 && s[0] != 2)) c.fail("seed must have shape [2], not ", s.str());
   c.add_output(DType::kInt64, {3});
@@ -76,7 +77,7 @@ void infer_philox_elementwise(OpCall& c) {
   size_t n = c.in.size();
   need_state(c, n - 1);
   DType dt = c.in[0].dtype();
-  if (!is_float(dt))
+  if (!c.claims(dt))
     c.fail_type("the distribution's parameters must be float32 or float64, got ", dtype_name(dt));
   for (size_t i = 1; i + 1 < n; ++i)
     if (c.in[i].dtype() != dt || c.in[i].shape() != c.in[0].shape())
@@ -95,7 +96,7 @@ void infer_philox_shuffle(OpCall& c) {
 // output [n] (scalars broadcast), else it is a scalar.
 void infer_index_shuffle(OpCall& c) {
   DType dt = c.in[0].dtype();
-  if (!is_int(dt)) c.fail_type("index must be int32 or int64, got ", dtype_name(dt));
+  if (!c.claims(dt)) c.fail_type("index must be int32 or int64, got ", dtype_name(dt));
   if (!is_int(c.in[1].dtype())) c.fail_type("seed must be int32 or int64, got ", dtype_name(c.in[1].dtype()));
   if (c.in[2].dtype() != dt)
     c.fail_type("max_index must have index's dtype ", dtype_name(dt), ", got ", dtype_name(c.in[2].dtype()));

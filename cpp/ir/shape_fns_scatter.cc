@@ -104,8 +104,7 @@ void infer_tensor_scatter(OpCall& c) {
   if (t.dtype() != c.in[2].dtype())
     c.fail_type("updates must have the tensor's dtype ", dtype_name(t.dtype()), ", got ",
                 dtype_name(c.in[2].dtype()));
-  if (c.def->id != OpId::TensorScatterUpdate && t.dtype() == DType::kBool)
-    c.fail_type(c.name(), " takes numbers, got bool");
+  if (!c.claims(t.dtype())) c.fail_type(c.name(), " takes numbers, got ", dtype_name(t.dtype()));
   check_scatter(c, t.shape(), c.in[1].shape(), c.in[2].shape(), true);
   c.add_output(t.dtype(), t.shape());
 }

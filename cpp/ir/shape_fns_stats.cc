@@ -9,7 +9,7 @@ namespace jf {
 
 // Any / All (input, axis): Sum's shape rule over a bool input (TF's Any and All take bool only).
 void infer_reduce_bool(OpCall& c) {
-  if (c.in[0].dtype() != DType::kBool)
+  if (!c.claims(c.in[0].dtype()))
     c.fail_type("input must be a bool tensor, got ", dtype_name(c.in[0].dtype()));
   c.add_output(DType::kBool, reduced_shape(c));
 }
@@ -19,8 +19,7 @@ void infer_reduce_bool(OpCall& c) {
 void infer_sorted_segment(OpCall& c) {
   const Shape& d = c.in[0].shape();
   const Shape& ids = c.in[1].shape();
-  if (!is_float(c.in[0].dtype()) && !is_int(c.in[0].dtype()))
-    c.fail_type("data must be a number, got ", dtype_name(c.in[0].dtype()));
+  if (!c.claims(c.in[0].dtype())) c.fail_type("data must be a number, got ", dtype_name(c.in[0].dtype()));
   if (!is_int(c.in[1].dtype()))
     c.fail_type("segment_ids must be int32 or int64, got ", dtype_name(c.in[1].dtype()));
   if (ids.rank() != 1) c.fail("segment_ids should be a vector.");

@@ -14,7 +14,7 @@ namespace jf {
 // CheckNumerics: a float input, the same value out. TF's op takes half and bfloat16 too;
 // jitflow has neither.
 void infer_check_numerics(OpCall& c) {
-  if (!is_float(c.in[0].dtype()))
+  if (!c.claims(c.in[0].dtype()))
     c.fail_type("Value for attr 'T' of ", dtype_name(c.in[0].dtype()),
                 " is not in the list of allowed values: float, double");
   c.add_output(c.in[0].dtype(), c.in[0].shape());
@@ -56,7 +56,7 @@ void k_CheckNumerics(OpCall& c) {
 // Assert: input 0 the condition, the others the data. It has no outputs.
 void infer_assert(OpCall& c) {
   if (c.in.empty()) c.fail("needs a condition");
-  if (c.in[0].dtype() != DType::kBool)
+  if (!c.claims(c.in[0].dtype()))
     c.fail_type("Input 'condition' of 'Assert' Op has type ", dtype_name(c.in[0].dtype()),
                 " that does not match expected type of bool");
   // TF finds a non-scalar condition only when the op runs; a static shape says it now.

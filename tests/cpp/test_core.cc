@@ -58,6 +58,39 @@ TEST(Registry, NamesAreTensorFlows) {
   EXPECT_TRUE(op_def(OpId::RandomUniform).flags & kStateful);
 }
 
+// The record's types column is the one dtype table: shape inference refuses the others with
+// the TypeError texts the shape functions have always raised (the Python tests compare them).
+std::string refusal(OpId op, std::vector<Tensor> in) {
+  try {
+    infer_specs(op_def(op), in, Attrs());
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kType);
+    return e.what();
+  }
+  return "<accepted>";
+}
+
+TEST(Registry, ShapeInferenceRefusesTheDtypesTheRecordDoesNotClaim) {
+  auto t = [](DType d) { return Tensor::empty(d, Shape{2}); };
+  const Tensor f = t(DType::kFloat32), i = t(DType::kInt32), b = t(DType::kBool);
+  auto starts = [](const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; };
+  EXPECT_PRED2(starts, refusal(OpId::Exp, {i}), "Exp: expected a float32 or float64 input, got int32");
+  EXPECT_PRED2(starts, refusal(OpId::Neg, {b}), "Neg: expected a numeric input, got bool");
+  EXPECT_PRED2(starts, refusal(OpId::Invert, {f}), "Invert: expected an int32 or int64 input, got float32");
+  EXPECT_PRED2(starts, refusal(OpId::LogicalNot, {f}), "LogicalNot: expected a bool input, got float32");
+  EXPECT_PRED2(starts, refusal(OpId::IsNan, {i}), "IsNan: expected a float32 or float64 input, got int32");
+  EXPECT_PRED2(starts, refusal(OpId::BitwiseAnd, {f, f}),
+               "BitwiseAnd: expected int32 or int64 inputs, got float32");
+  EXPECT_PRED2(starts, refusal(OpId::RealDiv, {i, i}),
+               "RealDiv: expected float32 or float64 inputs, got int32");
+  EXPECT_PRED2(starts, refusal(OpId::Less, {b, b}), "Less: expected numeric inputs, got bool");
+  EXPECT_PRED2(starts, refusal(OpId::Sum, {b, Tensor::from_int64s({0})}),
+               "Sum: expected a numeric input, got bool");
+  EXPECT_EQ(refusal(OpId::Equal, {b, b}), "<accepted>");
+  EXPECT_EQ(type_set_text(kNumericTypes), "numeric");
+  EXPECT_EQ(type_set_text(kIntTypes | kBoolTypes), "int32, int64 or bool");
+}
+
 // Op facts are record flags, each consistent with the rest of its record (op_registry.cc
 // checks that at build time); the stages read them instead of lists of op ids.
 TEST(Registry, FlagsSayWhichOpsTouchResourcesRandomStreamsAndSubgraphs) {
