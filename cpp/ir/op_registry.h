@@ -45,6 +45,14 @@ constexpr TypeSet kNumericTypes = kFloatTypes | kIntTypes;
 constexpr TypeSet kBoolTypes = type_bit(DType::kBool);
 constexpr TypeSet kAllTypes = kNumericTypes | kBoolTypes;
 inline bool has_type(TypeSet s, DType d) { return d != DType::kInvalid && (s & type_bit(d)) != 0; }
+// The types column at compile time, for kernels that instantiate one loop per dtype their
+// record claims (kernels/dispatch.h): op_types(OpId::Exp) is kFloatTypes.
+inline constexpr TypeSet kOpTypes[] = {
+#define JF_OP(NAME, NIN, INFER, TYPES, SHAPE_IN, LOWER, JIT, COST, MATH, GRAD, PY, FLAGS) TYPES,
+#include "ir/ops.def"
+#undef JF_OP
+};
+constexpr TypeSet op_types(OpId id) { return kOpTypes[static_cast<int>(id)]; }
 // A set in the words of the shape functions' errors: "numeric", "float32 or float64",
 // "int32 or int64", "bool", else the dtype names ("int32, int64 or bool").
 std::string type_set_text(TypeSet s);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ir/op_registry.h"
+#include "kernels/dispatch.h"
 #include "support/thread_pool.h"
 
 namespace jf {
@@ -38,7 +39,7 @@ constexpr double kSeluScaleAlpha = 1.7580993408473768599402175208123;
 
 // min(max(x, 0), 6); NaN stays NaN (TF 2.21: relu6(nan) = nan).
 void k_Relu6(OpCall& c) {
-  JF_SWITCH_NUMERIC(c.in[0].dtype(), T, (map_segments<T>(c, 2, [](const auto& a) {
+  JF_SWITCH_CLAIMED(op_types(OpId::Relu6), c.in[0].dtype(), T, (map_segments<T>(c, 2, [](const auto& a) {
                       const auto n = a.size();
                       return a.binaryExpr(Arr<T>::Constant(n, T(0)), MaxNaN<T>())
                           .binaryExpr(Arr<T>::Constant(n, T(6)), MinNaN<T>());
@@ -47,38 +48,38 @@ void k_Relu6(OpCall& c) {
 
 // x < 0 ? expm1(x) : x. TF's kernel writes exp(x) - 1; expm1 keeps the digits near 0.
 void k_Elu(OpCall& c) {
-  JF_SWITCH_FLOAT(c.in[0].dtype(), T,
-                  (map_segments<T>(c, 20, [](const auto& a) { return (a < T(0)).select(a.expm1(), a); })));
+  JF_SWITCH_CLAIMED(op_types(OpId::Elu), c.in[0].dtype(), T,
+                    (map_segments<T>(c, 20, [](const auto& a) { return (a < T(0)).select(a.expm1(), a); })));
 }
 
 void k_Selu(OpCall& c) {
-  JF_SWITCH_FLOAT(c.in[0].dtype(), T, (map_segments<T>(c, 20, [](const auto& a) {
-                    return (a < T(0)).select(T(kSeluScaleAlpha) * a.expm1(), T(kSeluScale) * a);
-                  })));
+  JF_SWITCH_CLAIMED(op_types(OpId::Selu), c.in[0].dtype(), T, (map_segments<T>(c, 20, [](const auto& a) {
+                      return (a < T(0)).select(T(kSeluScaleAlpha) * a.expm1(), T(kSeluScale) * a);
+                    })));
 }
 
 // TF's stable form: x above -threshold (softplus(x) == x within epsilon), exp(x) below
 // threshold (log1p(exp(x)) == exp(x) within epsilon), else log1p(exp(x)); threshold is
 // log(epsilon) + 2, so exp never overflows.
 void k_Softplus(OpCall& c) {
-  JF_SWITCH_FLOAT(c.in[0].dtype(), T, (map_segments<T>(c, 30, [](const auto& a) {
-                    const T th = std::log(std::numeric_limits<T>::epsilon()) + T(2);
-                    return (a > -th).select(a, (a < th).select(a.exp(), a.exp().log1p()));
-                  })));
+  JF_SWITCH_CLAIMED(op_types(OpId::Softplus), c.in[0].dtype(), T, (map_segments<T>(c, 30, [](const auto& a) {
+                      const T th = std::log(std::numeric_limits<T>::epsilon()) + T(2);
+                      return (a > -th).select(a, (a < th).select(a.exp(), a.exp().log1p()));
+                    })));
 }
 
 // x / (1 + |x|): NaN at +-inf, as TF's kernel (inf / inf).
 void k_Softsign(OpCall& c) {
-  JF_SWITCH_FLOAT(c.in[0].dtype(), T,
-                  (map_segments<T>(c, 4, [](const auto& a) { return a / (a.abs() + T(1)); })));
+  JF_SWITCH_CLAIMED(op_types(OpId::Softsign), c.in[0].dtype(), T,
+                    (map_segments<T>(c, 4, [](const auto& a) { return a / (a.abs() + T(1)); })));
 }
 
 // x > 0 ? x : alpha * x, alpha the op's float attr (TF's default 0.2); any alpha, as TF 2.21
 // (alpha > 1 is not clamped).
 void k_LeakyRelu(OpCall& c) {
   const double alpha = c.attrs.get<double>("alpha", 0.2);
-  JF_SWITCH_FLOAT(
-      c.in[0].dtype(), T,
+  JF_SWITCH_CLAIMED(
+      op_types(OpId::LeakyRelu), c.in[0].dtype(), T,
       (map_segments<T>(c, 2, [alpha](const auto& a) { return (a > T(0)).select(a, T(alpha) * a); })));
 }
 

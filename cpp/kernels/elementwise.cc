@@ -8,6 +8,7 @@
 
 #include "core/broadcast.h"
 #include "ir/op_registry.h"
+#include "kernels/dispatch.h"
 
 namespace jf {
 namespace {
@@ -186,21 +187,17 @@ JF_UNARY_FUNCTOR(IsInfF, a.isInf())
 JF_UNARY_FUNCTOR(IsFiniteF, a.isFinite())
 JF_UNARY_FUNCTOR(NotF, !a)
 
-template <class F>
-void unary_numeric(OpCall& c, double cost) {
+// The families below are instantiated for the dtypes Op's record claims (kernels/dispatch.h).
+template <OpId Op, class F>
+void unary(OpCall& c, double cost) {
   Tensor& y = c.alloc(0);
-  JF_SWITCH_NUMERIC(c.in[0].dtype(), T, (unary_apply<F, T, T>(c.in[0], y, cost)));
+  JF_SWITCH_CLAIMED(op_types(Op), c.in[0].dtype(), T, (unary_apply<F, T, T>(c.in[0], y, cost)));
 }
-template <class F>
-void unary_float(OpCall& c, double cost) {
+// IsNan, IsInf, IsFinite: a bool result.
+template <OpId Op, class F>
+void unary_predicate(OpCall& c) {
   Tensor& y = c.alloc(0);
-  JF_SWITCH_FLOAT(c.in[0].dtype(), T, (unary_apply<F, T, T>(c.in[0], y, cost)));
-}
-
-template <class F>
-void float_predicate(OpCall& c) {
-  Tensor& y = c.alloc(0);
-  JF_SWITCH_FLOAT(c.in[0].dtype(), T, (unary_apply<F, T, bool>(c.in[0], y, 1)));
+  JF_SWITCH_CLAIMED(op_types(Op), c.in[0].dtype(), T, (unary_apply<F, T, bool>(c.in[0], y, 1)));
 }
 
 // ---- binary --------------------------------------------------------------------------
@@ -349,34 +346,15 @@ JF_BINARY_FUNCTOR(BitXorF, a.binaryExpr(b, [](T x, T y) { return static_cast<T>(
 JF_BINARY_FUNCTOR(LeftShiftF, a.binaryExpr(b, [](T x, T y) { return left_shift(x, y); }))
 JF_BINARY_FUNCTOR(RightShiftF, a.binaryExpr(b, [](T x, T y) { return right_shift(x, y); }))
 
-template <class F>
-void binary_numeric(OpCall& c, double cost) {
+template <OpId Op, class F>
+void binary(OpCall& c, double cost) {
   Tensor& y = c.alloc(0);
-  JF_SWITCH_NUMERIC(c.in[0].dtype(), T, (binary_apply<F, T, T>(c.in[0], c.in[1], y, cost)));
+  JF_SWITCH_CLAIMED(op_types(Op), c.in[0].dtype(), T, (binary_apply<F, T, T>(c.in[0], c.in[1], y, cost)));
 }
-template <class F>
-void binary_float(OpCall& c, double cost) {
-  Tensor& y = c.alloc(0);
-  JF_SWITCH_FLOAT(c.in[0].dtype(), T, (binary_apply<F, T, T>(c.in[0], c.in[1], y, cost)));
-}
-template <class F>
-void binary_int(OpCall& c) {
-  Tensor& y = c.alloc(0);
-  switch (c.in[0].dtype()) {
-    case DType::kInt32:
-      binary_apply<F, int32_t, int32_t>(c.in[0], c.in[1], y, 1);
-      break;
-    case DType::kInt64:
-      binary_apply<F, int64_t, int64_t>(c.in[0], c.in[1], y, 1);
-      break;
-    default:
-      JF_CHECK(false, "bad dtype");
-  }
-}
-template <class F>
+template <OpId Op, class F>
 void compare(OpCall& c) {
   Tensor& y = c.alloc(0);
-  JF_SWITCH_DTYPE(c.in[0].dtype(), T, (binary_apply<F, T, bool>(c.in[0], c.in[1], y, 1.0)));
+  JF_SWITCH_CLAIMED(op_types(Op), c.in[0].dtype(), T, (binary_apply<F, T, bool>(c.in[0], c.in[1], y, 1.0)));
 }
 // Integer division by zero is an error in TF (not a crash, not garbage).
 void check_int_divisor(OpCall& c) {
@@ -412,43 +390,43 @@ void k_Const(OpCall& c) { c.results[0] = std::get<Tensor>(*c.attrs.find("value")
 void k_Placeholder(OpCall& c) { c.fail("a placeholder has no value outside a graph"); }
 void k_Identity(OpCall& c) { c.results[0] = c.in[0]; }  // tensors are immutable: share
 
-void k_Neg(OpCall& c) { unary_numeric<NegF>(c, 1); }
-void k_Abs(OpCall& c) { unary_numeric<AbsF>(c, 1); }
-void k_Square(OpCall& c) { unary_numeric<SquareF>(c, 1); }
-void k_Relu(OpCall& c) { unary_numeric<ReluF>(c, 1); }
-void k_Exp(OpCall& c) { unary_float<ExpF>(c, 10); }
-void k_Log(OpCall& c) { unary_float<LogF>(c, 10); }
-void k_Log1p(OpCall& c) { unary_float<Log1pF>(c, 10); }
-void k_Tanh(OpCall& c) { unary_float<TanhF>(c, 10); }
-void k_Sigmoid(OpCall& c) { unary_float<SigmoidF>(c, 10); }
-void k_Sqrt(OpCall& c) { unary_float<SqrtF>(c, 5); }
-void k_Rsqrt(OpCall& c) { unary_float<RsqrtF>(c, 5); }
-void k_Sin(OpCall& c) { unary_float<SinF>(c, 10); }
-void k_Cos(OpCall& c) { unary_float<CosF>(c, 10); }
-void k_Erf(OpCall& c) { unary_float<ErfF>(c, 10); }
-void k_Expm1(OpCall& c) { unary_float<Expm1F>(c, 10); }
-void k_Tan(OpCall& c) { unary_float<TanF>(c, 10); }
-void k_Atan(OpCall& c) { unary_float<AtanF>(c, 10); }
-void k_Asin(OpCall& c) { unary_float<AsinF>(c, 10); }
-void k_Acos(OpCall& c) { unary_float<AcosF>(c, 10); }
-void k_Sinh(OpCall& c) { unary_float<SinhF>(c, 10); }
-void k_Cosh(OpCall& c) { unary_float<CoshF>(c, 10); }
-void k_Asinh(OpCall& c) { unary_float<AsinhF>(c, 10); }
-void k_Acosh(OpCall& c) { unary_float<AcoshF>(c, 10); }
-void k_Atanh(OpCall& c) { unary_float<AtanhF>(c, 10); }
-void k_Erfc(OpCall& c) { unary_float<ErfcF>(c, 10); }
-void k_Lgamma(OpCall& c) { unary_float<LgammaF>(c, 10); }
-void k_Digamma(OpCall& c) { unary_float<DigammaF>(c, 40); }
-void k_Erfinv(OpCall& c) { unary_float<ErfinvF>(c, 40); }
-void k_Floor(OpCall& c) { unary_float<FloorF>(c, 1); }
-void k_Ceil(OpCall& c) { unary_float<CeilF>(c, 1); }
-void k_Round(OpCall& c) { unary_numeric<RoundF>(c, 1); }
-void k_Sign(OpCall& c) { unary_numeric<SignF>(c, 1); }
-void k_Reciprocal(OpCall& c) { unary_float<ReciprocalF>(c, 4); }
-void k_IsNan(OpCall& c) { float_predicate<IsNanF>(c); }
-void k_IsInf(OpCall& c) { float_predicate<IsInfF>(c); }
-void k_IsFinite(OpCall& c) { float_predicate<IsFiniteF>(c); }
-void k_LogicalNot(OpCall& c) { unary_apply<NotF, bool, bool>(c.in[0], c.alloc(0), 1); }
+void k_Neg(OpCall& c) { unary<OpId::Neg, NegF>(c, 1); }
+void k_Abs(OpCall& c) { unary<OpId::Abs, AbsF>(c, 1); }
+void k_Square(OpCall& c) { unary<OpId::Square, SquareF>(c, 1); }
+void k_Relu(OpCall& c) { unary<OpId::Relu, ReluF>(c, 1); }
+void k_Exp(OpCall& c) { unary<OpId::Exp, ExpF>(c, 10); }
+void k_Log(OpCall& c) { unary<OpId::Log, LogF>(c, 10); }
+void k_Log1p(OpCall& c) { unary<OpId::Log1p, Log1pF>(c, 10); }
+void k_Tanh(OpCall& c) { unary<OpId::Tanh, TanhF>(c, 10); }
+void k_Sigmoid(OpCall& c) { unary<OpId::Sigmoid, SigmoidF>(c, 10); }
+void k_Sqrt(OpCall& c) { unary<OpId::Sqrt, SqrtF>(c, 5); }
+void k_Rsqrt(OpCall& c) { unary<OpId::Rsqrt, RsqrtF>(c, 5); }
+void k_Sin(OpCall& c) { unary<OpId::Sin, SinF>(c, 10); }
+void k_Cos(OpCall& c) { unary<OpId::Cos, CosF>(c, 10); }
+void k_Erf(OpCall& c) { unary<OpId::Erf, ErfF>(c, 10); }
+void k_Expm1(OpCall& c) { unary<OpId::Expm1, Expm1F>(c, 10); }
+void k_Tan(OpCall& c) { unary<OpId::Tan, TanF>(c, 10); }
+void k_Atan(OpCall& c) { unary<OpId::Atan, AtanF>(c, 10); }
+void k_Asin(OpCall& c) { unary<OpId::Asin, AsinF>(c, 10); }
+void k_Acos(OpCall& c) { unary<OpId::Acos, AcosF>(c, 10); }
+void k_Sinh(OpCall& c) { unary<OpId::Sinh, SinhF>(c, 10); }
+void k_Cosh(OpCall& c) { unary<OpId::Cosh, CoshF>(c, 10); }
+void k_Asinh(OpCall& c) { unary<OpId::Asinh, AsinhF>(c, 10); }
+void k_Acosh(OpCall& c) { unary<OpId::Acosh, AcoshF>(c, 10); }
+void k_Atanh(OpCall& c) { unary<OpId::Atanh, AtanhF>(c, 10); }
+void k_Erfc(OpCall& c) { unary<OpId::Erfc, ErfcF>(c, 10); }
+void k_Lgamma(OpCall& c) { unary<OpId::Lgamma, LgammaF>(c, 10); }
+void k_Digamma(OpCall& c) { unary<OpId::Digamma, DigammaF>(c, 40); }
+void k_Erfinv(OpCall& c) { unary<OpId::Erfinv, ErfinvF>(c, 40); }
+void k_Floor(OpCall& c) { unary<OpId::Floor, FloorF>(c, 1); }
+void k_Ceil(OpCall& c) { unary<OpId::Ceil, CeilF>(c, 1); }
+void k_Round(OpCall& c) { unary<OpId::Round, RoundF>(c, 1); }
+void k_Sign(OpCall& c) { unary<OpId::Sign, SignF>(c, 1); }
+void k_Reciprocal(OpCall& c) { unary<OpId::Reciprocal, ReciprocalF>(c, 4); }
+void k_IsNan(OpCall& c) { unary_predicate<OpId::IsNan, IsNanF>(c); }
+void k_IsInf(OpCall& c) { unary_predicate<OpId::IsInf, IsInfF>(c); }
+void k_IsFinite(OpCall& c) { unary_predicate<OpId::IsFinite, IsFiniteF>(c); }
+void k_LogicalNot(OpCall& c) { unary<OpId::LogicalNot, NotF>(c, 1); }
 
 void k_Cast(OpCall& c) {
   Tensor& y = c.alloc(0);
@@ -456,66 +434,60 @@ void k_Cast(OpCall& c) {
   JF_SWITCH_DTYPE(c.in[0].dtype(), From, JF_SWITCH_DTYPE(to, To, (cast_apply<From, To>(c.in[0], y))));
 }
 
-void k_AddV2(OpCall& c) { binary_numeric<AddF>(c, 1); }
-void k_Sub(OpCall& c) { binary_numeric<SubF>(c, 1); }
-void k_Mul(OpCall& c) { binary_numeric<MulF>(c, 1); }
-void k_RealDiv(OpCall& c) { binary_float<DivF>(c, 4); }
-void k_Atan2(OpCall& c) { binary_float<Atan2F>(c, 20); }
-void k_SquaredDifference(OpCall& c) { binary_numeric<SquaredDifferenceF>(c, 2); }
+void k_AddV2(OpCall& c) { binary<OpId::AddV2, AddF>(c, 1); }
+void k_Sub(OpCall& c) { binary<OpId::Sub, SubF>(c, 1); }
+void k_Mul(OpCall& c) { binary<OpId::Mul, MulF>(c, 1); }
+void k_RealDiv(OpCall& c) { binary<OpId::RealDiv, DivF>(c, 4); }
+void k_Atan2(OpCall& c) { binary<OpId::Atan2, Atan2F>(c, 20); }
+void k_SquaredDifference(OpCall& c) { binary<OpId::SquaredDifference, SquaredDifferenceF>(c, 2); }
 void k_TruncateDiv(OpCall& c) {
   check_int_divisor(c);
-  binary_numeric<TruncateDivF>(c, 8);
+  binary<OpId::TruncateDiv, TruncateDivF>(c, 8);
 }
 void k_TruncateMod(OpCall& c) {
   check_int_divisor(c);
-  binary_numeric<TruncateModF>(c, 8);
+  binary<OpId::TruncateMod, TruncateModF>(c, 8);
 }
-void k_DivNoNan(OpCall& c) { binary_float<DivNoNanF>(c, 4); }
-void k_MulNoNan(OpCall& c) { binary_float<MulNoNanF>(c, 2); }
-void k_Xlogy(OpCall& c) { binary_float<XlogyF>(c, 20); }
-void k_Xlog1py(OpCall& c) { binary_float<Xlog1pyF>(c, 20); }
-void k_NextAfter(OpCall& c) { binary_float<NextAfterF>(c, 10); }
+void k_DivNoNan(OpCall& c) { binary<OpId::DivNoNan, DivNoNanF>(c, 4); }
+void k_MulNoNan(OpCall& c) { binary<OpId::MulNoNan, MulNoNanF>(c, 2); }
+void k_Xlogy(OpCall& c) { binary<OpId::Xlogy, XlogyF>(c, 20); }
+void k_Xlog1py(OpCall& c) { binary<OpId::Xlog1py, Xlog1pyF>(c, 20); }
+void k_NextAfter(OpCall& c) { binary<OpId::NextAfter, NextAfterF>(c, 10); }
 void k_FloorDiv(OpCall& c) {
   check_int_divisor(c);
-  binary_numeric<FloorDivF>(c, 8);
+  binary<OpId::FloorDiv, FloorDivF>(c, 8);
 }
 void k_FloorMod(OpCall& c) {
   check_int_divisor(c);
-  binary_numeric<FloorModF>(c, 8);
+  binary<OpId::FloorMod, FloorModF>(c, 8);
 }
-void k_Maximum(OpCall& c) { binary_numeric<MaxF>(c, 1); }
-void k_Minimum(OpCall& c) { binary_numeric<MinF>(c, 1); }
+void k_Maximum(OpCall& c) { binary<OpId::Maximum, MaxF>(c, 1); }
+void k_Minimum(OpCall& c) { binary<OpId::Minimum, MinF>(c, 1); }
 void k_Pow(OpCall& c) {
   check_int_exponent(c);
-  binary_numeric<PowF>(c, 20);
+  binary<OpId::Pow, PowF>(c, 20);
 }
-void k_Equal(OpCall& c) { compare<EqF>(c); }
-void k_NotEqual(OpCall& c) { compare<NeF>(c); }
-void k_Less(OpCall& c) { compare<LtF>(c); }
-void k_LessEqual(OpCall& c) { compare<LeF>(c); }
-void k_Greater(OpCall& c) { compare<GtF>(c); }
-void k_GreaterEqual(OpCall& c) { compare<GeF>(c); }
-void k_LogicalAnd(OpCall& c) { binary_apply<AndF, bool, bool>(c.in[0], c.in[1], c.alloc(0), 1); }
-void k_LogicalOr(OpCall& c) { binary_apply<OrF, bool, bool>(c.in[0], c.in[1], c.alloc(0), 1); }
+void k_Equal(OpCall& c) { compare<OpId::Equal, EqF>(c); }
+void k_NotEqual(OpCall& c) { compare<OpId::NotEqual, NeF>(c); }
+void k_Less(OpCall& c) { compare<OpId::Less, LtF>(c); }
+void k_LessEqual(OpCall& c) { compare<OpId::LessEqual, LeF>(c); }
+void k_Greater(OpCall& c) { compare<OpId::Greater, GtF>(c); }
+void k_GreaterEqual(OpCall& c) { compare<OpId::GreaterEqual, GeF>(c); }
+void k_LogicalAnd(OpCall& c) { binary<OpId::LogicalAnd, AndF>(c, 1); }
+void k_LogicalOr(OpCall& c) { binary<OpId::LogicalOr, OrF>(c, 1); }
 
-void k_BitwiseAnd(OpCall& c) { binary_int<BitAndF>(c); }
-void k_BitwiseOr(OpCall& c) { binary_int<BitOrF>(c); }
-void k_BitwiseXor(OpCall& c) { binary_int<BitXorF>(c); }
-void k_LeftShift(OpCall& c) { binary_int<LeftShiftF>(c); }
-void k_RightShift(OpCall& c) { binary_int<RightShiftF>(c); }
-void k_Invert(OpCall& c) {
-  Tensor& y = c.alloc(0);
-  if (c.in[0].dtype() == DType::kInt32)
-    unary_apply<InvertF, int32_t, int32_t>(c.in[0], y, 1);
-  else
-    unary_apply<InvertF, int64_t, int64_t>(c.in[0], y, 1);
-}
+void k_BitwiseAnd(OpCall& c) { binary<OpId::BitwiseAnd, BitAndF>(c, 1); }
+void k_BitwiseOr(OpCall& c) { binary<OpId::BitwiseOr, BitOrF>(c, 1); }
+void k_BitwiseXor(OpCall& c) { binary<OpId::BitwiseXor, BitXorF>(c, 1); }
+void k_LeftShift(OpCall& c) { binary<OpId::LeftShift, LeftShiftF>(c, 1); }
+void k_RightShift(OpCall& c) { binary<OpId::RightShift, RightShiftF>(c, 1); }
+void k_Invert(OpCall& c) { unary<OpId::Invert, InvertF>(c, 1); }
 
 void k_SelectV2(OpCall& c) {
   Tensor& y = c.alloc(0);
   BroadcastPlan p = make_broadcast(y.shape(), {c.in[0].shape(), c.in[1].shape(), c.in[2].shape()});
   const bool* pc = c.in[0].data<bool>();
-  JF_SWITCH_DTYPE(y.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(OpId::SelectV2), y.dtype(), T, {
     const T* pa = c.in[1].data<T>();
     const T* pb = c.in[2].data<T>();
     T* po = y.data<T>();
@@ -529,7 +501,7 @@ void k_SelectV2(OpCall& c) {
 void k_AddN(OpCall& c) {
   Tensor& y = c.alloc(0);
   int64_t n = y.num_elements();
-  JF_SWITCH_NUMERIC(y.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(OpId::AddN), y.dtype(), T, {
     T* dst = y.data<T>();
     parallel_for(n, static_cast<double>(c.in.size()), [&](int64_t b, int64_t e) {
       MMap<T> o(dst + b, e - b);

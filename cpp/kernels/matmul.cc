@@ -7,6 +7,7 @@
 
 #include "core/broadcast.h"
 #include "ir/op_registry.h"
+#include "kernels/dispatch.h"
 
 namespace jf {
 namespace {
@@ -96,6 +97,7 @@ void gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta
   }
 }
 
+template <TypeSet kTypes>
 void matmul(OpCall& c, bool ta, bool tb) {
   const Tensor &a = c.in[0], &b = c.in[1];
   Tensor& y = c.alloc(0);
@@ -107,7 +109,7 @@ void matmul(OpCall& c, bool ta, bool tb) {
   for (int i = 0; i < ra - 2; ++i) ba.push_back(a.shape()[i]);
   for (int i = 0; i < rb - 2; ++i) bb.push_back(b.shape()[i]);
   int64_t batches = bs.num_elements();
-  JF_SWITCH_NUMERIC(y.dtype(), T, {
+  JF_SWITCH_CLAIMED(kTypes, y.dtype(), T, {
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* py = y.data<T>();
@@ -132,10 +134,12 @@ void matmul(OpCall& c, bool ta, bool tb) {
 }  // namespace
 
 void k_MatMul(OpCall& c) {
-  matmul(c, c.attrs.get<bool>("transpose_a", false), c.attrs.get<bool>("transpose_b", false));
+  matmul<op_types(OpId::MatMul)>(c, c.attrs.get<bool>("transpose_a", false),
+                                 c.attrs.get<bool>("transpose_b", false));
 }
 void k_BatchMatMulV2(OpCall& c) {
-  matmul(c, c.attrs.get<bool>("adj_x", false), c.attrs.get<bool>("adj_y", false));
+  matmul<op_types(OpId::BatchMatMulV2)>(c, c.attrs.get<bool>("adj_x", false),
+                                        c.attrs.get<bool>("adj_y", false));
 }
 
 }  // namespace jf

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ir/shape_fns.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "support/thread_pool.h"
 
@@ -176,12 +177,12 @@ void reduce_impl(const Tensor& x, const std::vector<int>& axes, Tensor& y) {
   }
 }
 
-template <class R>
+template <TypeSet kTypes, class R>
 void reduce_kernel(OpCall& c, bool mean) {
   std::vector<int> axes;
   reduce_axes(c, &axes);
   Tensor& y = c.alloc(0);
-  JF_SWITCH_NUMERIC(y.dtype(), T, {
+  JF_SWITCH_CLAIMED(kTypes, y.dtype(), T, {
     reduce_impl<R, T>(c.in[0], axes, y);
     if (mean) {
       int64_t n_out = y.num_elements(), n_red = n_out ? c.in[0].num_elements() / n_out : 0;
@@ -193,8 +194,9 @@ void reduce_kernel(OpCall& c, bool mean) {
   });
 }
 
-template <bool kMax>
+template <OpId Op>
 void argreduce(OpCall& c) {
+  constexpr bool kMax = Op == OpId::ArgMax;
   const Tensor& x = c.in[0];
   int ax = normalize_axis(c.in[1].get_int(0), x.rank(), c.name());
   Tensor& y = c.alloc(0);
@@ -202,7 +204,7 @@ void argreduce(OpCall& c) {
   for (int i = 0; i < ax; ++i) outer *= x.shape()[i];
   for (int i = ax + 1; i < x.rank(); ++i) inner *= x.shape()[i];
   bool i64 = y.dtype() == DType::kInt64;
-  JF_SWITCH_NUMERIC(x.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(Op), x.dtype(), T, {
     const T* in = x.data<T>();
     parallel_for(outer * inner, static_cast<double>(n), [&](int64_t b, int64_t e) {
       for (int64_t oi = b; oi < e; ++oi) {
@@ -226,12 +228,13 @@ void argreduce(OpCall& c) {
   });
 }
 
-template <bool kLog>
+template <OpId Op>
 void softmax(OpCall& c) {
+  constexpr bool kLog = Op == OpId::LogSoftmax;
   const Tensor& x = c.in[0];
   Tensor& y = c.alloc(0);
   int64_t R = x.shape()[x.rank() - 1], K = R ? x.num_elements() / R : 0;
-  JF_SWITCH_FLOAT(x.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(Op), x.dtype(), T, {
     const T* in = x.data<T>();
     T* out = y.data<T>();
     parallel_for(K, 20.0 * R, [&](int64_t b, int64_t e) {
@@ -252,14 +255,14 @@ void softmax(OpCall& c) {
 
 }  // namespace
 
-void k_Sum(OpCall& c) { reduce_kernel<SumR>(c, false); }
-void k_Mean(OpCall& c) { reduce_kernel<SumR>(c, true); }
-void k_Prod(OpCall& c) { reduce_kernel<ProdR>(c, false); }
-void k_Max(OpCall& c) { reduce_kernel<MaxR>(c, false); }
-void k_Min(OpCall& c) { reduce_kernel<MinR>(c, false); }
-void k_ArgMax(OpCall& c) { argreduce<true>(c); }
-void k_ArgMin(OpCall& c) { argreduce<false>(c); }
-void k_Softmax(OpCall& c) { softmax<false>(c); }
-void k_LogSoftmax(OpCall& c) { softmax<true>(c); }
+void k_Sum(OpCall& c) { reduce_kernel<op_types(OpId::Sum), SumR>(c, false); }
+void k_Mean(OpCall& c) { reduce_kernel<op_types(OpId::Mean), SumR>(c, true); }
+void k_Prod(OpCall& c) { reduce_kernel<op_types(OpId::Prod), ProdR>(c, false); }
+void k_Max(OpCall& c) { reduce_kernel<op_types(OpId::Max), MaxR>(c, false); }
+void k_Min(OpCall& c) { reduce_kernel<op_types(OpId::Min), MinR>(c, false); }
+void k_ArgMax(OpCall& c) { argreduce<OpId::ArgMax>(c); }
+void k_ArgMin(OpCall& c) { argreduce<OpId::ArgMin>(c); }
+void k_Softmax(OpCall& c) { softmax<OpId::Softmax>(c); }
+void k_LogSoftmax(OpCall& c) { softmax<OpId::LogSoftmax>(c); }
 
 }  // namespace jf

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "ir/shape_fns.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "support/thread_pool.h"
 
@@ -118,7 +119,7 @@ void euclidean_norm(OpCall& c) {
   std::vector<int> axes;
   reduce_axes(c, &axes);
   Tensor& y = c.alloc(0);
-  JF_SWITCH_NUMERIC(y.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(OpId::EuclideanNorm), y.dtype(), T, {
     T* out = y.data<T>();
     std::fill(out, out + y.num_elements(), T(0));
     reduce_blocks<T>(c.in[0], axes, out, y.num_elements(),
@@ -135,6 +136,7 @@ void euclidean_norm(OpCall& c) {
 
 // Segment{Sum,Mean,Max,Min,Prod}: runs of equal ids, increasing; an empty segment is 0 (1
 // for Prod).
+template <TypeSet kTypes>
 void sorted_segment(OpCall& c, Fold f, bool mean) {
   const Tensor& data = c.in[0];
   const std::vector<int64_t> ids = c.in[1].to_int64s();
@@ -145,7 +147,7 @@ void sorted_segment(OpCall& c, Fold f, bool mean) {
   shape[0] = rows;
   Tensor& out = make_output(c, 0, data.dtype(), shape);
   const int64_t inner = elements(data.shape(), 1, data.rank());
-  JF_SWITCH_NUMERIC(data.dtype(), T, {
+  JF_SWITCH_CLAIMED(kTypes, data.dtype(), T, {
     const T* src = data.data<T>();
     T* dst = out.data<T>();
     std::fill(dst, dst + out.num_elements(), T(f == Fold::kProd ? 1 : 0));
@@ -171,6 +173,7 @@ void sorted_segment(OpCall& c, Fold f, bool mean) {
 // UnsortedSegment{Max,Min,Prod}: every id in [0, num_segments) folds its row into that
 // segment; negative ids are dropped (TF's CPU kernels); an empty segment keeps the dtype's
 // lowest (highest) finite value, or 1.
+template <TypeSet kTypes>
 void unsorted_segment(OpCall& c, Fold f) {
   const Tensor& data = c.in[0];
   Tensor& out = c.alloc(0);
@@ -179,7 +182,7 @@ void unsorted_segment(OpCall& c, Fold f) {
   for (size_t r = 0; r < ids.size(); ++r)
     if (ids[r] >= n) c.fail("segment_ids[", r, "] = ", ids[r], " is out of range [0, ", n, ")");
   const int64_t inner = elements(data.shape(), c.in[1].rank(), data.rank());
-  JF_SWITCH_NUMERIC(data.dtype(), T, {
+  JF_SWITCH_CLAIMED(kTypes, data.dtype(), T, {
     const T* src = data.data<T>();
     T* dst = out.data<T>();
     const T init = f == Fold::kProd  ? T(1)
@@ -199,13 +202,15 @@ void unsorted_segment(OpCall& c, Fold f) {
 void k_Any(OpCall& c) { bool_reduce(c, true); }
 void k_All(OpCall& c) { bool_reduce(c, false); }
 void k_EuclideanNorm(OpCall& c) { euclidean_norm(c); }
-void k_SegmentSum(OpCall& c) { sorted_segment(c, Fold::kSum, false); }
-void k_SegmentMean(OpCall& c) { sorted_segment(c, Fold::kSum, true); }
-void k_SegmentMax(OpCall& c) { sorted_segment(c, Fold::kMax, false); }
-void k_SegmentMin(OpCall& c) { sorted_segment(c, Fold::kMin, false); }
-void k_UnsortedSegmentMax(OpCall& c) { unsorted_segment(c, Fold::kMax); }
-void k_UnsortedSegmentMin(OpCall& c) { unsorted_segment(c, Fold::kMin); }
-void k_SegmentProd(OpCall& c) { sorted_segment(c, Fold::kProd, false); }
-void k_UnsortedSegmentProd(OpCall& c) { unsorted_segment(c, Fold::kProd); }
+void k_SegmentSum(OpCall& c) { sorted_segment<op_types(OpId::SegmentSum)>(c, Fold::kSum, false); }
+void k_SegmentMean(OpCall& c) { sorted_segment<op_types(OpId::SegmentMean)>(c, Fold::kSum, true); }
+void k_SegmentMax(OpCall& c) { sorted_segment<op_types(OpId::SegmentMax)>(c, Fold::kMax, false); }
+void k_SegmentMin(OpCall& c) { sorted_segment<op_types(OpId::SegmentMin)>(c, Fold::kMin, false); }
+void k_UnsortedSegmentMax(OpCall& c) { unsorted_segment<op_types(OpId::UnsortedSegmentMax)>(c, Fold::kMax); }
+void k_UnsortedSegmentMin(OpCall& c) { unsorted_segment<op_types(OpId::UnsortedSegmentMin)>(c, Fold::kMin); }
+void k_SegmentProd(OpCall& c) { sorted_segment<op_types(OpId::SegmentProd)>(c, Fold::kProd, false); }
+void k_UnsortedSegmentProd(OpCall& c) {
+  unsorted_segment<op_types(OpId::UnsortedSegmentProd)>(c, Fold::kProd);
+}
 
 }  // namespace jf

@@ -102,6 +102,7 @@ TEST(Registry, FlagsSayWhichOpsTouchResourcesRandomStreamsAndSubgraphs) {
   EXPECT_FALSE(op_def(OpId::StatelessRandomUniformV2).flags & kRandomStream);  // its state is an input
   EXPECT_TRUE(op_def(OpId::While).flags & kControlFlow);
   EXPECT_FALSE(op_def(OpId::XlaLaunch).flags & kControlFlow);
+  EXPECT_EQ(op_types(OpId::Exp), kFloatTypes);
 }
 
 Tensor vec(std::vector<float> v, Shape s) {
