@@ -304,7 +304,8 @@ ClusteringResult mark_for_compilation(const Graph& g, const ClusterOptions& opts
   // jit_compile=True around control flow: a constant that joined nothing (a loop's initial
   // value) needs no kernel; the plan holds it.
   for (Members& m : groups)
-    if (opts.whole_function && m.ids.size() == 1 && is_const(m.ids[0])) m.why_eager = "a constant needs no kernel";
+    if (opts.whole_function && m.ids.size() == 1 && is_const(m.ids[0]))
+      m.why_eager = "a constant needs no kernel";
   return assemble(g, groups, rejected, notes);
 }
 

@@ -64,11 +64,9 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const 
 
 // Branches and loop bodies are graphs of their own: each is optimized and clustered like the
 // top level, under the same options, and its node (run by the executor) runs the result.
-std::map<std::string, std::vector<std::shared_ptr<Graph>>> jit_subgraphs(const Graph& a, const JitOptions& opts,
-                                                                         const std::string& label,
-                                                                         const std::string& prefix,
-                                                                         const ClusterCompiler& compile,
-                                                                         JitReport* report) {
+std::map<std::string, std::vector<std::shared_ptr<Graph>>> jit_subgraphs(
+    const Graph& a, const JitOptions& opts, const std::string& label, const std::string& prefix,
+    const ClusterCompiler& compile, JitReport* report) {
   std::map<std::string, std::vector<std::shared_ptr<Graph>>> out;
   for (const auto& n : a.nodes()) {
     if (n->subgraphs.empty()) continue;
@@ -148,17 +146,19 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const 
       }
     }
     if (!cc.cluster) {
-      if (opts.whole_function) throw_invalid("jit_compile=True: ", label, where, " cannot be compiled: ", why);
+      if (opts.whole_function)
+        throw_invalid("jit_compile=True: ", label, where, " cannot be compiled: ", why);
       report->warnings.push_back(str_cat("jitflow: ", prefix, c.name, " of ", label,
                                          " could not be compiled and runs on "
                                          "eager kernels: ",
                                          why));
-      for (Node* n : c.nodes) report->op_reason[prefix + n->name] = "its cluster could not be compiled: " + why;
+      for (Node* n : c.nodes)
+        report->op_reason[prefix + n->name] = "its cluster could not be compiled: " + why;
       continue;
     }
     const char* backend = opts.gpu_device >= 0 ? "gpu" : "cpu";
-    report->clusters.push_back(
-        ClusterSummary{prefix + c.name, c.scope, backend, std::move(op_names), cc.from_cache, cc.compile_seconds});
+    report->clusters.push_back(ClusterSummary{prefix + c.name, c.scope, backend, std::move(op_names),
+                                              cc.from_cache, cc.compile_seconds});
     for (Node* n : c.nodes) report->op_cluster[prefix + n->name] = prefix + c.name;
     report->compiled.push_back(cc.cluster);
     compiled.emplace_back(&c, std::move(cc));

@@ -36,7 +36,7 @@ constexpr bool record_ok(const OpDef& d) {
   if ((d.lower == LowerKind::kUnary) && d.num_inputs != 1) return false;
   if ((d.lower == LowerKind::kBinary) && d.num_inputs != 2) return false;
   if ((d.lower == LowerKind::kMath) && d.num_inputs != 1 && d.num_inputs != 2) return false;
-  if ((d.flags & kStateful) && !never_compiled) return false;  // stateful ops never compile
+  if ((d.flags & kStateful) && !never_compiled) return false;             // stateful ops never compile
   if ((d.flags & kResourceAccess) && !never_compiled) return false;       // nor do resource accesses
   if ((d.flags & kRandomStream) && !(d.flags & kStateful)) return false;  // a stream advances per run
   if ((d.flags & kControlFlow) && (d.lower != LowerKind::kGraph || !(d.flags & kNoKernel))) return false;
@@ -50,11 +50,11 @@ constexpr bool record_ok(const OpDef& d) {
 }  // namespace
 
 const char* lower_kind_name(LowerKind k) {
-  static const char* const kNames[] = {"const",     "view",       "unary",   "binary",    "math",
-                                       "cast",      "select",     "addn",    "broadcast", "fill_like",
-                                       "transpose", "reduce",     "slice",   "split",     "concat",
-                                       "stack",     "shape",      "gather",  "gather_nd", "one_hot",
-                                       "index_map", "arg_reduce", "random", "library", "eager",     "graph"};
+  static const char* const kNames[] = {
+      "const",      "view",      "unary",     "binary",    "math",      "cast",    "select",
+      "addn",       "broadcast", "fill_like", "transpose", "reduce",    "slice",   "split",
+      "concat",     "stack",     "shape",     "gather",    "gather_nd", "one_hot", "index_map",
+      "arg_reduce", "random",    "library",   "eager",     "graph"};
   static_assert(sizeof(kNames) / sizeof(*kNames) == static_cast<int>(LowerKind::kGraph) + 1);
   return kNames[static_cast<int>(k)];
 }

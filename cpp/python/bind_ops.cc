@@ -151,7 +151,8 @@ Tensor getitem(const Tensor& t, py::handle key) {
       PyBool_Check(key.ptr()) ||
       (py::isinstance<Tensor>(key) && key.cast<const Tensor&>().dtype() == DType::kBool) ||
       (py::isinstance<py::array>(key) && py::reinterpret_borrow<py::array>(key).dtype().kind() == 'b');
-  if (bool_key) return py::module_::import("jitflow.ops.mask_ops").attr("boolean_mask")(t, key).cast<Tensor>();
+  if (bool_key)
+    return py::module_::import("jitflow.ops.mask_ops").attr("boolean_mask")(t, key).cast<Tensor>();
   py::tuple k = py::isinstance<py::tuple>(key)  ? py::reinterpret_borrow<py::tuple>(key)
                 : py::isinstance<py::list>(key) ? py::tuple(py::reinterpret_borrow<py::list>(key))
                                                 : py::make_tuple(key);

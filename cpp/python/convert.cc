@@ -390,8 +390,9 @@ void register_error_translator(py::module_& m) {
     } catch (const std::bad_alloc&) {  // an allocation not bounded beforehand failed after all
       PyObject* cls = PyExc_MemoryError;
       try {
-        cls =
-            py::module_::import("jitflow.core.errors").attr("ResourceExhaustedError").ptr();  // kept by the module
+        cls = py::module_::import("jitflow.core.errors")
+                  .attr("ResourceExhaustedError")
+                  .ptr();  // kept by the module
       } catch (py::error_already_set&) {
         PyErr_Clear();
       }

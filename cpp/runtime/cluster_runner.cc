@@ -425,8 +425,8 @@ void CompiledCluster::raise_check(int64_t status) const {
   const char* what = kind == CheckKind::kDivisionByZero ? "Integer division by zero"
                      : kind == CheckKind::kNegativePower
                          ? "Integers to negative integer powers are not allowed"
-                         : kind == CheckKind::kEmptyRange ? "Need minval < maxval"
-                                                          : "indices are not in [0, the gathered dim's size)";
+                     : kind == CheckKind::kEmptyRange ? "Need minval < maxval"
+                                                      : "indices are not in [0, the gathered dim's size)";
   throw_invalid(n->type(), ": ", what, " (node ", n->name, ", compiled in ", label, ")");
 }
 

@@ -91,7 +91,8 @@ TEST(Passes, LoopStepGraphRunsTheBodyThenTheCond) {
   Graph cond, body;
   Node* cv = placeholder(cond, "v");
   Node* limit = placeholder(cond, "limit");
-  cond.outputs.push_back({cond.add_node(OpId::Less, "Less", {{cv, 0}, {limit, 0}}, Attrs(), {{DType::kBool, Shape{}}}), 0});
+  cond.outputs.push_back(
+      {cond.add_node(OpId::Less, "Less", {{cv, 0}, {limit, 0}}, Attrs(), {{DType::kBool, Shape{}}}), 0});
   Node* bv = placeholder(body, "v");
   Node* three = placeholder(body, "three");
   body.outputs.push_back({binary(body, OpId::Mul, bv, three), 0});
