@@ -24,7 +24,7 @@ void bind_function(py::module_& m) {
            py::arg("keepalive"), py::arg("var_ids") = std::vector<int64_t>(),
            py::arg("var_key") = std::string())
       .def("clear", &FunctionCache::clear)
-      .def("has_entry", &FunctionCache::has_entry)
+      .def("has_flat", &FunctionCache::has_flat, py::arg("flat"))
       .def_property_readonly("size", &FunctionCache::size);
   m.def("set_variable_type", [](py::type t) { variable_type() = t.inc_ref().ptr(); });
   m.def("flatten_inputs", [](py::handle args, py::handle kwargs) {

@@ -311,8 +311,24 @@ std::shared_ptr<CacheEntry> FunctionCache::find(Flat& f) {
   return nullptr;
 }
 
-bool FunctionCache::has_entry(py::handle args, py::handle kwargs) {
-  Flat f = flatten_inputs(args, kwargs);
+namespace {
+py::tuple flat_to_python(const Flat& f) {
+  py::list leaves, keepalive, var_ids;
+  for (const Tensor& t : f.leaves) leaves.append(py::cast(t));
+  for (const auto& o : f.keepalive) keepalive.append(o);
+  for (int64_t id : f.var_ids) var_ids.append(id);
+  return py::make_tuple(py::bytes(f.key), leaves, keepalive, var_ids, py::bytes(f.var_key));
+}
+}  // namespace
+
+bool FunctionCache::has_flat(py::tuple flat) {
+  if (flat.size() != 5) throw py::type_error("has_flat: expected (key, leaves, keepalive, var_ids, var_key)");
+  Flat f;
+  f.key = flat[0].cast<std::string>();
+  for (py::handle t : flat[1].cast<py::list>()) f.leaves.push_back(t.cast<Tensor>());
+  for (py::handle o : flat[2].cast<py::list>()) f.keepalive.push_back(py::reinterpret_borrow<py::object>(o));
+  for (py::handle id : flat[3].cast<py::list>()) f.var_ids.push_back(id.cast<int64_t>());
+  f.var_key = flat[4].cast<std::string>();
   return find(f) != nullptr;
 }
 
@@ -334,9 +350,9 @@ py::object FunctionCache::call(py::handle args, py::handle kwargs) {
   std::shared_ptr<CacheEntry> e = find(f);
   if (!e) {
     // Miss: Python traces (and registers the entry through add()), or finds that another
-    // thread just did.
+    // thread just did. It gets this flattening, so it never walks the arguments again for it.
     trace_(args, kwargs ? py::reinterpret_borrow<py::object>(kwargs) : py::object(py::dict()),
-           py::bytes(f.key));
+           flat_to_python(f));
     e = find(f);
     if (!e) throw_runtime("jf.function: tracing did not register a concrete function");
     matched = false;

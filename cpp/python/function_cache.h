@@ -42,8 +42,8 @@ struct CacheEntry {
 
 class FunctionCache {
  public:
-  // trace(args, kwargs, key) is called on a miss; it registers the traced function with
-  // add(). A general entry (input_signature or relaxed shapes) serves any matching input.
+  // trace(args, kwargs, flat) is called on a miss, flat as has_flat takes it; it registers the traced
+  // function with add(). A general entry (input_signature or relaxed shapes) serves any matching input.
   FunctionCache(py::object python_fn, py::object trace);
   py::object call(py::handle args, py::handle kwargs);
   // Installs call() as tp_call of the bound type (a CPython slot, no pybind11 dispatch).
@@ -53,9 +53,10 @@ class FunctionCache {
            const std::string& var_key);
   size_t size() const { return exact_.size(); }
   void clear();
-  // Whether a traced function already serves these inputs: a caller that waited for another
+  // Whether a traced function already serves these inputs, given as flatten_inputs returns
+  // them (key, leaves, keepalive, var_ids, var_key): a caller that waited for another
   // thread's trace checks this before tracing the same signature again.
-  bool has_entry(py::handle args, py::handle kwargs);
+  bool has_flat(py::tuple flat);
   // The cycle collector's view (tp_traverse) and its way out of a cycle (tp_clear).
   int traverse(visitproc visit, void* arg);
   void clear_references();

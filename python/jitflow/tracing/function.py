@@ -126,14 +126,16 @@ class Function(_C.FunctionCache):
         return self._tracing_count
 
     # ---- tracing (cache misses) ----------------------------------------------------------
-    def _trace_for_call(self, args, kwargs, key):
+    def _trace_for_call(self, args, kwargs, flat):
+        """The C++ cache's miss: flat is its flattening of the arguments (key, tensor leaves,
+        keepalive, variable ids, variable key), reused here rather than computed again."""
         with self._trace_lock:
-            if self.has_entry(args, kwargs):  # another thread traced it while we waited
+            if self.has_flat(flat):  # another thread traced it while we waited
                 return None
-            return self._trace_and_add(args, kwargs)
+            return self._trace_and_add(args, kwargs, flat)
 
-    def _trace_and_add(self, args, kwargs):
-        key, leaves, keepalive, var_ids, var_key = _C.flatten_inputs(args, kwargs)
+    def _trace_and_add(self, args, kwargs, flat=None):
+        key, leaves, keepalive, var_ids, var_key = flat if flat is not None else _C.flatten_inputs(args, kwargs)
         general = False
         if self._input_signature is not None:
             specs = self._check_signature(args, kwargs, leaves)
@@ -224,17 +226,20 @@ class Function(_C.FunctionCache):
 
     def _note_retrace(self, args, kwargs):
         now = time.monotonic()
-        arg_keys = [_C.flatten_inputs((a,), None)[0] for a in args] + \
-                   [_C.flatten_inputs((kwargs[k],), None)[0] for k in sorted(kwargs)]
+        self._trace_times = [t for t in self._trace_times if now - t < _RETRACE_WINDOW_S] + [now]
+        # Which argument changed is only worth a key per argument once a warning may follow.
+        arg_keys = None
+        if len(self._trace_times) >= _RETRACE_WARN_COUNT and not self._warned:
+            arg_keys = [_C.flatten_inputs((a,), None)[0] for a in args] + \
+                       [_C.flatten_inputs((kwargs[k],), None)[0] for k in sorted(kwargs)]
         changed = None
-        if self._last_arg_keys is not None:
+        if self._last_arg_keys is not None and arg_keys is not None:
             names = self._arg_names[:len(args)] + sorted(kwargs)
             for i, (a, b) in enumerate(zip(self._last_arg_keys, arg_keys)):
                 if a != b:
                     changed = names[i] if i < len(names) else f"#{i}"
                     break
         self._last_arg_keys = arg_keys
-        self._trace_times = [t for t in self._trace_times if now - t < _RETRACE_WINDOW_S] + [now]
         if len(self._trace_times) > _RETRACE_WARN_COUNT and not self._warned:
             self._warned = True
             why = f" The argument that changed last: '{changed}'." if changed else ""

@@ -507,3 +507,29 @@ def test_function_returning_python_numbers_returns_tensors():
         seen.append([type(v).__name__ for v in out[1:3]] + [type(out[3][0]).__name__])
         return out[1] + 1
     assert outer(jf.constant(1.0)).numpy() == 4 and seen == [["Tensor", "Tensor", "Tensor"]]
+
+
+def test_a_cache_miss_reuses_the_flattening_cpp_made(monkeypatch):
+    """On a miss the C++ cache hands Python its flattening (key, leaves, variable ids): tracing
+    does not walk the arguments again to key them, so the miss path cannot disagree with the
+    key it is filed under."""
+    from jitflow import _C
+    calls = []
+    real = _C.flatten_inputs
+
+    def counting(*a):
+        calls.append(a)
+        return real(*a)
+    monkeypatch.setattr(_C, "flatten_inputs", counting)
+    v = jf.Variable(1.0)
+
+    @jf.function
+    def f(x, n, var):
+        return x * n + var
+
+    for shape in [(2,), (3,), (4,)]:
+        f(jf.constant(np.ones(shape, np.float32)), 2, v)
+    assert f.experimental_get_tracing_count() == 3
+    assert calls == []
+    np.testing.assert_allclose(f(jf.constant([1.0, 2.0]), 2, v).numpy(), [3.0, 5.0])
+    assert f.experimental_get_tracing_count() == 3
