@@ -22,7 +22,7 @@ def measure(name, py_fn, args, number):
     eager = best_us(lambda: py_fn(*args), number)
     func = best_us(lambda: f(*args), number)
     cf = f.get_concrete_function(*args)
-    _, leaves, _ = jf._C.flatten_inputs(args, None)
+    leaves = jf._C.flatten_inputs(args, None)[1]
     graph = min(cf._cf.time_runs(leaves, number) for _ in range(15)) * 1e6
     ops = sum(1 for op in cf.graph.get_operations() if op.type not in ("Placeholder", "Const"))
     print(f"{name:<22}{ops:>5}{eager:>11.2f}{func:>11.2f}{graph:>11.2f}{func - graph:>11.2f}"
