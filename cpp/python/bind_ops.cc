@@ -237,6 +237,9 @@ void bind_ops(py::module_& m) {
       r["py_names"] = py::str(d.py.names).attr("split")();
       r["py_reason"] = text(d.py.reason);
       r["stateful"] = (d.flags & kStateful) != 0;
+      r["resource_access"] = (d.flags & kResourceAccess) != 0;
+      r["random_stream"] = (d.flags & kRandomStream) != 0;
+      r["control_flow"] = (d.flags & kControlFlow) != 0;
       out.append(r);
     }
     return out;

@@ -18,12 +18,15 @@ from ..ops import variables as _variables
 from ..tracing.function import function as _jf_function
 from . import recording as _recording
 from .backprop import flatten
-from .registry import register_gradient
+from .registry import ops_flagged, register_gradient
 from .shapes import is_float
 from .tape import GradientTape
 
+# A recorded call that writes variables or draws random numbers is not replayed for its
+# gradient: the replay would write again or draw other numbers (a Generator's RngReadAndSkip
+# is both: it advances the generator's state variable).
 _NOT_REPLAYABLE = frozenset(("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
-                             "RandomUniform", "RandomStandardNormal"))
+                             "RngReadAndSkip")) | ops_flagged("random_stream")
 
 
 class _CallSite:

@@ -37,11 +37,14 @@ from ..tracing.control_flow import cond, while_loop
 from ..tracing.tensor_array import _GROW
 from . import grads_tensor_array as ta_grads
 from .gradients import gradients
-from .registry import register_gradient, unmarked_scope
+from .registry import ops_flagged, register_gradient, unmarked_scope
 from .shapes import fill_like, is_float
 
+# A replay computes values only: it skips the body's prints and variable writes, and refuses
+# to replay an op that draws random numbers (from a stream, or a Generator's state, which the
+# replay would also advance again): it would draw other numbers.
 _SKIPPED = {"PrintV2", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
-_RANDOM = {"RandomUniform", "RandomStandardNormal"}
+_RANDOM = ops_flagged("random_stream") | {"RngReadAndSkip"}
 # Marks the While nodes built by a While gradient (the attr scope stops at their bodies).
 _GRAD_LOOP = "_WhileGradientLoop"
 

@@ -145,3 +145,9 @@ def custom_site(node):
     if node.op != "Identity" or not node.has_attr("_custom_gradient"):
         return None
     return custom_sites.get(node.get_attr("_custom_gradient"))
+
+
+def ops_flagged(flag):
+    """The names of the ops whose record has `flag` ("stateful", "resource_access",
+    "random_stream", "control_flow"): the record says which ops a rule covers, not a list here."""
+    return frozenset(name for name, r in _RECORDS.items() if r[flag])

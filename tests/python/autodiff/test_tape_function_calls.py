@@ -95,10 +95,16 @@ def test_second_order_with_nested_tapes():
     np.testing.assert_allclose(float(outer.gradient(dy, x).numpy()), 6 * 1.5, rtol=1e-6)
 
 
-def test_a_random_function_is_not_replayed():
+@pytest.mark.parametrize("sampler", ["uniform", "truncated_normal", "generator"])
+def test_a_random_function_is_not_replayed(sampler):
+    gen = jf.random.Generator.from_seed(3)
+    draw = {"uniform": lambda: jf.random.uniform([2]),
+            "truncated_normal": lambda: jf.random.truncated_normal([2]),
+            "generator": lambda: gen.normal([2])}[sampler]
+
     @jf.function
     def noisy(x):
-        return x * jf.random.uniform([2])
+        return x * draw()
 
     x = jf.constant([1.0, 2.0])
     with jf.GradientTape() as tape:

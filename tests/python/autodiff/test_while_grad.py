@@ -430,11 +430,24 @@ def test_second_order_is_a_clear_error():
         f(c64(1.1))
 
 
-def test_random_numbers_in_the_body_are_a_clear_error():
+# Every sampler that draws from a stateful stream, including those that take a fresh Philox
+# state and sample statelessly from it (the record's kRandomStream flag says which ops).
+_SAMPLERS = {
+    "uniform": lambda: jf.random.uniform([], dtype=F64),
+    "truncated_normal": lambda: jf.random.truncated_normal([], dtype=F64),
+    "uniform_int": lambda: jf.cast(jf.random.uniform([], maxval=5, dtype=jf.int32), F64),
+    "generator": lambda: _GENERATOR.normal([], dtype=F64),
+}
+_GENERATOR = jf.random.Generator.from_seed(5)
+
+
+@pytest.mark.parametrize("sampler", sorted(_SAMPLERS))
+def test_random_numbers_in_the_body_are_a_clear_error(sampler):
+    draw = _SAMPLERS[sampler]
+
     @jf.function
     def f(x):
-        y = jf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * jf.random.uniform([], dtype=F64)),
-                          [0, x])[1]
+        y = jf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * draw()), [0, x])[1]
         return jf.gradients(y, x)
 
     with pytest.raises(NotImplementedError, match="jf.while_loop 'While': the branch or loop body "
