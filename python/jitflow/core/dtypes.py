@@ -5,7 +5,11 @@ from .strings import is_string_dtype, string
 
 
 def as_dtype(type_value):
-    """TF's tf.as_dtype; "string", bytes, str and jf.string give jf.string (core/strings.py)."""
+    """TF's tf.as_dtype; "string", bytes, str and jf.string give jf.string (core/strings.py).
+    Every op that takes a dtype reads it here, so `dtype=None` where a dtype is required is
+    TF's TypeError, not numpy's reading of None as float64."""
+    if type_value is None:
+        raise TypeError("Cannot convert the argument `type_value`: None to a TensorFlow DType.")
     if is_string_dtype(type_value):
         return string
     return _as_dtype(type_value)

@@ -245,7 +245,7 @@ def add_n(inputs, name=None):
 
 @export('cast', 'dtypes.cast')
 def cast(x, dtype, name=None):
-    return _C.cast(x, dtype, name)
+    return _C.cast(x, _dt.as_dtype(dtype), name)
 
 
 def where_coordinates(condition, name=None):

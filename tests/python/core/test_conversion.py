@@ -217,3 +217,22 @@ def test_self_referencing_dict_is_refused(call):
     # converter: TypeError).
     out = run_in_child(f"{_SELF_DICT}\nreport(lambda: {call})")
     assert out.get("raised") in ("TypeError", "ValueError"), out
+
+
+# ---- dtype=None where a dtype is required --------------------------------------------------------
+@pytest.mark.parametrize("call", [lambda: jf.as_dtype(None), lambda: jf.zeros([2], dtype=None),
+                                  lambda: jf.ones([2], dtype=None), lambda: jf.cast(jf.constant([1.5]), None),
+                                  lambda: jf.eye(2, dtype=None), lambda: jf.random.uniform([2], dtype=None),
+                                  lambda: jf.math.count_nonzero(jf.constant([1.0]), dtype=None)],
+                         ids=["as_dtype", "zeros", "ones", "cast", "eye", "uniform", "count_nonzero"])
+def test_none_dtype_where_one_is_required_is_tfs_type_error(call):
+    # numpy reads dtype None as float64; TF 2.21 refuses it in tf.as_dtype, which these all go through.
+    with pytest.raises(TypeError, match=r"Cannot convert the argument `type_value`: None to a TensorFlow DType\."):
+        call()
+
+
+def test_none_dtype_where_it_is_optional_still_infers():
+    assert jf.constant(1, dtype=None).dtype == jf.int32
+    assert jf.zeros_like(jf.constant([1]), dtype=None).dtype == jf.int32
+    assert jf.range(3, dtype=None).dtype == jf.int32
+    assert jf.one_hot([1], 2, dtype=None).dtype == jf.float32
