@@ -9,7 +9,7 @@ from .. import _C
 from ..core import dtypes as _dt
 from ..core.export import export
 from . import basic_ops as ops
-from .dispatch import OP, int_tensor, run, run_n, to_ints, to_tensor
+from .dispatch import OP, int_tensor, run, run_n, scalar_ints, to_ints, to_tensor
 
 
 def _indices(v):
@@ -17,8 +17,6 @@ def _indices(v):
     return v if isinstance(v, _C.Tensor) else _C.convert_to_tensor(v)
 
 
-def _axis_tensor(axis):
-    return axis if isinstance(axis, _C.Tensor) else int_tensor([int(axis)], True)
 
 
 @export("gather")
@@ -28,7 +26,9 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     del validate_indices  # deprecated in TF, ignored there too
     if axis is None:
         axis = batch_dims
-    return run(OP["GatherV2"], (to_tensor(params), _indices(indices), _axis_tensor(axis)), {"batch_dims": int(batch_dims)}, name)
+    params, indices = to_tensor(params), _indices(indices)
+    axis = scalar_ints(axis, "GatherV2", "axis must be scalar", (params, indices, None))
+    return run(OP["GatherV2"], (params, indices, axis), {"batch_dims": int(batch_dims)}, name)
 
 
 @export("nn.embedding_lookup")

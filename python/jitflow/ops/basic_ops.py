@@ -3,6 +3,8 @@ type, its inputs and attrs. Argument normalisation (axis lists, default perms) i
 and dtype rules, kernels and errors live in C++."""
 import builtins
 
+import numpy as _np
+
 from .. import _C
 from .._C import Tensor
 from ..core import device as _device
@@ -10,7 +12,7 @@ from ..core import dtypes as _dt
 from ..core import strings as _strings
 from ..core.errors import InvalidArgumentError
 from ..core.export import export, exported
-from .dispatch import OP, axis_tensor, int_tensor, run, run_n, to_integer, to_ints, to_tensor
+from .dispatch import OP, axis_tensor, int_tensor, run, run_n, scalar_ints, to_integer, to_ints, to_tensor
 
 
 # ---- creation ------------------------------------------------------------------------
@@ -309,14 +311,20 @@ reduce_prod = export("reduce_prod", "math.reduce_prod")(_reduce("Prod"))
 
 @export('argmax', 'math.argmax')
 def argmax(input, axis=None, output_type=_dt.int64, name=None):
-    return run(OP["ArgMax"], (input, to_ints(0 if axis is None else axis)),
-              {"output_type": output_type}, name)
+    if axis is not None and not hasattr(axis, "dtype") and not isinstance(axis, int):
+        raise TypeError("axis must be int or Tensor with integer datatype")  # TF's argmax_v2 checks in Python
+    return _arg_reduce("ArgMax", input, axis, output_type, name)
 
 
 @export('argmin', 'math.argmin')
 def argmin(input, axis=None, output_type=_dt.int64, name=None):
-    return run(OP["ArgMin"], (input, to_ints(0 if axis is None else axis)),
-              {"output_type": output_type}, name)
+    return _arg_reduce("ArgMin", input, axis, output_type, name)
+
+
+def _arg_reduce(op, input, axis, output_type, name):
+    dim = scalar_ints(0 if axis is None else axis, op, "dim must be a scalar, but received tensor of shape: {shape}",
+                      (input, None))
+    return run(OP[op], (input, dim), {"output_type": output_type}, name)
 
 
 # ---- shapes --------------------------------------------------------------------------
@@ -351,8 +359,14 @@ def transpose(a, perm=None, name=None):
 def concat(values, axis, name="concat"):
     values = list(values)
     if len(values) == 1:
+        rank = len(axis.shape) if isinstance(axis, Tensor) else _np.ndim(axis)
+        if rank:  # TF checks the axis of a single value in Python
+            raise ValueError(f"Shape {tuple(axis.shape) if isinstance(axis, Tensor) else _np.shape(axis)} "
+                             "must have rank 0")
         return identity(values[0])
-    return run(OP["ConcatV2"], values + [to_ints(axis)], None, None if name == "concat" else name)
+    axis = scalar_ints(axis, "ConcatV2", "axis tensor should be a scalar integer, but got shape {shape}",
+                       values + [None], one_element=True)
+    return run(OP["ConcatV2"], values + [axis], None, None if name == "concat" else name)
 
 
 @export('stack')
@@ -369,9 +383,13 @@ def stack(values, axis=0, name="stack"):
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     nm = None if name == "split" else name
     if isinstance(num_or_size_splits, int):
-        return run_n(OP["Split"], (to_ints(axis), to_tensor(value)), {"num_split": num_or_size_splits}, nm)
+        value = to_tensor(value)
+        dim = scalar_ints(axis, "Split", "split_dim must be a scalar but has rank {rank}", (None, value))
+        return run_n(OP["Split"], (dim, value), {"num_split": num_or_size_splits}, nm)
     sizes = to_ints(num_or_size_splits)
-    return run_n(OP["SplitV"], (value, sizes, to_ints(axis)), {"num_split": sizes.shape[0]}, nm)
+    dim = scalar_ints(axis, "SplitV", "split_dim_tensor must have exactly one element.", (value, sizes, None),
+                      one_element=True)
+    return run_n(OP["SplitV"], (value, sizes, dim), {"num_split": sizes.shape[0]}, nm)
 
 
 @export('squeeze')

@@ -4,8 +4,11 @@ to a tensor, axis and size lists to int32 tensors, an eager or constant value ba
 import builtins
 import operator
 
+import numpy as _np
+
 from .. import _C
 from .._C import Tensor
+from ..core.errors import InvalidArgumentError, _at_caller
 
 run = _C.execute  # run(op_id, inputs, attrs, name) -> Tensor
 run_n = _C.execute_n  # the same for ops with several outputs -> list of Tensors
@@ -37,6 +40,34 @@ def to_integer(i):
     except TypeError:
         raise TypeError(f"Expected an integer (axis, size or dimension), got {i!r} of type "
                         f"{type(i).__name__}") from None
+
+
+def scalar_ints(v, op, message, inputs=(), one_element=False):
+    """The int32 scalar an op takes as its axis (or split dimension): from an int, or a tensor
+    passed through. The kernels read a vector's first element, so a list, array or tensor of
+    any other shape is refused here as TF refuses it: while tracing, its graph shape function's
+    ValueError (`inputs`: the op's inputs in order, None where v goes); eagerly, the kernel's
+    InvalidArgumentError, `message` formatted with the shape ([2], [1,1]) and rank. one_element: the
+    kernel also takes a vector of one element (ConcatV2's and SplitV's legacy axis)."""
+    if isinstance(v, Tensor):
+        shape = tuple(v.shape)
+    elif isinstance(v, (list, tuple)) or getattr(v, "ndim", 0):
+        shape = _np.shape(v)
+    else:
+        return int_tensor([to_integer(v)], True)
+    if not shape:
+        return to_ints(v, True)
+    if _C.is_tracing():
+        shapes = ", ".join(_shape_str(shape if t is None else tuple(to_tensor(t).shape)) for t in inputs)
+        raise ValueError(_at_caller(f"Shape must be rank 0 but is rank {len(shape)} for '{op}' with input "
+                                    f"shapes: {shapes}."))
+    if not (one_element and shape == (1,)):
+        raise InvalidArgumentError(_at_caller(f"{op}: " + message.format(shape=_shape_str(shape), rank=len(shape))))
+    return to_ints(v)
+
+
+def _shape_str(shape):
+    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
 
 
 def axis_tensor(x, axis):

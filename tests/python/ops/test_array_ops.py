@@ -7,6 +7,8 @@ negative perms, split's output count and stack of Python values.
 
 Cases that crashed the interpreter run in a child process (conftest.run_in_child), so a crash
 fails only its test."""
+import re
+
 import numpy as np
 import pytest
 from conftest import assert_exact, assert_raised, run_in_child, run_mode
@@ -297,3 +299,47 @@ def test_stack_of_python_values_is_one_constant(mode):
     exact(run(mode, lambda: jf.stack([1, 2.5])), [1.0, 2.5], np.float32)  # was Pack(int32, float32): error
     exact(run(mode, lambda: jf.stack([[1, 2], [3, 4]])), [[1, 2], [3, 4]], np.int32)
     exact(run(mode, lambda: jf.stack([jf.constant(1.0), 2.0])), [1.0, 2.0], np.float32)
+
+
+# ---- axes an op takes as a scalar ---------------------------------------------------------------
+# The kernels read the first element of a vector axis: concat([x, x], [0, 1]) was concat along 0.
+_X23 = np.arange(6, dtype=np.float32).reshape(2, 3)
+SCALAR_AXES = [
+    ("concat", lambda x, a: jf.concat([x, x], a), "ConcatV2: axis tensor should be a scalar integer, but got shape [2]"),
+    ("split", lambda x, a: jf.split(x, 2, a), "Split: split_dim must be a scalar but has rank 1"),
+    ("split_sizes", lambda x, a: jf.split(x, [1, 1], a), "SplitV: split_dim_tensor must have exactly one element."),
+    ("gather", lambda x, a: jf.gather(x, [0], axis=a), "GatherV2: axis must be scalar"),
+    ("argmin", lambda x, a: jf.argmin(x, a), "ArgMin: dim must be a scalar, but received tensor of shape: [2]"),
+    ("argmax", lambda x, a: jf.argmax(x, jf.constant(a)), "ArgMax: dim must be a scalar, but received tensor of shape: [2]"),
+]
+
+
+@pytest.mark.parametrize("make", [lambda a: a, np.array, jf.constant], ids=["list", "ndarray", "tensor"])
+@pytest.mark.parametrize("op, call, msg", SCALAR_AXES, ids=[c[0] for c in SCALAR_AXES])
+def test_vector_axis_of_a_scalar_axis_op_raises_eagerly(op, call, make, msg):
+    # TF 2.21's kernels: InvalidArgumentError with these messages.
+    with pytest.raises(IAE, match=re.escape(msg)):
+        call(jf.constant(_X23), make([0, 1]))
+
+
+@pytest.mark.parametrize("op, call, msg", SCALAR_AXES, ids=[c[0] for c in SCALAR_AXES])
+def test_vector_axis_of_a_scalar_axis_op_raises_while_tracing(op, call, msg):
+    # TF's graph shape functions: ValueError "Shape must be rank 0 but is rank 1 for ...", also for [0]
+    # (a vector of one, which ConcatV2's and SplitV's kernels take eagerly).
+    for axis in ([0, 1], [0]):
+        with pytest.raises(ValueError, match="Shape must be rank 0 but is rank 1"):
+            jf.function(lambda x, a=axis: call(x, a))(jf.constant(_X23))
+
+
+def test_scalar_axis_ops_keep_taking_scalars_and_tfs_legacy_vector_of_one():
+    x = jf.constant(_X23)
+    exact(jf.concat([x, x], 1), np.concatenate([_X23, _X23], 1), np.float32)
+    exact(jf.concat([x, x], np.int64(1)), np.concatenate([_X23, _X23], 1), np.float32)
+    exact(jf.concat([x, x], [1]), np.concatenate([_X23, _X23], 1), np.float32)  # TF's kernel allows [1]
+    exact(jf.split(x, [1, 2], jf.constant([1]))[1], _X23[:, 1:], np.float32)
+    exact(jf.gather(x, [2], axis=np.int32(1)), _X23[:, [2]], np.float32)
+    exact(jf.argmin(x, jf.constant(1)), [0, 0], np.int64)
+    with pytest.raises(TypeError, match="axis must be int or Tensor with integer datatype"):
+        jf.argmax(x, [1])  # TF's argmax_v2 checks a Python list in Python
+    with pytest.raises(ValueError, match=re.escape("Shape (2,) must have rank 0")):
+        jf.concat([x], [0, 1])  # one value: TF checks the axis in Python
