@@ -97,6 +97,7 @@ std::vector<Tensor> make_if(const Tensor& pred, FuncBuilder& then_b, std::shared
   a.set("num_then_inputs", static_cast<int64_t>(then_b.capture_values().size()));
   Node* n = ts.add_op(OpId::If, ins, a, name, &specs);
   n->subgraphs = {then_g, else_g};
+  ts.order_control_flow(n);
   std::vector<Tensor> out;
   for (int i = 0; i < static_cast<int>(specs.size()); ++i) out.push_back(ts.symbolic(n, i));
   return out;
@@ -134,6 +135,7 @@ std::vector<Tensor> make_while(const std::vector<Tensor>& loop_vars, FuncBuilder
   a.set("maximum_iterations", maximum_iterations);
   Node* n = ts.add_op(OpId::While, ins, a, name, &specs);
   n->subgraphs = {cond_g, body_g};
+  ts.order_control_flow(n);
   std::vector<Tensor> out;
   for (int i = 0; i < static_cast<int>(specs.size()); ++i) out.push_back(ts.symbolic(n, i));
   return out;

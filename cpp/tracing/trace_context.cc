@@ -1,7 +1,9 @@
 // Trace recording: captures, node creation with scopes, jit_scope and name_scope state.
 #include "tracing/trace_context.h"
 
+#include <algorithm>
 #include <atomic>
+#include <set>
 
 namespace jf {
 namespace {
@@ -116,6 +118,32 @@ Node* TraceState::add_op(OpId op, const std::vector<Tensor>& inputs, const Attrs
       n->attrs.set(kv.first, kv.second.value);
   }
   return n;
+}
+
+namespace {
+// The resources the stateful ops of g (and of its nested subgraphs) touch: variable ids, and
+// -1 for stateful ops without one (print, random streams).
+void collect_resources(const Graph& g, std::set<int64_t>& out) {
+  for (const auto& up : g.nodes()) {
+    if (op_def(up->op).flags & kStateful)
+      out.insert(up->attrs.has("var_id") ? up->attrs.get<int64_t>("var_id", -1) : -1);
+    for (const auto& sub : up->subgraphs)
+      if (sub) collect_resources(*sub, out);
+  }
+}
+}  // namespace
+
+void TraceState::order_control_flow(Node* n) {
+  std::set<int64_t> resources;
+  for (const auto& sub : n->subgraphs)
+    if (sub) collect_resources(*sub, resources);
+  for (int64_t r : resources) {
+    Node*& last = last_stateful[r];
+    if (last && last != n &&
+        std::find(n->control_inputs.begin(), n->control_inputs.end(), last) == n->control_inputs.end())
+      n->control_inputs.push_back(last);
+    last = n;
+  }
 }
 
 TraceState* current_trace() { return t_stack.empty() ? nullptr : t_stack.back(); }

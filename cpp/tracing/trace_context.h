@@ -46,6 +46,10 @@ class TraceState {
   // Side effects on one resource keep program order (TF's automatic control dependencies):
   // the last stateful op per variable id (-1: every other stateful op, e.g. print, random).
   std::map<int64_t, Node*> last_stateful;
+  // An If/While node whose branches or body touch resources takes its place in the order of
+  // each of them, as the ops inside would: after the last earlier op on that resource, before
+  // the next. Called once the node's subgraphs are set.
+  void order_control_flow(Node* n);
 
  private:
   std::map<const void*, Node*> const_cache_;

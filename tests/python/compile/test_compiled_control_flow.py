@@ -3,7 +3,7 @@ While's cond and body and of an If's branches run in compiled clusters (the C++ 
 the loop and calls them once per iteration)."""
 import numpy as np
 import pytest
-from conftest import collatz_steps, numeric_grad
+from conftest import collatz_steps, numeric_grad, run_mode
 
 import jitflow as jf
 
@@ -299,3 +299,45 @@ def test_maximum_iterations_may_be_a_traced_tensor(mode):
     with pytest.raises(TypeError, match="int32 or int64"):
         jf.function(loop)(x, jf.constant(2.0))
     np.testing.assert_allclose(loop(jf.constant(x), jf.constant(2)).numpy(), x * 9.0)  # eager tensor bound
+
+
+# A read after a branch or loop that writes the variable must see the write in every mode:
+# the If/While node takes its place in the variable's program order, so clustering cannot
+# hoist the read (and what follows it) into a unit that runs before the branch.
+def _read_after_cond(v, x):
+    if jf.reduce_mean(x) > 0.0:
+        v.read_value()
+    else:
+        v.assign_add(0.1 * jf.tanh(jf.reduce_sum(x)))
+    return jf.tanh(v.read_value()) * x
+
+
+def _read_after_while(v, x):
+    i = jf.constant(0)
+    while i < 3:
+        v.assign(v * 0.5 + jf.reduce_sum(x))
+        i += 1
+    return v.read_value() * x
+
+
+def _write_after_read_in_cond(v, x):
+    before = v.read_value() * x
+    if jf.reduce_sum(x) > 100.0:
+        v.assign(v + 1.0)
+    else:
+        v.assign(v * 3.0)
+    return before + v.read_value()
+
+
+@pytest.mark.parametrize("mode", ["function", "jit_scope", "jit_compile"])
+@pytest.mark.parametrize("prog", [_read_after_cond, _read_after_while, _write_after_read_in_cond],
+                         ids=lambda p: p.__name__)
+def test_variable_reads_keep_program_order_around_branches_and_loops(mode, prog):
+    x = jf.constant(np.full((3, 2), -0.5, np.float32))
+    v = jf.Variable(np.float32(0.5))
+    want = prog(v, x).numpy()
+    want_v = v.numpy()
+    v.assign(0.5)
+    got = run_mode(mode, lambda a: prog(v, a), x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(v.numpy(), want_v, rtol=1e-6)
