@@ -90,6 +90,17 @@ def run_mode(mode, fn, *args):
     return out
 
 
+def eager_and_traced(fn):
+    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
+    import jitflow as jf
+    return {"eager": fn, "function": jf.function(fn)}
+
+
+def compiled_runs(fn, *args):
+    """fn as a jit_compile=True function; asserts compiled code ran."""
+    return run_mode("jit_compile", fn, *args)
+
+
 def assert_exact(t, want, dtype):
     """t (a jf.Tensor) has exactly dtype and the values of want."""
     got = t.numpy()

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import assert_exact, assert_raised, run_in_child, run_mode
+from conftest import assert_exact, assert_raised, compiled_runs, eager_and_traced, run_in_child, run_mode
 
 import jitflow as jf
 
@@ -20,19 +20,6 @@ REE = jf.errors.ResourceExhaustedError
 MODES = ["eager", "function"]
 run = run_mode  # conftest: eagerly or as a traced jf.function
 exact = assert_exact
-
-
-def _modes(fn):
-    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
-    return {"eager": fn, "function": jf.function(fn)}
-
-
-def compiled_runs(fn, *args):
-    """fn as a jit_compile=True function; asserts compiled code ran."""
-    before = jf.debugging.stats()["cluster_runs"]
-    out = jf.function(fn, jit_compile=True)(*args)
-    assert jf.debugging.stats()["cluster_runs"] > before, "no compiled code ran"
-    return out
 
 
 # ---- a scalar shape is a vector of that length ---------------------------------------------------
@@ -113,7 +100,7 @@ def test_shape_values_computed_at_run_time_are_checked_when_run():
 def test_shape_with_more_than_2_63_elements_raises_invalid_argument(make, mode):
     # TF: InvalidArgumentError "Shape [1099511627776,1073741824] would have more than 2**63 - 1 elements"
     with pytest.raises(IAE, match=r"would have more than 2\*\*63 - 1 elements"):
-        _modes(make)[mode]()
+        eager_and_traced(make)[mode]()
 
 
 def test_empty_shape_with_huge_dims_is_valid():
@@ -133,7 +120,7 @@ def test_empty_shape_with_huge_dims_is_valid():
 def test_allocation_bigger_than_memory_raises_resource_exhausted(make, mode):
     # TF: ResourceExhaustedError "OOM when allocating tensor with shape[1099511627776] and type float"
     with pytest.raises(REE, match=r"OOM when allocating tensor with shape\[\d+\]") as info:
-        _modes(make)[mode]()
+        eager_and_traced(make)[mode]()
     assert isinstance(info.value, MemoryError)
 
 

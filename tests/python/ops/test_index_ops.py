@@ -4,13 +4,9 @@ the mirror-pad gradient, pads too big to count, and the compositions (eye, seque
 size, shape_n, unstack, meshgrid, linspace) against numpy."""
 import numpy as np
 import pytest
-from conftest import numeric_grad
+from conftest import eager_and_traced, numeric_grad
 
 import jitflow as jf
-
-
-def _modes(fn):
-    return {"eager": fn, "function": jf.function(fn)}
 
 
 @pytest.mark.parametrize("batch_dims,axis", [(0, 0), (0, -1), (1, 1), (1, -1), (1, 2), (2, 2)])
@@ -32,7 +28,7 @@ def test_gather_batch_dims_and_axes(batch_dims, axis, rng):
         return np.stack([ref_b(p[b], idx[b], bd - 1) for b in range(p.shape[0])])
 
     want = ref(p, idx)
-    for mode, f in _modes(lambda a, i: jf.gather(a, i, axis=axis, batch_dims=batch_dims)).items():
+    for mode, f in eager_and_traced(lambda a, i: jf.gather(a, i, axis=axis, batch_dims=batch_dims)).items():
         np.testing.assert_array_equal(f(jf.constant(p), jf.constant(idx)).numpy(), want, err_msg=mode)
     # The gradient: a scatter-add (indices repeat), against finite differences.
     w = rng.standard_normal(want.shape)
@@ -47,7 +43,7 @@ def test_gather_batch_dims_and_axes(batch_dims, axis, rng):
 @pytest.mark.parametrize("bad", [3, -1])
 def test_gather_out_of_range_raises_in_every_mode(bad):
     p = jf.constant(np.arange(6.0).reshape(3, 2))
-    for f in _modes(lambda a, i: jf.gather(a, i)).values():
+    for f in eager_and_traced(lambda a, i: jf.gather(a, i)).values():
         with pytest.raises(jf.errors.InvalidArgumentError, match=rf"GatherV2: indices\[1\] = {bad} is not in \[0, 3\)"):
             f(p, jf.constant([0, bad]))
 
@@ -80,7 +76,7 @@ def test_pad_modes_and_mirror_gradient(mode, rng):
     pads = [[2, 1], [3, 0]] if mode.upper() == "REFLECT" else [[3, 4], [1, 5]]
     np_mode = mode.lower()
     want = np.pad(x, pads, mode=np_mode)
-    for m, f in _modes(lambda a: jf.pad(a, pads, mode)).items():
+    for m, f in eager_and_traced(lambda a: jf.pad(a, pads, mode)).items():
         np.testing.assert_array_equal(f(jf.constant(x)).numpy(), want, err_msg=m)
     w = rng.standard_normal(want.shape)
     xt = jf.constant(x)

@@ -6,7 +6,7 @@ TF's kernels clamp them), and sign, the no-NaN ops, xlogy and erfinv at their sp
 Expected values are TF 2.21's, written here (the tests do not import tensorflow)."""
 import numpy as np
 import pytest
-from conftest import assert_exact, run_mode
+from conftest import assert_exact, compiled_runs, eager_and_traced, run_mode
 
 import jitflow as jf
 
@@ -14,19 +14,6 @@ IAE = jf.errors.InvalidArgumentError
 MODES = ["eager", "function"]
 run = run_mode  # conftest: eagerly or as a traced jf.function
 exact = assert_exact
-
-
-def _modes(fn):
-    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
-    return {"eager": fn, "function": jf.function(fn)}
-
-
-def compiled_runs(fn, *args):
-    """fn as a jit_compile=True function; asserts compiled code ran."""
-    before = jf.debugging.stats()["cluster_runs"]
-    out = jf.function(fn, jit_compile=True)(*args)
-    assert jf.debugging.stats()["cluster_runs"] > before, "no compiled code ran"
-    return out
 
 
 # ---- argmax and argmin: output types -------------------------------------------------------------
@@ -51,7 +38,7 @@ def test_index_output_type_must_be_int32_or_int64(call, mode):
     # TF: InvalidArgumentError "Value for attr 'output_type' of float is not in the list of
     # allowed values: int16, uint16, int32, int64" (int16/uint16 do not exist in jitflow).
     with pytest.raises(IAE, match="is not in the list of allowed values: int32, int64"):
-        _modes(call)[mode](jf.ones([2, 3]))
+        eager_and_traced(call)[mode](jf.ones([2, 3]))
 
 
 def test_argmax_int32_output_of_a_dimension_past_int32_raises():
@@ -142,7 +129,7 @@ def test_int64_reductions_are_exact(mode, n, rng):
 def test_duplicate_reduction_axes_raise(fn, axis, mode):
     # TF: InvalidArgumentError "Invalid reduction arguments: Axes contains duplicate dimension: 0"
     with pytest.raises(IAE, match="Axes contains duplicate dimension"):
-        _modes(lambda x: fn(x, axis=axis))[mode](jf.ones([2, 3]))
+        eager_and_traced(lambda x: fn(x, axis=axis))[mode](jf.ones([2, 3]))
 
 
 # ---- bitwise ops and operators -------------------------------------------------------------------

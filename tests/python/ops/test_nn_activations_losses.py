@@ -4,7 +4,7 @@ finite differences, the activation records at NaN / Inf and their edge dtypes, f
 jit_scope, dropout's statistics and seeds, softmax's axis checks, and TF 2.21's errors."""
 import numpy as np
 import pytest
-from conftest import numeric_grad
+from conftest import eager_and_traced, numeric_grad
 from scipy import special
 
 import jitflow as jf
@@ -587,11 +587,6 @@ def test_loss_edge_values():
 
 
 # ---- softmax's axis ------------------------------------------------------------------------------
-def _modes(fn):
-    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
-    return {"eager": fn, "function": jf.function(fn)}
-
-
 @pytest.mark.parametrize("fn", [jf.nn.softmax, jf.nn.log_softmax], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("axis", [2, 5, -3])
 @pytest.mark.parametrize("mode", ["eager", "function"])
@@ -599,7 +594,7 @@ def test_softmax_axis_out_of_range_raises(fn, axis, mode):
     # The axis was taken modulo the rank. TF: InvalidArgumentError
     # "`dim` must be in the range [-2, 2) where 2 is the number of dimensions in the input."
     with pytest.raises(jf.errors.InvalidArgumentError, match=r"`dim` must be in the range \[-2, 2\)"):
-        _modes(lambda x: fn(x, axis=axis))[mode](jf.ones([2, 3]))
+        eager_and_traced(lambda x: fn(x, axis=axis))[mode](jf.ones([2, 3]))
 
 
 def test_softmax_valid_axes_still_work():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import random_ref as R
 import scipy.stats as st
-from conftest import run_mode
+from conftest import eager_and_traced, run_mode
 
 import jitflow as jf
 
@@ -379,18 +379,13 @@ def test_random_ops_refuse_a_scalar_shape_as_tf_does():
     assert jf.random.normal([]).shape == () and jf.random.uniform((2,)).shape == (2,)
 
 
-def _modes(fn):
-    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
-    return {"eager": fn, "function": jf.function(fn)}
-
-
 @pytest.mark.parametrize("dtype", [jf.int32, jf.int64], ids=lambda d: d.name)
 @pytest.mark.parametrize("lo, hi", [(5, 1), (1, 1)])
 @pytest.mark.parametrize("mode", ["eager", "function"])
 def test_random_uniform_int_needs_minval_below_maxval(dtype, lo, hi, mode):
     # Was [3 2] for minval=5, maxval=1. TF: InvalidArgumentError "Need minval < maxval, got 5 >= 1"
     with pytest.raises(jf.errors.InvalidArgumentError, match=f"Need minval < maxval, got {lo} >= {hi}"):
-        _modes(lambda: jf.random.uniform([2], minval=lo, maxval=hi, dtype=dtype))[mode]()
+        eager_and_traced(lambda: jf.random.uniform([2], minval=lo, maxval=hi, dtype=dtype))[mode]()
 
 
 def test_random_uniform_int_bounds_from_tensors_and_scalars():

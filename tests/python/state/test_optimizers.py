@@ -3,6 +3,7 @@ jf.function and compiled; minimize; slot creation; an MLP whose loss goes down; 
 another shape than their variable's refused, as TF's resource-apply kernels refuse them."""
 import numpy as np
 import pytest
+from conftest import eager_and_traced
 
 import jitflow as jf
 
@@ -181,11 +182,6 @@ def test_train_mlp_example_runs_and_learns():
 
 
 # ---- gradients of another shape than the variable's are refused ----------------------------------
-def _modes(fn):
-    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
-    return {"eager": fn, "function": jf.function(fn)}
-
-
 @pytest.mark.parametrize("make", [lambda: jf.optimizers.SGD(0.1), lambda: jf.optimizers.SGD(0.1, momentum=0.9),
                                   lambda: jf.optimizers.Adam(0.1)], ids=["sgd", "momentum", "adam"])
 @pytest.mark.parametrize("grad_shape", [[3], [1, 3], [3, 2]], ids=repr)
@@ -197,7 +193,7 @@ def test_optimizer_refuses_a_gradient_of_another_shape(make, grad_shape, mode):
     v = jf.Variable(jf.ones([2, 3]))
     opt = make()
     opt.build([v])
-    step = _modes(lambda g: opt.apply_gradients([(g, v)]))[mode]
+    step = eager_and_traced(lambda g: opt.apply_gradients([(g, v)]))[mode]
     with pytest.raises(jf.errors.InvalidArgumentError,
                        match=r"Cannot update variable with shape \[2,3\] using a Tensor with shape"):
         step(jf.ones(grad_shape))

@@ -7,16 +7,11 @@ test_function.py and test_autograph.py; gradients: autodiff/test_while_grad.py; 
 compile/test_compiled_control_flow.py."""
 import numpy as np
 import pytest
-from conftest import run_in_child
+from conftest import eager_and_traced, run_in_child
 
 import jitflow as jf
 
 IAE = jf.errors.InvalidArgumentError
-
-
-def _modes(fn):
-    """fn run eagerly and as a jf.function (traced, then run from the graph)."""
-    return {"eager": fn, "function": jf.function(fn)}
 
 
 # ---- cond's predicate ----------------------------------------------------------------------------
@@ -24,7 +19,7 @@ def _modes(fn):
 def test_cond_on_a_string_raises(mode):
     # Was Python truthiness ('yes' chose true_fn). TF in tf.function: InvalidArgumentError
     # "Input 'pred' passed string expected bool".
-    fn = _modes(lambda: jf.cond("yes", lambda: jf.constant(1), lambda: jf.constant(2)))[mode]
+    fn = eager_and_traced(lambda: jf.cond("yes", lambda: jf.constant(1), lambda: jf.constant(2)))[mode]
     with pytest.raises(IAE, match="predicate must be a scalar bool"):
         fn()
 
@@ -53,14 +48,14 @@ def test_cond_on_none_raises_value_error_and_eager_cond_keeps_tfs_truth_of_scala
 def test_while_loop_negative_maximum_iterations_runs_no_iteration(mode):
     # -1 was the traced loop's "no bound" (it ran to i == 10). TF: i < maximum_iterations, so 0.
     # (Eager mode was already right; the test keeps it so.)
-    loop = _modes(lambda: jf.while_loop(lambda i: i < 10, lambda i: i + 1, [jf.constant(0)], maximum_iterations=-1))
+    loop = eager_and_traced(lambda: jf.while_loop(lambda i: i < 10, lambda i: i + 1, [jf.constant(0)], maximum_iterations=-1))
     assert int(loop[mode]()[0]) == 0
 
 
 @pytest.mark.parametrize("mode", ["eager", "function"])
 def test_while_loop_fractional_maximum_iterations_raises(mode):
     # Was int(2.5) == 2 iterations. TF in tf.function: TypeError "Expected int32, but got 2.5".
-    loop = _modes(lambda: jf.while_loop(lambda i: i < 10, lambda i: i + 1, [jf.constant(0)], maximum_iterations=2.5))
+    loop = eager_and_traced(lambda: jf.while_loop(lambda i: i < 10, lambda i: i + 1, [jf.constant(0)], maximum_iterations=2.5))
     with pytest.raises(TypeError, match="maximum_iterations"):
         loop[mode]()
 
