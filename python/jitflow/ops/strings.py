@@ -42,11 +42,14 @@ def length(input, unit="BYTE", name=None):
 
 
 def _float_text(v, single):
-    """TF's StrCat of a float: the short %g form when it reads back exactly, else %.9g/%.17g."""
+    """TF's StrCat of a float: the short %g form when it reads back exactly, else %.9g/%.17g;
+    NaN with its sign, as printf prints it."""
     v = float(v)
+    if np.isnan(v):
+        return "-nan" if np.signbit(v) else "nan"
     short = f"{v:.6g}" if single else f"{v:.15g}"
     back = np.float32(float(short)) if single else float(short)
-    if np.isnan(v) or back == (np.float32(v) if single else v):
+    if back == (np.float32(v) if single else v):
         return short
     return f"{v:.9g}" if single else f"{v:.17g}"
 
@@ -61,34 +64,45 @@ def _element_text(x, dtype):
     return str(int(x))
 
 
-def _summarize(a, dtype, summarize):
-    """TF's Tensor::SummarizeValue: nested brackets, elements separated by spaces, at most
-    `summarize` items from each end of a dimension (all when summarize < 0)."""
+def summarize_array(a, dtype, summarize):
+    """TF's Tensor::SummarizeValue(summarize, print_v2=True), which tf.print and
+    tf.strings.format show: nested brackets, elements separated by spaces, rows by newlines, at
+    most min(summarize, size) items from each end of every dimension (all when summarize < 0),
+    "..." for the rest."""
+    a = np.asarray(a)
+    n = a.size
+    limit = n if summarize < 0 else min(summarize, n)
     if a.ndim == 0:
-        return _element_text(a[()], dtype)
+        return (_element_text(a[()], dtype) if limit else "") + ("..." if n > limit else "")
+    flat, shape, rank = a.reshape(-1), a.shape, a.ndim
 
-    def dim(sub, depth):
-        n = sub.shape[0]
-        idx = list(range(n))
-        cut = summarize >= 0 and n > 2 * summarize
-        if cut:
-            idx = list(range(summarize)) + [None] + list(range(n - summarize, n))
-        parts = []
-        for i in idx:
-            if i is None:
-                parts.append("...")
-            elif sub.ndim == 1:
-                parts.append(_element_text(sub[i], dtype))
-            else:
-                parts.append(dim(sub[i], depth + 1))
-        joiner = " " if sub.ndim == 1 else "\n" * (sub.ndim - 1) + " " * (depth + 1)
-        return "[" + joiner.join(parts) + "]"
-    return dim(a, 0)
+    def spacing(d):
+        return " " if d == rank - 1 else "\n" * (rank - d - 1) + " " * (d + 1)
+
+    def dim(d, index, out):
+        if d == rank:
+            out.append(_element_text(flat[index], dtype))
+            return
+        count, step = shape[d], int(np.prod(shape[d + 1:], dtype=np.int64))
+        out.append("[")
+        for i in range(min(limit, count)):
+            if i > 0:
+                out.append(spacing(d))
+            dim(d + 1, index + step * i, out)
+        if count > 2 * limit:
+            out += [spacing(d), "..."]
+        for i in range(max(limit, count - limit), count):
+            out.append(spacing(d))
+            dim(d + 1, index + step * i, out)
+        out.append("]")
+    out = []
+    dim(0, 0, out)
+    return "".join(out)
 
 
 def summarize_strings(x, summarize=3):
     """jf.print's text of a string tensor (TF's eager tf.print: quoted, in brackets)."""
-    return _summarize(x._value, "string", summarize)
+    return summarize_array(x._value, "string", summarize)
 
 
 def _value_and_dtype(x):
@@ -115,7 +129,7 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):
     out = [pieces[0]]
     for x, rest in zip(inputs, pieces[1:]):
         a, dt = _value_and_dtype(x)
-        out += [_summarize(np.asarray(a), dt, summarize), rest]
+        out += [summarize_array(a, dt, summarize), rest]
     return constant("".join(out))
 
 
