@@ -1,5 +1,12 @@
-"""jitflow's exception classes, named after TensorFlow's (jf.errors.*)."""
+"""jitflow's exception classes, named after TensorFlow's (jf.errors.*), and the warnings that
+point at the user's line."""
+import os
+import sys
+import warnings
+
 from .. import _C
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 class OpError(Exception):
@@ -35,6 +42,20 @@ def _at_caller(message):
     to every error raised there ("\n  at <file>:<line>: <source>")."""
     where = _C.user_location()
     return f"{message}\n  at {where}" if where else message
+
+
+def warn(message, category=RuntimeWarning):
+    """warnings.warn attributed to the innermost frame outside the jitflow package (the line of
+    user code that called in, however deep the call went through tracing), as the errors'
+    "at <file>:<line>" is; filters, the once-per-location registry and catch_warnings work on it
+    as on any warning."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and (frame.f_code.co_filename.startswith(_PACKAGE_DIR) or
+                                 frame.f_code.co_filename.startswith("<frozen")):
+        frame, level = frame.f_back, level + 1
+    if frame is None:  # called from jitflow alone (an import): its own frame then
+        level = 2
+    warnings.warn(message, category, stacklevel=level)
 
 
 class NotFoundError(OpError):

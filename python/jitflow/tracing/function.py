@@ -7,10 +7,10 @@ import functools
 import inspect
 import threading
 import time
-import warnings
 import weakref
 
 from .. import _C
+from ..core import errors as _errors
 from ..core.graph import FuncGraph
 from ..core.nest import flatten_outputs
 from ..core.tensor_spec import TensorSpec
@@ -32,7 +32,7 @@ class ConcreteFunction:
         for w in cf.jit_warnings:  # best-effort compilation: say once why a cluster stays eager
             if w not in _warned_messages:
                 _warned_messages.add(w)
-                warnings.warn(w, RuntimeWarning, stacklevel=4)
+                _errors.warn(w, RuntimeWarning)
         self._cf = cf
         self._output_tree = output_tree
         self.name = function_name
@@ -243,11 +243,11 @@ class Function(_C.FunctionCache):
         if len(self._trace_times) > _RETRACE_WARN_COUNT and not self._warned:
             self._warned = True
             why = f" The argument that changed last: '{changed}'." if changed else ""
-            warnings.warn(
+            _errors.warn(
                 f"{len(self._trace_times) - 1} retracings of jf.function '{self._name}' in the last "
                 f"{_RETRACE_WINDOW_S:.0f} s.{why} Retracing is expensive: pass tensors instead of "
                 "Python values that change, use input_signature with None dims, or "
-                "reduce_retracing=True.", RuntimeWarning, stacklevel=4)
+                "reduce_retracing=True.", RuntimeWarning)
 
     def pretty_printed_concrete_signatures(self, verbose=True):
         """Each traced signature, in TF's layout: its input and output TensorSpecs (one per

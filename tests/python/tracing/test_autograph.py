@@ -1,6 +1,7 @@
 """AutoGraph: Python control flow on tensors inside jf.function, each construct traced once
 and compared with the same Python run eagerly; TF 2.21's error texts; gradients."""
 import inspect
+import linecache
 
 import numpy as np
 import pytest
@@ -670,9 +671,11 @@ def test_a_user_objects_call_is_converted():
 def test_a_function_without_source_runs_as_is_with_tf_s_warning():
     scope = {"jf": jf}
     exec("def no_source(x):\n    return x * 2.0 if isinstance(x, jf.Tensor) else x\n", scope)  # noqa: S102  (no file)
-    with pytest.warns(RuntimeWarning, match="AutoGraph could not transform <function no_source"):
+    with pytest.warns(RuntimeWarning, match="AutoGraph could not transform <function no_source") as w:
         out = jf.function(scope["no_source"])(jf.constant(2.0))
     assert out.numpy() == 4.0
+    # At the line that called the function, not at jitflow's tracing code.
+    assert w[0].filename == __file__ and "jf.function(scope[" in linecache.getline(w[0].filename, w[0].lineno)
 
 
 def test_super_in_a_class_defined_inside_a_converted_function():

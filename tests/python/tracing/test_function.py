@@ -2,6 +2,7 @@
 variables (as captures and as arguments, keyed by spec), control flow, structure (Python numbers
 come back as tensors), introspection and the counters."""
 import collections
+import linecache
 import os
 import warnings
 
@@ -89,6 +90,35 @@ def test_retracing_warning_names_the_argument():
     msgs = [str(m.message) for m in w if "retracing" in str(m.message)]
     assert len(msgs) == 1  # once per function
     assert "'scale'" in msgs[0] and "'f'" in msgs[0]
+
+
+def _source_of(w):
+    return linecache.getline(w.filename, w.lineno).strip()
+
+
+def test_retracing_and_jit_warnings_point_at_the_callers_line(monkeypatch):
+    # They pointed at jitflow/tracing/function.py (a fixed stacklevel counted from the trace).
+    @jf.function
+    def retraced(x, scale):
+        return x * scale
+
+    @jf.function
+    def falls_back_here(x):
+        with jf.jit_scope():
+            return jf.sin(x) * 1.5
+
+    x = jf.constant(1.0)
+    monkeypatch.setenv("JITFLOW_FAIL_COMPILE", "1")  # the cluster's compilation fails: a jit warning
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for s in range(8):
+            retraced(x, float(s))
+        falls_back_here(x)
+    retrace = [m for m in w if "retracings of jf.function 'retraced'" in str(m.message)]
+    jit = [m for m in w if "falls_back_here could not be compiled" in str(m.message)]
+    assert len(retrace) == 1 and len(jit) == 1
+    assert retrace[0].filename == __file__ and _source_of(retrace[0]) == "retraced(x, float(s))"
+    assert jit[0].filename == __file__ and _source_of(jit[0]) == "falls_back_here(x)"
 
 
 def test_print_runs_every_call_side_effects_once(capsys):

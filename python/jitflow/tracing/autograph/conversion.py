@@ -9,9 +9,9 @@ import linecache
 import sysconfig
 import textwrap
 import types
-import warnings
 import weakref
 
+from ...core import errors as _errors
 from . import operators
 from .transformer import transform
 
@@ -57,8 +57,7 @@ def converted(f):
     except (OSError, TypeError, ValueError, SyntaxError, NotImplementedError) as e:  # no source, a generator
         if f.__code__ not in _warned:
             _warned.add(f.__code__)
-            warnings.warn(f"AutoGraph could not transform {f} and will run it as-is. Cause: {e}",
-                          RuntimeWarning, stacklevel=3)
+            _errors.warn(f"AutoGraph could not transform {f} and will run it as-is. Cause: {e}", RuntimeWarning)
         return f
 
 
