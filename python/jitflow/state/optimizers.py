@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import _C
 from ..autodiff import GradientTape
-from ..core.errors import InvalidArgumentError, _at_caller
+from ..core.errors import InvalidArgumentError, _at_caller, warn
 from ..ops import basic_ops as _ops
 from ..ops.variables import Variable
 from .module import Module as _Module
@@ -30,7 +30,8 @@ class Optimizer(_Module):
     """A jf.Module: its variables (`iterations`, the slots) are found by jf.train.Checkpoint,
     slots saved by the path of the variable they belong to."""
 
-    _jf_untracked = _Module._jf_untracked | {"_slots", "_built", "_slot_owners", "_jf_deferred_slots"}
+    _jf_untracked = _Module._jf_untracked | {"_slots", "_built", "_slot_owners", "_jf_deferred_slots",
+                                             "_warned_missing"}
 
     def __init__(self, learning_rate, name):
         # Keras accepts any string as an optimizer's name; a module name must be an identifier.
@@ -42,6 +43,7 @@ class Optimizer(_Module):
         # id(var) -> var: held so an id in _slots/_built cannot be reused by a new variable,
         # and so a checkpoint can name each slot by its variable.
         self._slot_owners = {}
+        self._warned_missing = set()  # the sets of variable names a missing-gradient warning named
         self.iterations = Variable(np.int64(0), trainable=False, name=f"{name}/iterations")
 
     @property
@@ -91,10 +93,14 @@ class Optimizer(_Module):
         return _C.convert_to_tensor(lr, dtype)
 
     def apply_gradients(self, grads_and_vars):
-        """Applies one update per (gradient, variable); None gradients are skipped."""
+        """Applies one update per (gradient, variable); None gradients are skipped, with Keras's
+        warning naming their variables."""
+        grads_and_vars = list(grads_and_vars)
         pairs = [(g, v) for g, v in grads_and_vars if g is not None]
         if not pairs:
-            raise ValueError("No gradients provided for any variable")
+            raise ValueError("No gradients provided for any variable.")
+        if len(pairs) < len(grads_and_vars):
+            self._warn_missing([v.name for g, v in grads_and_vars if g is None])
         self.build([v for _, v in pairs])
         step = _ops.cast(self.iterations.read_value() + 1, _ops._dt.float32)
         for g, v in pairs:
@@ -103,6 +109,18 @@ class Optimizer(_Module):
             self._update(g, v, _ops.cast(step, v.dtype) if v.dtype != step.dtype else step)
         self.iterations.assign_add(np.int64(1))
         return self.iterations
+
+    def _warn_missing(self, names):
+        """Keras's warning for variables whose gradient is None (one disconnected from the loss
+        is otherwise never trained, silently). Keras warns on every step; here once per
+        optimizer and set of variables, so a training loop (or each trace of its step) does not
+        repeat it, at the user's line."""
+        key = frozenset(names)
+        if key in self._warned_missing:
+            return
+        self._warned_missing.add(key)
+        warn(f"Gradients do not exist for variables {names} when minimizing the loss. If using "
+             "`model.compile()`, did you forget to provide a `loss` argument?", UserWarning)
 
     def minimize(self, loss, var_list, tape=None):
         """Computes the gradients of `loss` (a callable, or a tensor recorded on `tape`) with

@@ -1,6 +1,8 @@
 """jf.optimizers.SGD and Adam: Keras's update rules against numpy references, eagerly, in a
 jf.function and compiled; minimize; slot creation; an MLP whose loss goes down; gradients of
 another shape than their variable's refused, as TF's resource-apply kernels refuse them."""
+import warnings
+
 import numpy as np
 import pytest
 from conftest import eager_and_traced
@@ -104,11 +106,47 @@ def test_minimize_with_callable_and_with_tape():
 def test_none_gradients_are_skipped_all_none_raises():
     a, b = jf.Variable([1.0]), jf.Variable([1.0])
     opt = jf.optimizers.SGD(1.0)
-    opt.apply_gradients([(jf.constant([0.5]), a), (None, b)])
+    with pytest.warns(UserWarning, match="Gradients do not exist for variables"):
+        opt.apply_gradients([(jf.constant([0.5]), a), (None, b)])
     np.testing.assert_allclose(a.numpy(), [0.5])
     np.testing.assert_allclose(b.numpy(), [1.0])
-    with pytest.raises(ValueError, match="No gradients provided"):
+    with pytest.raises(ValueError, match="No gradients provided for any variable."):
         opt.apply_gradients([(None, a)])
+
+
+def _missing(names):
+    """Keras 3's text (TF 2.21's tf.keras) for variables without a gradient."""
+    return (f"Gradients do not exist for variables {names} when minimizing the loss. If using "
+            "`model.compile()`, did you forget to provide a `loss` argument?")
+
+
+def test_none_gradient_warns_once_per_optimizer_and_variables_at_the_callers_line():
+    # A variable the loss does not reach was skipped silently: it never trained, and nothing said so.
+    a, b, c = jf.Variable([1.0], name="a"), jf.Variable([1.0], name="b"), jf.Variable([1.0], name="c")
+    opt = jf.optimizers.SGD(1.0)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(3):  # a training loop: one warning, not one per step
+            opt.apply_gradients([(jf.constant([0.5]), a), (None, b), (None, c)])
+        opt.apply_gradients([(jf.constant([0.5]), a), (None, b)])  # another set of variables
+        jf.optimizers.SGD(1.0).apply_gradients([(jf.constant([0.5]), a), (None, b)])  # another optimizer
+    assert [str(m.message) for m in w] == [_missing(["b:0", "c:0"]), _missing(["b:0"]), _missing(["b:0"])]
+    assert all(m.category is UserWarning and m.filename == __file__ for m in w)
+
+    adam = jf.optimizers.Adam(0.1)
+
+    @jf.function
+    def step(x):
+        with jf.GradientTape() as tape:
+            loss = jf.reduce_sum(a * x)
+        adam.apply_gradients(zip(tape.gradient(loss, [a, b]), [a, b]))  # b's gradient is None
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for x in ([1.0], [1.0], [1.0, 2.0]):  # traced twice
+            step(jf.constant(x))
+    assert [str(m.message) for m in w] == [_missing(["b:0"])]
+    assert w[0].filename == __file__
 
 
 def test_slots_created_on_first_trace_reused_on_retrace():
