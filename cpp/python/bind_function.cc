@@ -31,29 +31,50 @@ void bind_function(py::module_& m) {
     Flat f = flatten_inputs(args, kwargs);
     return py::make_tuple(py::bytes(f.key), f.leaves, f.keepalive, f.var_ids, py::bytes(f.var_key));
   });
-  // Nested structures (nest.h): the traversal order of flatten_inputs, for Python.
+  // Nested structures (nest.h): the one traversal, for jf.function's Python side, jf.nest and
+  // autodiff.
   py::class_<TreeDef, std::shared_ptr<TreeDef>>(m, "TreeDef")
       .def_readonly("num_leaves", &TreeDef::num_leaves)
       .def("unflatten", &TreeDef::unflatten, py::arg("leaves"))
       .def("paths", &TreeDef::paths)
+      .def(
+          "difference",
+          [](const TreeDef& a, const TreeDef& b, bool check_types) -> py::object {
+            std::vector<int> path;
+            const char* reason = nullptr;
+            if (!a.difference(b, check_types, &path, &reason)) return py::none();
+            return py::make_tuple(py::tuple(py::cast(path)), reason);
+          },
+          py::arg("other"), py::arg("check_types") = true,
+          "None if other nests alike, else (child indices to the first difference, why: 'nesting', "
+          "'type', 'keys' or 'length'), in tf.nest.assert_same_structure's order.")
       .def("__eq__", &same_tree)
       .def("__ne__", [](const TreeDef& a, py::handle b) { return !same_tree(a, b); })
       .def("__repr__", [](const TreeDef& t) { return "TreeDef(" + t.repr() + ")"; })
       .attr("__hash__") = py::none();
   m.def(
       "nest_flatten",
-      [](py::handle structure, bool outputs, py::handle spec_type) {
-        LeafRule rule = outputs               ? LeafRule::kOutputs
-                        : spec_type.is_none() ? LeafRule::kInputs
-                                              : LeafRule::kSpecs;
-        auto [leaves, tree] = nest_flatten(structure, rule, spec_type);
+      [](py::handle structure, bool outputs, py::handle spec_type, py::handle rule) {
+        auto [leaves, tree] = nest_flatten(structure, leaf_rule_from(rule, outputs, spec_type), spec_type);
         return py::make_tuple(leaves, tree);
       },
       py::arg("structure"), py::arg("outputs") = false, py::arg("spec_type") = py::none(),
+      py::arg("rule") = py::none(),
       "(leaves, TreeDef) of a nested structure, in the signature key's order. Leaves: Tensors and numpy "
       "arrays, and instances of spec_type; with outputs=True, Tensors, objects with __jf_tensor__, Python "
-      "numbers and "
-      "numpy objects (dicts then rebuild in insertion order).");
+      "numbers and numpy objects (mappings then rebuild in their own key order); rule='nest': every "
+      "non-container (tf.nest). rule may also name the others: 'inputs', 'specs', 'outputs'.");
+  m.def(
+      "nest_is_nested", [](py::handle x) { return container_kind(x.ptr()) != NodeKind::kOther; },
+      py::arg("structure"), "Whether nest's traversal descends into x (tf.nest.is_nested).");
+  m.def(
+      "nest_children",
+      [](py::handle x) -> py::object {
+        NodeKind k = container_kind(x.ptr());
+        if (k == NodeKind::kOther) return py::none();
+        return nest_children(x.ptr(), k);
+      },
+      py::arg("structure"), "The children of a container in the traversal's order; None for a leaf.");
   m.def(
       "make_concrete_function",
       [](std::shared_ptr<Graph> g, const std::string& name, bool jit_compile, int gpu_device) {

@@ -48,8 +48,9 @@ void add_leaf(Flat& f, Tensor t) {
 }
 
 // The signature key: nest.h's traversal with the kInputs leaves. Python scalars and strings
-// are keyed by value, other objects by identity (kept alive with the entry), a namedtuple
-// by its type too. Dict keys are keyed like values, never as leaves.
+// are keyed by value, other objects by identity (kept alive with the entry), a container
+// other than an exact tuple, list or dict by its type too (and a defaultdict by its
+// default_factory). Mapping keys are keyed like values, never as leaves.
 struct KeyVisitor {
   Flat& f;
   int in_key = 0;  // > 0 while a dict key is walked
@@ -141,14 +142,30 @@ struct KeyVisitor {
     f.keepalive.push_back(py::reinterpret_borrow<py::object>(o));
   }
   void begin_seq(PyObject* o, NodeKind k) {
-    f.key += k == NodeKind::kList ? '[' : '(';
-    if (k == NodeKind::kNamedTuple) identity(reinterpret_cast<PyObject*>(Py_TYPE(o)));
+    if (k == NodeKind::kList || k == NodeKind::kTuple) {
+      f.key += k == NodeKind::kList ? '[' : '(';
+      return;
+    }
+    // The other containers are rebuilt as their type: it is part of the key.
+    f.key += k == NodeKind::kNamedTuple ? '(' : '<';
+    put(f.key, static_cast<uint8_t>(k));
+    identity(reinterpret_cast<PyObject*>(Py_TYPE(o)));
   }
   void end_seq(PyObject*, NodeKind, Py_ssize_t n) {
     f.key += ')';
     put(f.key, static_cast<int32_t>(n));
   }
-  void begin_dict(PyObject*, const DictKeys&) { f.key += '{'; }
+  void begin_dict(PyObject* o, NodeKind k, const DictKeys&) {
+    if (k == NodeKind::kDict) {
+      f.key += '{';
+      return;
+    }
+    f.key += 'M';  // rebuilt as its type, a defaultdict with its default_factory
+    identity(reinterpret_cast<PyObject*>(Py_TYPE(o)));
+    py::object factory = default_factory(o);
+    f.key += factory ? 'F' : '-';
+    if (factory) identity(factory.ptr());
+  }
   void dict_key(PyObject* key, NestPath& p) {
     ++in_key;
     walk_nest(key, *this, p);

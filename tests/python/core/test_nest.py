@@ -241,3 +241,102 @@ def test_containers_changed_while_flattened_do_not_crash():
     assert len(leaves) == 2 and outer == []
     with pytest.raises(TypeError, match="not supported"):
         _C.flatten_inputs(({1: x, "a": x},), None)
+
+
+# One traversal for jf.nest, jf.function and autodiff: tf.nest's containers (mappings, mapping
+# views, attrs classes, other sequences) under every leaf rule, each rebuilt as its own type.
+class _Field:
+    def __init__(self, name):
+        self.name = name
+
+
+class _AttrsLike:
+    """What attrs leaves on a class: __attrs_attrs__, fields in declaration order (not sorted)."""
+    __attrs_attrs__ = (_Field("w"), _Field("b"))
+
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+
+class _Seq(collections.abc.Sequence):
+    def __init__(self, items):
+        self._items = list(items)
+
+    def __getitem__(self, i):
+        return self._items[i]
+
+    def __len__(self):
+        return len(self._items)
+
+
+def _mixed(t):
+    """A structure of every container kind around the tensors t[0..9]."""
+    return [collections.OrderedDict([("z", t[0]), ("a", t[1])]),
+            collections.defaultdict(list, {"y": t[2], "b": (t[3],)}),
+            _AttrsLike(t[4], P(t[5], t[6])),
+            {"k": t[7], "c": t[8]}.values(),
+            _Seq([t[9]])]
+
+
+def test_nest_and_the_signature_key_agree_on_every_container_kind(rng):
+    t = [jf.constant(rng.standard_normal(k + 1).astype(np.float32)) for k in range(10)]
+    structure = _mixed(t)
+    want = [1, 0, 3, 2, 4, 5, 6, 7, 8, 9]   # sorted keys, attrs in declaration order, view order
+    assert [x is t[i] for x, i in zip(jf.nest.flatten(structure), want)] == [True] * 10
+    _, key_leaves, *_ = _C.flatten_inputs((structure,), None)
+    assert [x.shape[0] for x in key_leaves] == [i + 1 for i in want]
+    for rule in ("inputs", "outputs", "nest"):
+        leaves, _ = _C.nest_flatten(structure, rule=rule)
+        assert [x is t[i] for x, i in zip(leaves, want)] == [True] * 10, rule
+
+    seen = []
+
+    @jf.function
+    def f(s):
+        seen.append(s)
+        return s
+
+    out = f(structure)
+    # The trace got each container as its type (a view as a list), its tensors as placeholders.
+    got = seen[0]
+    assert [type(c) for c in got] == [collections.OrderedDict, collections.defaultdict, _AttrsLike, list, _Seq]
+    assert got[1].default_factory is list and type(got[2].b) is P
+    assert list(got[0]) == ["a", "z"]   # inputs rebuild in the key's (sorted) order
+    assert [x.shape[0] for x in jf.nest.flatten(out)] == [i + 1 for i in want]
+    assert [type(c) for c in out] == [collections.OrderedDict, collections.defaultdict, _AttrsLike, list, _Seq]
+    f(_mixed(t))
+    assert f.experimental_get_tracing_count() == 1
+    # The container type is part of the signature: an OrderedDict is not traced as a dict.
+    f([dict(structure[0]), *structure[1:]])
+    assert f.experimental_get_tracing_count() == 2
+    assert type(seen[-1][0]) is dict
+
+
+def test_outputs_keep_their_mapping_types_and_key_order(rng):
+    x = jf.constant(rng.standard_normal(3).astype(np.float32))
+
+    @jf.function
+    def g(x):
+        return collections.OrderedDict([("b", x * 2.0), ("a", x)]), collections.defaultdict(int, {"q": x})
+
+    for _ in range(2):   # traced, then packed by the cached call
+        od, dd = g(x)
+        assert type(od) is collections.OrderedDict and list(od) == ["b", "a"]
+        np.testing.assert_allclose(od["b"].numpy(), 2 * x.numpy(), rtol=1e-6)
+        assert type(dd) is collections.defaultdict and dd.default_factory is int and dd["missing"] == 0
+
+
+def test_nest_flatten_rule_argument_is_checked():
+    assert _C.nest_flatten([1, "a"], rule="nest")[0] == [1, "a"]
+    with pytest.raises(TypeError, match="rule must be a str"):
+        _C.nest_flatten([1], rule=3)
+    with pytest.raises(ValueError, match="unknown rule 'tf'"):
+        _C.nest_flatten([1], rule="tf")
+    with pytest.raises(ValueError, match="needs a spec_type"):
+        _C.nest_flatten([1], rule="specs")
+    with pytest.raises(ValueError, match="conflict"):
+        _C.nest_flatten([1], outputs=True, rule="nest")
+    assert _C.nest_children(1) is None and _C.nest_children({"b": 1, "a": 2}) == [2, 1]
+    _, tree = _C.nest_flatten([1], rule="nest")
+    with pytest.raises(TypeError):
+        tree.difference("not a tree")
