@@ -1,7 +1,6 @@
 // Nested Python structures around leaves: the one traversal behind jf.function's signature
 // key (function_cache.cc), its tracing and input_signature checks (function.py, through
-// _C.nest_flatten), the packing of its outputs, and tf.nest's rule for Python
-// (_C.nest_flatten(rule="nest")).
+// _C.nest_flatten), the packing of its outputs, and jf.nest (core/nest.py).
 //
 // Containers, one set of rules for every leaf rule (tf.nest's):
 //   tuple, list, dict      the exact types, read in place (the cached call's fast path);

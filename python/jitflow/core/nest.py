@@ -1,102 +1,35 @@
 """jf.nest: TF's nested-structure utilities (flatten, pack_sequence_as, map_structure,
-assert_same_structure, is_nested) with tf.nest's ordering rules and error messages.
+assert_same_structure, is_nested) on the C++ traversal jf.function flattens its arguments and
+results with (cpp/python/nest.h, the 'nest' leaf rule), with tf.nest's error messages.
 
-What is nested (TF's rules): lists, tuples (namedtuples keep their type), mappings (dict,
-OrderedDict, defaultdict, any collections.abc.Mapping; values in sorted key order, whatever the
-insertion order; rebuilt in the structure's own key order), mapping views, attrs classes (fields
-in declaration order) and other collections.abc.Sequence types except str and bytes. Everything
-else is a leaf: None, numbers, strings, sets, numpy arrays, tensors and variables.
-`expand_composites` is accepted: jitflow has no composite tensors (TF's Variable also stays a
-leaf), so it changes nothing.
-
-The C++ walker behind jf.function's signatures (cpp/python/nest.h) visits lists, tuples,
-namedtuples and dicts in this same order (tests/python/core/test_nest.py checks that they agree)."""
-import collections
-import collections.abc as _abc
-
+What is nested is that traversal's one set of container rules, tf.nest's: lists, tuples
+(namedtuples keep their type), mappings (dict, OrderedDict, defaultdict, any
+collections.abc.Mapping; values in sorted key order, whatever the insertion order; rebuilt as
+their type in the structure's own key order), mapping views, attrs classes (fields in
+declaration order) and other collections.abc.Sequence types except str, bytes and bytearray.
+Everything else is a leaf: None, numbers, strings, sets, numpy arrays, tensors, variables and
+jf.TensorShape. `expand_composites` is accepted: jitflow has no composite tensors (TF's
+Variable also stays a leaf), so it changes nothing."""
 from .. import _C
 from .export import export
 
 __all__ = ["assert_same_structure", "flatten", "is_nested", "map_structure", "pack_sequence_as"]
 
 
-def _is_attrs(x):
-    return hasattr(type(x), "__attrs_attrs__")
-
-
-def _is_namedtuple(x):
-    return isinstance(x, tuple) and hasattr(type(x), "_fields")
-
-
 @export("nest.is_nested")
 def is_nested(seq):
     """True for the containers nest descends into (see the module docstring)."""
-    if isinstance(seq, (str, bytes, bytearray)) or getattr(type(seq), "__jf_nest_atom__", False):
-        return False  # a jf.TensorShape is one value, as TF's TensorShape
-    return isinstance(seq, (list, tuple, _abc.Mapping, _abc.MappingView, _abc.Sequence)) or _is_attrs(seq)
+    return _C.nest_is_nested(seq)
 
 
-def _sorted_keys(mapping):
-    return sorted(mapping)  # TypeError for keys that do not sort, as TF
-
-
-def _children(x):
-    """The direct items of a nested value, in flatten order."""
-    if isinstance(x, _abc.Mapping):
-        return [x[k] for k in _sorted_keys(x)]
-    if isinstance(x, _abc.MappingView):
-        return list(x)
-    if _is_attrs(x):
-        return [getattr(x, a.name) for a in type(x).__attrs_attrs__]
-    return list(x)
-
-
-def _sequence_like(instance, args):
-    """A container of instance's kind holding args (in flatten order)."""
-    if isinstance(instance, _abc.Mapping):
-        by_key = dict(zip(_sorted_keys(instance), args))
-        items = [(k, by_key[k]) for k in instance]
-        if isinstance(instance, collections.defaultdict):
-            return type(instance)(instance.default_factory, items)
-        return type(instance)(items)
-    if isinstance(instance, _abc.MappingView):
-        return list(args)
-    if _is_namedtuple(instance) or _is_attrs(instance):
-        return type(instance)(*args)
-    if isinstance(instance, (list, tuple)):
-        return type(instance)(args)
-    try:
-        return type(instance)(args)
-    except TypeError:  # a Sequence type that cannot be built from a list (range, ...)
-        return list(args)
-
-
-def _flatten_into(x, out):
-    if is_nested(x):
-        for c in _children(x):
-            _flatten_into(c, out)
-    else:
-        out.append(x)
+def _flatten(structure):
+    return _C.nest_flatten(structure, rule="nest")
 
 
 @export("nest.flatten")
 def flatten(structure, expand_composites=False):
-    """The leaves of `structure`, depth first (dict values by sorted key); a leaf is [leaf]."""
-    out = []
-    _flatten_into(structure, out)
-    return out
-
-
-def _pack(structure, flat, index):
-    items = []
-    for c in _children(structure):
-        if is_nested(c):
-            index, packed = _pack(c, flat, index)
-            items.append(packed)
-        else:
-            items.append(flat[index])
-            index += 1
-    return index, _sequence_like(structure, items)
+    """The leaves of `structure`, depth first (mapping values by sorted key); a leaf is [leaf]."""
+    return _flatten(structure)[0]
 
 
 @export("nest.pack_sequence_as")
@@ -113,11 +46,11 @@ def pack_sequence_as(structure, flat_sequence, expand_composites=False):
                              f"{len(flat)}.\n  {flat_sequence}\nnest cannot guarantee that it is safe "
                              "to map one to the other.")
         return flat[0]
-    n = len(flatten(structure))
-    if n != len(flat):
-        raise ValueError(f"Could not pack sequence. Structure had {n} atoms, but flat_sequence had "
-                         f"{len(flat)} items.  Structure: {structure}, flat_sequence: {flat_sequence}.")
-    return _pack(structure, flat, 0)[1]
+    tree = _flatten(structure)[1]
+    if tree.num_leaves != len(flat):
+        raise ValueError(f"Could not pack sequence. Structure had {tree.num_leaves} atoms, but flat_sequence "
+                         f"had {len(flat)} items.  Structure: {structure}, flat_sequence: {flat_sequence}.")
+    return tree.unflatten(flat)
 
 
 class _Dot:
@@ -129,64 +62,50 @@ class _Dot:
     __str__ = __repr__
 
 
-def _outline(s):
-    return str(pack_sequence_as(s, [_Dot()] * len(flatten(s)))) if is_nested(s) else "."
+def _outline(tree):
+    return str(tree.unflatten([_Dot()] * tree.num_leaves))
 
 
 def _desc(x):
     return f"type={type(x).__name__} str={x}"
 
 
-def _same_namedtuples(a, b):
-    return type(a).__name__ == type(b).__name__ and type(a)._fields == type(b)._fields
-
-
-class _Mismatch(Exception):
-    def __init__(self, cls, detail):
-        super().__init__(detail)
-        self.cls = cls
-        self.detail = detail
-
-
-def _check(a, b, check_types):
-    na, nb = is_nested(a), is_nested(b)
-    if na != nb:
-        seq, other = (a, b) if na else (b, a)
-        raise _Mismatch(ValueError, f'Substructure "{_desc(seq)}" is a sequence, while substructure '
-                                    f'"{_desc(other)}" is not')
-    if not na:
+def _check_same(nest1, tree1, nest2, tree2, check_types):
+    """Raises TF's error for the first place (TreeDef.difference) where the two nest otherwise;
+    the message names the substructures there, reached through the traversal's children."""
+    diff = tree1.difference(tree2, check_types)
+    if diff is None:
         return
-    if check_types:
-        ta, tb = type(a), type(b)
-        both_maps = isinstance(a, _abc.Mapping) and isinstance(b, _abc.Mapping)
-        same_nt = _is_namedtuple(a) and _is_namedtuple(b) and _same_namedtuples(a, b)
-        if ta is not tb and not both_maps and not same_nt:
-            raise _Mismatch(TypeError, "The two namedtuples don't have the same sequence type. First "
-                                       f"structure {_desc(a)} has type {ta.__name__}, while second "
-                                       f"structure {_desc(b)} has type {tb.__name__}")
-        if both_maps and set(a) != set(b):
-            raise _Mismatch(ValueError, "The two dictionaries don't have the same set of keys. First "
-                                        f"structure has keys {_desc(list(a))}, while second structure "
-                                        f"has keys {_desc(list(b))}")
-    ca, cb = _children(a), _children(b)
-    for x, y in zip(ca, cb):
-        _check(x, y, check_types)
-    if len(ca) != len(cb):
-        raise _Mismatch(ValueError, "The two structures don't have the same number of elements. "
-                                    f"First structure: {_desc(a)}. Second structure: {_desc(b)}")
+    path, reason = diff
+    a, b = nest1, nest2
+    for i in path:
+        a, b = _C.nest_children(a)[i], _C.nest_children(b)[i]
+    if reason == "nesting":
+        seq, other = (a, b) if is_nested(a) else (b, a)
+        cls, detail = ValueError, (f'Substructure "{_desc(seq)}" is a sequence, while substructure '
+                                   f'"{_desc(other)}" is not')
+    elif reason == "type":
+        cls, detail = TypeError, ("The two namedtuples don't have the same sequence type. First "
+                                  f"structure {_desc(a)} has type {type(a).__name__}, while second "
+                                  f"structure {_desc(b)} has type {type(b).__name__}")
+    elif reason == "keys":
+        cls, detail = ValueError, ("The two dictionaries don't have the same set of keys. First "
+                                   f"structure has keys {_desc(list(a))}, while second structure "
+                                   f"has keys {_desc(list(b))}")
+    else:
+        cls, detail = ValueError, ("The two structures don't have the same number of elements. "
+                                   f"First structure: {_desc(a)}. Second structure: {_desc(b)}")
+    raise cls("The two structures don't have the same nested structure.\n\n"
+              f"First structure: {_desc(nest1)}\n\nSecond structure: {_desc(nest2)}\n\n"
+              f"More specifically: {detail}\nEntire first structure:\n{_outline(tree1)}\n"
+              f"Entire second structure:\n{_outline(tree2)}")
 
 
 @export("nest.assert_same_structure")
 def assert_same_structure(nest1, nest2, check_types=True, expand_composites=False):
     """Raises ValueError (shape of the nesting) or TypeError (container types, with
     check_types) unless nest1 and nest2 nest alike; returns None."""
-    try:
-        _check(nest1, nest2, check_types)
-    except _Mismatch as m:
-        raise m.cls("The two structures don't have the same nested structure.\n\n"
-                    f"First structure: {_desc(nest1)}\n\nSecond structure: {_desc(nest2)}\n\n"
-                    f"More specifically: {m.detail}\nEntire first structure:\n{_outline(nest1)}\n"
-                    f"Entire second structure:\n{_outline(nest2)}") from None
+    _check_same(nest1, _flatten(nest1)[1], nest2, _flatten(nest2)[1], check_types)
 
 
 @export("nest.map_structure")
@@ -201,10 +120,10 @@ def map_structure(func, *structure, **kwargs):
     if kwargs:
         raise ValueError("Only valid keyword arguments are `check_types` and `expand_composites`, "
                          f"not: `{'`, `'.join(kwargs)}`")
-    for other in structure[1:]:
-        assert_same_structure(structure[0], other, check_types=check_types)
-    flats = [flatten(s) for s in structure]
-    return pack_sequence_as(structure[0], [func(*xs) for xs in zip(*flats)])
+    flats = [_flatten(s) for s in structure]
+    for s, (_, tree) in zip(structure[1:], flats[1:]):
+        _check_same(structure[0], flats[0][1], s, tree, check_types)
+    return flats[0][1].unflatten([func(*xs) for xs in zip(*(leaves for leaves, _ in flats))])
 
 
 def flatten_outputs(out):

@@ -1,5 +1,6 @@
-"""Nested arguments and results of jf.function: one C++ traversal (cpp/python/nest.h) orders
-the signature key, the placeholders, input_signature checks and the packing of outputs."""
+"""Nested structures: one C++ traversal (cpp/python/nest.h) orders jf.function's signature key,
+placeholders, input_signature checks and outputs, jf.nest, and autodiff's sources and results,
+with tf.nest's containers for all of them."""
 import collections
 import subprocess
 import sys
@@ -7,6 +8,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from conftest import run_in_child
 
 import jitflow as jf
 from jitflow import _C
@@ -326,6 +328,38 @@ def test_outputs_keep_their_mapping_types_and_key_order(rng):
         assert type(dd) is collections.defaultdict and dd.default_factory is int and dd["missing"] == 0
 
 
+def test_pack_sequence_as_rebuilds_each_container_type():
+    structure = _mixed(list(range(10)))
+    packed = jf.nest.pack_sequence_as(structure, [f"v{i}" for i in range(10)])
+    od, dd, at, view, seq = packed
+    assert type(od) is collections.OrderedDict and list(od.items()) == [("z", "v1"), ("a", "v0")]
+    assert type(dd) is collections.defaultdict and dd.default_factory is list
+    assert list(dd.items()) == [("y", "v3"), ("b", ("v2",))]
+    assert type(at) is _AttrsLike and at.w == "v4" and at.b == P("v5", "v6")
+    assert view == ["v7", "v8"]   # a view comes back as a list, in the view's order
+    assert type(seq) is _Seq and list(seq) == ["v9"]
+    # Sequences that cannot be built from a list come back as one; list and tuple subclasses
+    # keep their type.
+    class L(list):
+        pass
+    assert jf.nest.pack_sequence_as([range(2), L([0])], [5, 6, 7]) == [[5, 6], L([7])]
+    assert type(jf.nest.pack_sequence_as(L([0]), [1])) is L
+    assert type(jf.nest.map_structure(lambda v: v, collections.deque([1, 2]))) is collections.deque
+
+
+def test_assert_same_structure_on_the_new_container_kinds():
+    od = collections.OrderedDict([("b", 1), ("a", 2)])
+    jf.nest.assert_same_structure(od, {"a": 0, "b": 0})            # any two mappings
+    jf.nest.assert_same_structure({"a": 1}.keys(), ["a"], check_types=False)
+    with pytest.raises(TypeError, match="has type dict_keys, while second structure .* has type list"):
+        jf.nest.assert_same_structure({"a": 1}.keys(), ["a"])
+    with pytest.raises(ValueError, match=r"Substructure \"type=list str=\[2\]\" is a sequence, while "
+                                         r"substructure \"type=int str=2\" is not"):
+        jf.nest.assert_same_structure(_AttrsLike(1, [2]), _AttrsLike(1, 2))
+    with pytest.raises(ValueError, match="same set of keys"):
+        jf.nest.assert_same_structure([od], [collections.defaultdict(int, a=1, c=2)])
+
+
 def test_nest_flatten_rule_argument_is_checked():
     assert _C.nest_flatten([1, "a"], rule="nest")[0] == [1, "a"]
     with pytest.raises(TypeError, match="rule must be a str"):
@@ -340,3 +374,76 @@ def test_nest_flatten_rule_argument_is_checked():
     _, tree = _C.nest_flatten([1], rule="nest")
     with pytest.raises(TypeError):
         tree.difference("not a tree")
+
+
+_NEST_CRASH = """
+import collections
+class Deep(collections.abc.Sequence):   # a fresh container at every level
+    def __getitem__(self, i):
+        if i: raise IndexError(i)
+        return Deep()
+    def __len__(self):
+        return 1
+def deep_list():
+    d = 1
+    for _ in range(200000):
+        d = [d]
+    return d
+def self_view():
+    d = {"k": 1}
+    d["k"] = d.values()
+    return [d]
+def self_ordered():
+    d = collections.OrderedDict(a=1)
+    d["me"] = [d]
+    return d
+cases = {"deep_list": deep_list, "deep_sequence": Deep, "self_view": self_view, "self_ordered": self_ordered}
+out = {}
+for name, make in cases.items():
+    s = make()
+    for fn in (jf.nest.flatten, lambda s: jf.nest.map_structure(lambda v: v, s),
+               lambda s: jf.nest.assert_same_structure(s, s)):
+        try:
+            fn(s)
+            out.setdefault(name, []).append("none")
+        except (ValueError, RecursionError) as e:
+            out.setdefault(name, []).append(type(e).__name__ + ": " + str(e))
+report(lambda: out)
+"""
+
+
+def test_nest_refuses_deep_and_self_containing_structures_without_crashing():
+    out = run_in_child(_NEST_CRASH)["value"]
+    deep = "RecursionError: cannot flatten a nested structure deeper than 1000 levels"
+    self_ = "ValueError: cannot flatten a nested structure that contains itself (a container that refers to itself)"
+    assert out == {"deep_list": [deep] * 3, "deep_sequence": [deep] * 3, "self_view": [self_] * 3,
+                   "self_ordered": [self_] * 3}
+
+
+def test_containers_changed_while_walked_by_their_own_code_do_not_crash():
+    outer = []
+
+    class Clearing(_Seq):
+        def __iter__(self):
+            outer.clear()          # runs while the list holding it is walked
+            return iter(self._items)
+
+    class Shrinking(collections.abc.Mapping):
+        def __init__(self):
+            self.d = {"a": 1, "b": 2}
+
+        def __getitem__(self, k):
+            v = self.d[k]
+            self.d.clear()
+            return v
+
+        def __iter__(self):
+            return iter(list(self.d))
+
+        def __len__(self):
+            return len(self.d)
+
+    outer.extend([Clearing([1, 2]), 3, 4, 5])
+    assert jf.nest.flatten(outer) == [1, 2]
+    with pytest.raises(KeyError):
+        jf.nest.flatten(Shrinking())
