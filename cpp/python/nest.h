@@ -1,6 +1,7 @@
 // Nested Python structures around leaves: the one traversal behind jf.function's signature
 // key (function_cache.cc), its tracing and input_signature checks (function.py, through
-// _C.nest_flatten), the packing of its outputs, and jf.nest (core/nest.py).
+// _C.nest_flatten), the packing of its outputs, jf.nest (core/nest.py) and the structures
+// autodiff takes and returns (tape.gradient's sources, custom_gradient's results).
 //
 // Containers, one set of rules for every leaf rule (tf.nest's):
 //   tuple, list, dict      the exact types, read in place (the cached call's fast path);

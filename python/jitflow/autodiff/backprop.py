@@ -37,29 +37,6 @@ def aggregate(grads):
         return ops.add_n(grads)
 
 
-def flatten(structure):
-    """Leaves (tensors, variables, None) of nested lists/tuples/dicts, depth first."""
-    if isinstance(structure, (list, tuple)):
-        return [leaf for s in structure for leaf in flatten(s)]
-    if isinstance(structure, dict):
-        return [leaf for k in sorted(structure) for leaf in flatten(structure[k])]
-    return [structure]
-
-
-def pack_like(structure, flat):
-    it = iter(flat)
-
-    def build(s):
-        if isinstance(s, tuple) and hasattr(s, "_fields"):
-            return type(s)(*[build(x) for x in s])
-        if isinstance(s, (list, tuple)):
-            return type(s)(build(x) for x in s)
-        if isinstance(s, dict):
-            return {k: build(s[k]) for k in sorted(s)}
-        return next(it)
-    return build(structure)
-
-
 @export("UnconnectedGradients")
 class UnconnectedGradients(enum.Enum):
     """What a gradient is when the target does not depend on the source: None or zeros."""

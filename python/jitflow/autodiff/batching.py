@@ -14,11 +14,11 @@ import warnings
 import numpy as np
 
 from .. import _C
+from ..core.nest import flatten
 from ..ops import array_ops
 from ..ops import basic_ops as ops
 from ..ops.debugging import _extra_stats
 from ..ops.dispatch import const_value
-from .backprop import flatten
 
 _RECORDS = {r["name"]: r for r in _C.op_records()}
 _ELEMENTWISE = {"unary", "binary", "math", "cast", "select", "fill_like"}

@@ -16,10 +16,10 @@ import itertools
 
 from .. import _C
 from ..core.export import export
+from ..core.nest import flatten, pack_sequence_as
 from ..ops import basic_ops as ops
 from ..ops import variables as _variables
 from . import recording as _recording
-from .backprop import flatten, pack_like
 from .registry import custom_sites, register_gradient
 from .shapes import is_float
 
@@ -141,7 +141,7 @@ def _call(f, args, kwargs):
     if tracing:
         custom_sites[site_id] = site
     _recording.on_op("CustomGradient", inputs + reads, {"_site": site}, flat)
-    return pack_like(result, flat)
+    return pack_sequence_as(result, flat)
 
 
 @export("custom_gradient")

@@ -13,11 +13,11 @@ would write again or draw different numbers. The tape does not see inside those 
 before, and warns when that leaves a gradient None.
 """
 from .. import _C
+from ..core.nest import flatten
 from ..ops import basic_ops as ops
 from ..ops import variables as _variables
 from ..tracing.function import function as _jf_function
 from . import recording as _recording
-from .backprop import flatten
 from .registry import ops_flagged, register_gradient
 from .shapes import is_float
 from .tape import GradientTape

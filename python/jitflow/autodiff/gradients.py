@@ -6,9 +6,10 @@ forward op with `_XlaCompile == True` are marked for compilation in its scope, o
 `<scope>_grad_<name>` under `separate_compiled_gradients=True` (docs/autodiff.md, 'Gradients of
 compiled ops')."""
 from .. import _C
+from ..core.nest import flatten
 from ..ops import basic_ops as ops
 from ..ops.variables import Variable
-from .backprop import aggregate, apply_gradient, flatten, unconnected_mode
+from .backprop import aggregate, apply_gradient, unconnected_mode
 from .registry import OpView, custom_site, unmarked_scope
 from .shapes import fill_like, is_float
 

@@ -17,12 +17,13 @@ import warnings
 import numpy as np
 
 from .. import _C
+from ..core.nest import flatten, pack_sequence_as
 from ..ops import array_ops
 from ..ops import basic_ops as ops
 from ..ops import variables as _variables
 from ..ops.debugging import _extra_stats
 from . import recording as _recording
-from .backprop import flatten, pack_like, unconnected_mode
+from .backprop import unconnected_mode
 from .batching import NoBatchingRule, batch_op
 from .registry import JIT_ATTRS
 from .shapes import static_shape
@@ -202,7 +203,7 @@ def jacobian(tape, target, sources, unconnected_gradients, use_pfor):
             out.append(_zeros(tshape, _as_tensor(s)))
         else:
             out.append(_reshaped(g, tshape, _as_tensor(s)))
-    return pack_like(sources, out)
+    return pack_sequence_as(sources, out)
 
 
 def batch_jacobian(tape, target, source, unconnected_gradients, use_pfor):

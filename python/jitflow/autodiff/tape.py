@@ -23,11 +23,12 @@ import contextlib
 import warnings
 
 from .. import _C
+from ..core.nest import flatten, pack_sequence_as
 from ..ops import basic_ops as ops
 from ..ops import variables as _variables
 from . import jacobian as _jacobian
 from . import recording as _recording
-from .backprop import aggregate, apply_gradient, flatten, pack_like, unconnected_mode
+from .backprop import aggregate, apply_gradient, unconnected_mode
 from .gradients import check_variable_reads
 from .registry import OpView
 from .shapes import is_float
@@ -188,7 +189,7 @@ class GradientTape:
         with self._differentiating(3) as grad_scope:
             flat = self._gradient(flatten(target), flatten(sources), output_gradients,
                                   grad_scope, unconnected_gradients)
-        return pack_like(sources, flat)
+        return pack_sequence_as(sources, flat)
 
     def jacobian(self, target, sources, unconnected_gradients="none", parallel_iterations=None,
                  experimental_use_pfor=True):

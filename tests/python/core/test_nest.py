@@ -376,6 +376,42 @@ def test_nest_flatten_rule_argument_is_checked():
         tree.difference("not a tree")
 
 
+def test_tape_gradient_sources_come_back_in_their_structure():
+    w = jf.Variable([1.0, 2.0])
+    b = jf.Variable(3.0)
+    x = jf.constant([0.5, 4.0])
+    with jf.GradientTape(persistent=True) as tape:
+        loss = jf.reduce_sum(w * x) + b * b
+        wx = w * x
+    g = tape.gradient(loss, {"w": w, "b": b})
+    assert type(g) is dict and list(g) == ["w", "b"]   # the sources' own key order
+    np.testing.assert_allclose(g["w"].numpy(), x.numpy())
+    assert float(g["b"]) == 6.0
+    g = tape.gradient(loss, collections.OrderedDict([("b", b), ("pair", P(w, None))]))
+    assert type(g) is collections.OrderedDict and list(g) == ["b", "pair"]
+    assert type(g["pair"]) is P and g["pair"].y is None
+    np.testing.assert_allclose(g["pair"].x.numpy(), x.numpy())
+    g = tape.gradient(loss, _AttrsLike(w, [b]))
+    assert type(g) is _AttrsLike and float(g.b[0]) == 6.0
+    j = tape.jacobian(wx, {"w": w})
+    assert list(j) == ["w"] and j["w"].shape == (2, 2)
+
+
+def test_custom_gradient_result_keeps_its_structure():
+    @jf.custom_gradient
+    def f(x):
+        def grad(dc, dy):   # the result's flat order: sorted keys
+            return dy * 3.0 + dc
+        return collections.OrderedDict([("y", x * 2.0), ("c", x + 0.0)]), grad
+
+    x = jf.constant(1.5)
+    with jf.GradientTape() as tape:
+        tape.watch(x)
+        out = f(x)
+    assert type(out) is collections.OrderedDict and list(out) == ["y", "c"]
+    assert float(tape.gradient(out["y"], x)) == 3.0
+
+
 _NEST_CRASH = """
 import collections
 class Deep(collections.abc.Sequence):   # a fresh container at every level
