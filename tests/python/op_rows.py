@@ -248,11 +248,21 @@ def _check_normal(out, d):
     assert abs(out.mean()) < 0.2 and 0.8 < out.std() < 1.2, (out.mean(), out.std())
 
 
+# The rows' variables by the input they were made from. A jf.function whose first trace made a
+# variable traces again at once (as TF), and that trace must take the same variable, as a
+# function guarded by `if self.v is None` does. Inputs are made afresh for each run of a row,
+# so each function and each eager call still gets a variable of its own; an entry keeps its
+# input alive, so the id is not reused.
+_ROW_VARIABLES = {}
+
+
 def _variable(fn, ref):
     """A row running fn(v, y) on a new variable v holding x, then reading v. Its inputs are
     baked into functions: a variable's initial value cannot be a traced input."""
     def call(x, y):
-        v = jf.Variable(x)
+        if id(x) not in _ROW_VARIABLES:
+            _ROW_VARIABLES[id(x)] = (x, jf.Variable(x))
+        v = _ROW_VARIABLES[id(x)][1]
         fn(v, y)
         return v.read_value()
     return Row(inputs(data((2, 3)), data((2, 3))), call, ref, baked=True, runs_around_jit=True)

@@ -2,18 +2,30 @@
 AssignVariableOp, ...) carrying the variable's id, so traced functions capture variables by
 reference and see later assignments."""
 import contextlib
+import threading
 import weakref
 
 from .. import _C
+from ..core.errors import _at_caller
 from ..core.name_scope import current_module_scope
 from ..core.tensor import Reference, unhashable
 
 _ID = {n: _C.op_id(n) for n in ("ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp",
                                  "AssignSubVariableOp")}
 _counter = [0]
-# Pushed by jf.function while tracing: (creation allowed, function name, list that keeps the
-# variables it creates alive). TF allows variable creation on the first trace only.
-_creation_guard = []
+
+
+class _CreationGuard(threading.local):
+    """Per thread, pushed by jf.function while it traces on that thread: (creation allowed,
+    function name, list that keeps the variables it creates alive). TF allows variable creation
+    on the first trace only; a trace governs only the variables its own thread creates, so an
+    eager jf.Variable made on another thread meanwhile is not refused."""
+
+    def __init__(self):
+        self.stack = []
+
+
+_creation_guard = _CreationGuard()
 # Variable id -> Variable, for GradientTape (a ReadVariableOp carries only the id).
 _by_id = weakref.WeakValueDictionary()
 
@@ -21,11 +33,13 @@ _by_id = weakref.WeakValueDictionary()
 class Variable:
     _id = None
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
-        if _creation_guard and not _creation_guard[-1][0]:
-            raise ValueError(
-                f"jf.function {_creation_guard[-1][1]!r} tried to create a jf.Variable on a call other "
-                "than the first. jf.function only supports variables created on the first call: create "
-                "it once, outside the function or guarded by `if self.v is None`.")
+        guard = _creation_guard.stack
+        if guard and not guard[-1][0]:
+            raise ValueError(_at_caller(
+                "jf.function only supports singleton jf.Variables created on the first call. Make sure the "
+                "jf.Variable is only created once or created outside jf.function. See "
+                "https://www.tensorflow.org/guide/function#creating_tfvariables for more information. "
+                f"(jf.function {guard[-1][1]!r}; create it guarded by `if self.v is None`.)"))
         with _C.init_scope():  # initial values are computed eagerly, even inside a trace
             if callable(initial_value):
                 initial_value = initial_value()
@@ -41,8 +55,8 @@ class Variable:
         self._shape = value.shape
         self.trainable = trainable
         _by_id[self._id] = self
-        if _creation_guard:  # created while tracing: the function keeps it alive
-            _creation_guard[-1][2].append(self)
+        if guard:  # created while tracing: the function keeps it alive
+            guard[-1][2].append(self)
 
     def __del__(self):
         if self._id is None:

@@ -176,8 +176,29 @@ class Function(_C.FunctionCache):
                                        spec_type=TensorSpec if spec_leaves else None)
         if len(leaves) != len(specs):
             raise TypeError(f"{self._name}: {len(leaves)} tensor argument(s) for {len(specs)} spec(s)")
+        first = self._tracing_count == 0
+        created = len(self._created_variables)
+        graph, output_tree = self._trace_graph(tree, specs, first)
+        self._tracing_count += 1
+        if first and len(self._created_variables) > created:
+            # As TF: a first trace that created variables is traced again at once, with creation
+            # refused, so a variable created on every call (not guarded by `if self.v is None`)
+            # fails on the first call rather than at some later retrace. The second graph,
+            # which captures the variables the first made, is the one that runs.
+            graph, output_tree = self._trace_graph(tree, specs, False)
+            self._tracing_count += 1
+        cf = ConcreteFunction(_C.make_concrete_function(graph, self._name, bool(self._jit_compile), gpu_device),
+                              output_tree, self._name, self._arg_names)
+        self._traced_specs.append(list(specs))
+        self._concrete.append(cf)
+        return cf
+
+    def _trace_graph(self, tree, specs, allow_creation):
+        """One run of the Python function on placeholders (the leaves of tree, typed by specs)
+        into a graph; returns the graph and the output structure."""
         builder = _C.FuncBuilder()
-        _variables._creation_guard.append((self._tracing_count == 0, self._name, self._created_variables))
+        guard = _variables._creation_guard.stack
+        guard.append((allow_creation, self._name, self._created_variables))
         try:
             with builder:
                 placeholders = [builder.placeholder(s.dtype, list(s.shape), name)
@@ -185,15 +206,9 @@ class Function(_C.FunctionCache):
                 new_args, new_kwargs = tree.unflatten(placeholders)
                 out = self._converted_function()(*new_args, **new_kwargs)
                 flat, output_tree = flatten_outputs(out)
-                graph = builder.finish(flat)
+                return builder.finish(flat), output_tree
         finally:
-            _variables._creation_guard.pop()
-        self._tracing_count += 1
-        cf = ConcreteFunction(_C.make_concrete_function(graph, self._name, bool(self._jit_compile), gpu_device),
-                              output_tree, self._name, self._arg_names)
-        self._traced_specs.append(list(specs))
-        self._concrete.append(cf)
-        return cf
+            guard.pop()
 
     def _converted_function(self):
         """The Python function as traced: AutoGraph-converted unless autograph=False."""

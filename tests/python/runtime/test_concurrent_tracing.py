@@ -100,3 +100,54 @@ def test_many_threads_many_calls_mixed_shapes(jit_compile):
     assert f.experimental_get_tracing_count() == len(shapes)
     if jit_compile:
         assert jf.debugging.stats()["cluster_runs"] - runs0 >= THREADS * 1000
+
+
+def test_an_eager_variable_made_while_another_thread_retraces_is_not_refused():
+    # The creation guard was one process-wide stack: a retrace (where creation is refused) on one
+    # thread refused every jf.Variable made meanwhile, on any thread.
+    retracing, made = threading.Event(), threading.Event()
+
+    @jf.function
+    def f(x):
+        if x.shape[0] == 2:  # the retrace: hold it open until the other thread made its variable
+            retracing.set()
+            made.wait(10)
+        return x * 2.0
+
+    f(jf.constant([1.0]))
+    errors, out = [], [None, None]
+
+    def worker(k):
+        try:
+            if k == 0:
+                out[0] = f(jf.constant([1.0, 2.0])).numpy().tolist()
+            else:
+                retracing.wait(10)
+                out[1] = jf.Variable([3.0]).numpy().tolist()
+        except Exception as e:  # noqa: BLE001 - any refusal is the bug
+            errors.append(repr(e))
+        finally:
+            made.set()
+    run_in_threads(worker, 2)
+    assert errors == []
+    assert out == [[2.0, 4.0], [3.0]]
+    assert retracing.is_set()
+
+
+def test_a_retrace_still_refuses_variables_on_its_own_thread():
+    @jf.function
+    def f(x):
+        if x.shape[0] == 2:
+            jf.Variable([1.0])
+        return x
+
+    f(jf.constant([1.0]))
+    errors = []
+
+    def worker(k):
+        try:
+            f(jf.constant([1.0, 2.0]))
+        except ValueError as e:
+            errors.append(str(e))
+    run_in_threads(worker, 1)
+    assert len(errors) == 1 and "only supports singleton jf.Variables" in errors[0]

@@ -161,12 +161,14 @@ def test_function_method_traces_once_per_instance_and_captures_variables():
         np.testing.assert_allclose(a(x).numpy(), [2.0, 4.0])
     b.__call__  # noqa: B018  (b's own function: a's trace is not reused)
     np.testing.assert_allclose(b(x).numpy(), [2.0, 4.0])
-    assert a.calls == 1 and b.calls == 1
+    # Two traces each, on the first call, as TF: the first created w, so it is traced again
+    # (where a variable created on every call would be refused).
+    assert a.calls == 2 and b.calls == 2
     assert a.w is not b.w and a.variables == (a.w,)
     a.w.assign([5.0, 5.0])  # the trace captured the variable, not its value
     np.testing.assert_allclose(a(x).numpy(), [5.0, 10.0])
     np.testing.assert_allclose(b(x).numpy(), [2.0, 4.0])
-    assert a.calls == 1
+    assert a.calls == 2 and a.__call__.experimental_get_tracing_count() == 2
 
 
 def test_layers_are_modules_with_kerass_names_and_weight_order(rng):
@@ -233,7 +235,7 @@ def test_module_mlp_trains_in_a_function_step_like_eager(rng):
     traced = _train(step, fn_model, fn_opt, x, y, 12)
     np.testing.assert_allclose(traced, eager, rtol=2e-5)
     assert traced[-1] < 0.5 * traced[0]
-    assert step.experimental_get_tracing_count() == 1
+    assert step.experimental_get_tracing_count() == 2  # TF's: the first call created the weights
     assert len(fn_model.trainable_variables) == 4 and len(fn_model.submodules) == 2
     assert int(fn_opt.iterations.numpy()) == 12
 
