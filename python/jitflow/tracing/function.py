@@ -342,11 +342,42 @@ def _relax(old, new):
     return out
 
 
-def function(func=None, *, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
-             experimental_relax_shapes=None, name=None, experimental_autograph_options=None):
-    """Decorator (or call) making a graph function, like tf.function."""
-    if experimental_relax_shapes is not None:
-        reduce_retracing = experimental_relax_shapes
+# The FunctionDef attributes tf.function accepts in experimental_attributes (TF 2.21's allowlist);
+# jitflow builds no FunctionDef, so they are accepted and have no effect.
+_ATTRIBUTES = frozenset({"api_implements", "api_preferred_device", "_disable_acd", "disable_summaries_at_runtime",
+                         "go_backwards", "_implements", "experimental_ints_on_device", "_noinline",
+                         "function_runs_at_most_once", "runtime_constant_optimization", "_tf_data_function",
+                         "time_major", "_OutputsOnOpDevice"})
+_DEPRECATED = {"experimental_compile": "experimental_compile is deprecated, use jit_compile instead",
+               "experimental_relax_shapes": "experimental_relax_shapes is deprecated, use reduce_retracing instead",
+               "experimental_follow_type_hints": "experimental_follow_type_hints is deprecated"}
+
+
+def function(func=None, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
+             experimental_implements=None, experimental_autograph_options=None, experimental_attributes=None,
+             experimental_relax_shapes=None, experimental_compile=None, experimental_follow_type_hints=None, *,
+             name=None):
+    """Decorator (or call) making a graph function, like tf.function, with TF 2.21's arguments
+    in its order. experimental_compile is the deprecated spelling of jit_compile and
+    experimental_relax_shapes of reduce_retracing; experimental_follow_type_hints is deprecated
+    and ignored (each with TF's deprecation warning). experimental_implements and
+    experimental_attributes annotate a TF FunctionDef for other tools (TFLite's composite ops);
+    they are checked as TF checks them and otherwise have no effect here."""
+    given = {"experimental_compile": experimental_compile, "experimental_relax_shapes": experimental_relax_shapes,
+             "experimental_follow_type_hints": experimental_follow_type_hints}
+    for arg, value in given.items():
+        if value is not None:
+            _errors.warn(f"calling jf.function with {arg} is deprecated and will be removed in a future version.\n"
+                         f"Instructions for updating:\n{_DEPRECATED[arg]}", DeprecationWarning)
+    if experimental_compile is not None:
+        if jit_compile is not None:
+            raise ValueError("Cannot specify both 'experimental_compile' and 'jit_compile'.")
+        jit_compile = experimental_compile
+    if experimental_relax_shapes:
+        reduce_retracing = True
+    for attribute in experimental_attributes or {}:
+        if attribute not in _ATTRIBUTES:
+            raise ValueError(f"`{attribute} is not supported by tf.function as an attribute.")
 
     def wrap(f):
         return Function(f, name=name, input_signature=input_signature, jit_compile=jit_compile,
