@@ -15,6 +15,7 @@ from ..core.graph import FuncGraph
 from ..core.nest import flatten_outputs
 from ..core.tensor_spec import TensorSpec
 from ..ops import variables as _variables
+from . import signatures
 from .autograph import conversion, feature_names, operators
 
 _RETRACE_WARN_COUNT = 5
@@ -38,6 +39,7 @@ class ConcreteFunction:
         self.name = function_name
         self._arg_names = arg_names
         self._var_ids, self._var_key = [], b""  # the variable arguments it was traced with
+        self._parameters = []  # (name, kind, value) as traced (tracing/signatures.py)
         self._key, self._general = None, True  # its signature key; whether it serves others too
         self.graph = FuncGraph(cf.graph, dict(cf.op_cluster))
 
@@ -189,6 +191,9 @@ class Function(_C.FunctionCache):
             self._tracing_count += 1
         cf = ConcreteFunction(_C.make_concrete_function(graph, self._name, bool(self._jit_compile), gpu_device),
                               output_tree, self._name, self._arg_names)
+        # The parameters as traced: tensors by their specs, Python values as they were.
+        traced = signatures.in_order_of(tree.unflatten(list(specs)), (tuple(args), dict(kwargs)))
+        cf._parameters = signatures.parameters(self._python_function, *traced)
         self._traced_specs.append(list(specs))
         self._concrete.append(cf)
         return cf
@@ -265,20 +270,10 @@ class Function(_C.FunctionCache):
                 "reduce_retracing=True.", RuntimeWarning)
 
     def pretty_printed_concrete_signatures(self, verbose=True):
-        """Each traced signature, in TF's layout: its input and output TensorSpecs (one per
-        tensor leaf, named by the placeholders' names)."""
-        def spec(t):
-            return f"TensorSpec(shape={t.shape}, dtype=jf.{t.dtype.name}, name=None)"
-        parts = []
-        for cf in self._concrete:
-            outs = ", ".join(spec(t) for t in cf.outputs) or "None"
-            if verbose:
-                ins = "\n".join(f"  {t.op.name} (POSITIONAL_OR_KEYWORD): {spec(t)}" for t in cf.inputs)
-                parts.append(f"Input Parameters:\n{ins}\nOutput Type:\n  {outs}\nCaptures:\n  None")
-            else:
-                ins = ", ".join(f"{t.op.name}: {spec(t)}" for t in cf.inputs)
-                parts.append(f"({ins}) -> {outs}")
-        return ("\n\n" if verbose else "\n").join(parts)
+        """Each traced signature in TF's layout: every parameter with its kind and type (a
+        TensorSpec, a Literal[...] Python value, or a List/Tuple/Dict of those) and the output
+        structure (tracing/signatures.py)."""
+        return signatures.render([(cf._parameters, cf.structured_outputs) for cf in self._concrete], verbose)
 
     def get_concrete_function(self, *args, **kwargs):
         leaves, _ = _C.nest_flatten((args, kwargs), spec_type=TensorSpec)

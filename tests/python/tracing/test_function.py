@@ -435,6 +435,46 @@ def test_pretty_printed_concrete_signatures_in_tfs_layout():
         "(a: TensorSpec(shape=(), dtype=jf.int32, name=None)) -> TensorSpec(shape=(), dtype=jf.int32, name=None)")
 
 
+def test_signatures_print_python_values_and_structures_as_tf_does():
+    # TF 2.21's text for these calls (tf. spelled jf.): Python values are part of the
+    # signature as Literal[...], containers as List/Tuple/Dict/namedtuple of their items.
+    P = collections.namedtuple("P", "a b")
+
+    @jf.function
+    def f(x, n, lst, d, p, *rest, k=2, **kw):
+        return {"y": x * 2, "z": [x, n]}, None
+
+    v = jf.Variable(1.0)
+    f(jf.constant([1.0, 2.0]), 3, [1, -1], {"b": jf.constant(2), "a": 1}, P(v, "s"), 4, k=3,
+      z=jf.constant([1, 2]))
+    spec = "TensorSpec(shape={}, dtype=jf.{}, name=None)".format
+    assert f.pretty_printed_concrete_signatures() == "\n".join([
+        "Input Parameters:",
+        f"  x (POSITIONAL_ONLY): {spec('(2,)', 'float32')}",
+        "  n (POSITIONAL_ONLY): Literal[3]",
+        "  lst (POSITIONAL_ONLY): List[Literal[1], Literal[-1]]",
+        f"  d (POSITIONAL_ONLY): Dict[['b', {spec('()', 'int32')}], ['a', Literal[1]]]",
+        ("  p (POSITIONAL_ONLY): P[['a', VariableSpec(shape=(), dtype=jf.float32, trainable=True, alias_id=0)], "
+         "['b', Literal['s']]]"),
+        "  rest_0 (POSITIONAL_ONLY): Literal[4]",
+        "  k (KEYWORD_ONLY): Literal[3]",
+        f"  z (KEYWORD_ONLY): {spec('(2,)', 'int32')}",
+        "Output Type:",
+        (f"  Tuple[Dict[['y', {spec('(2,)', 'float32')}], ['z', List[{spec('(2,)', 'float32')}, "
+         f"{spec('()', 'int32')}]]], Literal[None]]"),
+        "Captures:",
+        "  None"])
+
+    @jf.function
+    def g(x, flag=True):
+        return x
+
+    g((1, 2))
+    assert g.pretty_printed_concrete_signatures(verbose=False) == (
+        f"(x: Tuple[Literal[1], Literal[2]], flag: Literal[True]) -> Tuple[{spec('()', 'int32')}, "
+        f"{spec('()', 'int32')}]")
+
+
 def test_tracing_an_op_on_a_big_captured_tensor_does_not_crash():
     # A big eager input made the op run without the GIL, and recording it in the trace then
     # asked Python for the user's source line without the GIL: a segfault.
