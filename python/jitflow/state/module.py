@@ -26,21 +26,11 @@ def _is_variable(x):
     return isinstance(x, Variable)
 
 
-def _flatten_with_paths(value, path=()):
-    """(path, leaf) for the leaves of nested lists, tuples and dicts (dict keys sorted), as
-    TF's nest.flatten_with_tuple_paths walks a module attribute."""
-    if isinstance(value, dict):
-        try:
-            keys = sorted(value)
-        except TypeError as e:
-            raise TypeError(f"nest only supports dicts with sortable keys (got keys {list(value)!r})") from e
-        for k in keys:
-            yield from _flatten_with_paths(value[k], path + (k,))
-    elif isinstance(value, (list, tuple)):
-        for i, x in enumerate(value):
-            yield from _flatten_with_paths(x, path + (i,))
-    else:
-        yield path, value
+def _flatten_with_paths(value):
+    """(path, leaf) for the leaves of a module attribute, as TF's nest.flatten_with_tuple_paths
+    walks it: jf.nest's one traversal (the C++ walker), paths of indices and keys."""
+    leaves, tree = _C.nest_flatten(value, rule="nest")
+    return list(zip(tree.paths(), leaves))
 
 
 @export("Module")

@@ -300,3 +300,20 @@ def test_a_trace_starts_at_the_root_scope():
         cf = jf.function(f, autograph=False).get_concrete_function(jf.TensorSpec([]))
     assert seen == ["", "t/"]  # TF 2.21: the function graph does not inherit the eager scope
     assert [op.name for op in cf.graph.get_operations()][-1] == "t/AddV2"
+
+
+def test_variables_in_any_container_tf_nest_walks_are_found():
+    # Module walks its attributes with jf.nest's one traversal (TF's flatten_with_tuple_paths),
+    # so a Mapping that is not a dict and a non-list Sequence hold variables too.
+    import collections
+    import types
+
+    class Holder(jf.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = types.MappingProxyType({"w": jf.Variable(1.0, name="w")})
+            self.queue = collections.deque([jf.Variable(2.0, name="q")])
+
+    h = Holder()
+    assert sorted(v.name for v in h.variables) == ["q:0", "w:0"]
+    assert sorted(v.name for v in h.trainable_variables) == ["q:0", "w:0"]
