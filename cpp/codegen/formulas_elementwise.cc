@@ -38,11 +38,14 @@ JF_UNARY_FORMULA(Rsqrt) {
   return E.builder().CreateFDiv(E.fconst(e->dtype, 1.0), E.call_intrinsic(llvm::Intrinsic::sqrt, x));
 }
 
-// 1 / (1 + exp(-x)): saturates to exactly 0 and 1.
+// 1 / (1 + exp(-x)): saturates to exactly 1. Where exp(-x) overflows (x < -80 for float32,
+// -700 for float64) the result is exp(x), down through the subnormals, as the eager kernel.
 JF_UNARY_FORMULA(Sigmoid) {
   auto& b = E.builder();
   Value* one = E.fconst(e->dtype, 1.0);
-  return b.CreateFDiv(one, b.CreateFAdd(one, E.exp_inline(b.CreateFNeg(x), e->dtype)));
+  Value* r = b.CreateFDiv(one, b.CreateFAdd(one, E.exp_inline(b.CreateFNeg(x), e->dtype)));
+  Value* tail = b.CreateFCmpOLT(x, E.fconst(e->dtype, e->dtype == DType::kFloat32 ? -80.0 : -700.0));
+  return b.CreateSelect(tail, E.exp_inline(x, e->dtype), r);
 }
 
 // float32: a rational approximation (ElementalEmitter::tanh_rational). float64: for
@@ -60,7 +63,8 @@ JF_UNARY_FORMULA(Tanh) {
   Value* p = C(-17.0 / 315.0);
   p = b.CreateFAdd(b.CreateFMul(p, x2), C(2.0 / 15.0));
   p = b.CreateFAdd(b.CreateFMul(p, x2), C(-1.0 / 3.0));
-  Value* small = b.CreateFAdd(x, b.CreateFMul(b.CreateFMul(x, x2), p));
+  // x * (1 + x^2 p), not x + x^3 p: tanh(-0) is -0 (-0 + +0 would be +0).
+  Value* small = b.CreateFMul(x, b.CreateFAdd(C(1.0), b.CreateFMul(x2, p)));
   return b.CreateSelect(b.CreateFCmpOLT(ax, C(0.1)), small, big);
 }
 

@@ -37,11 +37,12 @@ constexpr double kSeluScaleAlpha = 1.7580993408473768599402175208123;
 
 }  // namespace
 
-// min(max(x, 0), 6); NaN stays NaN (TF 2.21: relu6(nan) = nan).
+// min(max(x, 0) + 0, 6); NaN stays NaN (TF 2.21: relu6(nan) = nan). The + 0 makes relu6(-0)
+// TF's +0 on every host: which of two equal zeros a packet max keeps differs by instruction set.
 void k_Relu6(OpCall& c) {
   JF_SWITCH_CLAIMED(op_types(OpId::Relu6), c.in[0].dtype(), T, (map_segments<T>(c, 2, [](const auto& a) {
                       const auto n = a.size();
-                      return a.binaryExpr(Arr<T>::Constant(n, T(0)), MaxNaN<T>())
+                      return (a.binaryExpr(Arr<T>::Constant(n, T(0)), MaxNaN<T>()) + T(0))
                           .binaryExpr(Arr<T>::Constant(n, T(6)), MinNaN<T>());
                     })));
 }

@@ -12,6 +12,41 @@
 
 namespace jf {
 namespace {
+// The IEEE (correctly rounded) square root, vectorized with the SQRTPS/SQRTPD instructions
+// of whichever x86 packet size Eigen picked; Eigen's own packet sqrt is a fast-math estimate
+// for floats (see SqrtF).
+template <class T>
+struct IeeeSqrtOp {
+  T operator()(const T& x) const { return std::sqrt(x); }
+#if defined(EIGEN_VECTORIZE_SSE2)
+  Eigen::internal::Packet4f packetOp(const Eigen::internal::Packet4f& x) const { return _mm_sqrt_ps(x); }
+  Eigen::internal::Packet2d packetOp(const Eigen::internal::Packet2d& x) const { return _mm_sqrt_pd(x); }
+#endif
+#if defined(EIGEN_VECTORIZE_AVX)
+  Eigen::internal::Packet8f packetOp(const Eigen::internal::Packet8f& x) const { return _mm256_sqrt_ps(x); }
+  Eigen::internal::Packet4d packetOp(const Eigen::internal::Packet4d& x) const { return _mm256_sqrt_pd(x); }
+#endif
+#if defined(EIGEN_VECTORIZE_AVX512)
+  Eigen::internal::Packet16f packetOp(const Eigen::internal::Packet16f& x) const { return _mm512_sqrt_ps(x); }
+  Eigen::internal::Packet8d packetOp(const Eigen::internal::Packet8d& x) const { return _mm512_sqrt_pd(x); }
+#endif
+};
+}  // namespace
+}  // namespace jf
+
+namespace Eigen::internal {
+template <class T>
+struct functor_traits<jf::IeeeSqrtOp<T>> {
+#if defined(EIGEN_VECTORIZE_SSE2)
+  enum {Cost = 5 * NumTraits<T>::MulCost, PacketAccess = std::is_floating_point_v<T>};
+#else
+  enum { Cost = 5 * NumTraits<T>::MulCost, PacketAccess = false };
+#endif
+};
+}  // namespace Eigen::internal
+
+namespace jf {
+namespace {
 
 template <class T>
 using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
@@ -58,11 +93,27 @@ void unary_apply(const Tensor& x, Tensor& y, double cost) {
       return EXPR;                      \
     }                                   \
   };
-JF_UNARY_FUNCTOR(NegF, -a)
+// Floats are multiplied by -1: Eigen 3.4's AVX and AVX-512 packet negation is 0 - x, which
+// gives +0 for +0 (its SSE negation flips the sign bit), so -x of +0 depended on the host.
+struct NegF {
+  template <class A>
+  auto operator()(const A& a) const {
+    using T = typename A::Scalar;
+    if constexpr (std::is_floating_point_v<T>) {
+      return a * T(-1);
+    } else {
+      return -a;
+    }
+  }
+};
 JF_UNARY_FUNCTOR(AbsF, a.abs())
 JF_UNARY_FUNCTOR(SquareF, a.square())
+// max(x, 0) + 0: which of two equal zeros a packet max keeps differs by instruction set
+// (relu(-0) was -0 in part of an AVX-512 vector); adding +0 makes it TF's +0 (x + 0 is x
+// for every other x, NaN included).
 JF_UNARY_FUNCTOR(ReluF, a.binaryExpr(Arr<T>::Constant(a.size(), T(0)),
-                                     Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>()))
+                                     Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>()) +
+                            T(0))
 // Eigen 3.4's packet exp for double clamps its input at -709.4: exp(-inf) and every result
 // below the smallest normal came out as 5.6e-309 instead of 0 (or the subnormal value).
 struct ExpF {
@@ -106,29 +157,22 @@ struct SigmoidF {
       if (x[i] < lo) y[i] = std::exp(x[i]);
   }
 };
-// Eigen 3.4's fast-math packet sqrt (AVX-512 builds) returns NaN for +inf and 0 for
-// subnormals, its rsqrt +inf for subnormals.
+// Sqrt and Rsqrt take the IEEE square root on every host (ieee_sqrt below): Eigen 3.4's
+// fast-math packet sqrt and rsqrt are a Newton step from the rsqrt estimate, 1 ulp off, and
+// per host wrong for special inputs (AVX-512: NaN for +inf and 0 for subnormals; AVX and SSE:
+// rsqrt of a negative subnormal -inf, as the estimate instruction flushes it to -0).
 struct SqrtF {
   template <class A>
   auto operator()(const A& a) const {
-    return a.sqrt();
-  }
-  template <class T>
-  static void fixup(const T* x, T* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i)
-      if (!(x[i] >= std::numeric_limits<T>::min()) || x[i] == std::numeric_limits<T>::infinity())
-        y[i] = std::sqrt(x[i]);  // also keeps sqrt(-0) = -0
+    return a.unaryExpr(IeeeSqrtOp<typename A::Scalar>());
   }
 };
+// 1 / sqrt(x), both IEEE: rsqrt(-0) = -inf and NaN for every negative input, as numpy's
+// 1 / np.sqrt(x) and TF.
 struct RsqrtF {
   template <class A>
   auto operator()(const A& a) const {
-    return a.rsqrt();
-  }
-  template <class T>
-  static void fixup(const T* x, T* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i)
-      if (x[i] > T(0) && x[i] < std::numeric_limits<T>::min()) y[i] = T(1) / std::sqrt(x[i]);
+    return a.unaryExpr(IeeeSqrtOp<typename A::Scalar>()).inverse();
   }
 };
 JF_UNARY_FUNCTOR(SinF, a.sin())
@@ -161,8 +205,34 @@ struct ErfinvF {
       if (std::abs(x[i]) > T(1)) y[i] = std::numeric_limits<T>::quiet_NaN();
   }
 };
-JF_UNARY_FUNCTOR(FloorF, a.floor())
-JF_UNARY_FUNCTOR(CeilF, a.ceil())
+// Eigen 3.4's packet floor and ceil without SSE4.1 (an x86-64 baseline build) round through
+// integers and lose the sign of a zero result: floor(-0) and ceil(-0.5) came out +0. A zero
+// result takes the sign of its input, as IEEE's floor and ceil give it.
+template <class T>
+void signed_zero_fixup(const T* x, T* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (y[i] == T(0)) y[i] = std::copysign(T(0), x[i]);
+}
+struct FloorF {
+  template <class A>
+  auto operator()(const A& a) const {
+    return a.floor();
+  }
+  template <class T>
+  static void fixup(const T* x, T* y, int64_t n) {
+    signed_zero_fixup(x, y, n);
+  }
+};
+struct CeilF {
+  template <class A>
+  auto operator()(const A& a) const {
+    return a.ceil();
+  }
+  template <class T>
+  static void fixup(const T* x, T* y, int64_t n) {
+    signed_zero_fixup(x, y, n);
+  }
+};
 // Half to even (TF's Round); integers are their own rounding.
 struct RoundF {
   template <class A>

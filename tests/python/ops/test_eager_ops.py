@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import run_mode
 
 import jitflow as jf
 
@@ -294,6 +295,43 @@ def test_unary_nan_inf_like_numpy(op, dtype):
     with np.errstate(all="ignore"):
         want = ref(f64(x)).astype(dtype)  # float64 result rounded to dtype (overflow -> inf)
     assert_matches(fn(x), want, dtype, atol=np.finfo(dtype).tiny)
+
+
+# Signed zeros and negative subnormals, tiled so every vector width's packets see them: the
+# results once depended on the instruction set a kernel was built for (-x of +0 was +0 with
+# AVX, floor(-0) and ceil(-0.5) +0 without SSE4.1, rsqrt of a negative subnormal -inf with
+# AVX2, relu(-0) -0 in part of an AVX-512 vector). TF's values; relu's and sign's zero is +0.
+SIGNED_ZERO_CASES = {  # op: (function, inputs, TF's outputs), given s, the smallest subnormal
+    "negative": (jf.negative, lambda s: [0.0, -0.0, s], lambda s: [-0.0, 0.0, -s]),
+    "floor": (jf.floor, lambda s: [-0.0, 0.0, -0.5, s, -s], lambda s: [-0.0, 0.0, -1.0, 0.0, -1.0]),
+    "ceil": (jf.math.ceil, lambda s: [-0.0, 0.0, -0.5, -s, s], lambda s: [-0.0, 0.0, -0.0, -0.0, 1.0]),
+    "round": (jf.round, lambda s: [-0.0, -0.4, 0.4, -0.5, -s], lambda s: [-0.0, -0.0, 0.0, -0.0, -0.0]),
+    "sqrt": (jf.sqrt, lambda s: [-0.0, -s, 4 * s, np.inf], lambda s: [-0.0, np.nan, 2 * np.sqrt(s), np.inf]),
+    "rsqrt": (jf.math.rsqrt, lambda s: [-0.0, -s, -1000 * s, 0.0], lambda s: [-np.inf, np.nan, np.nan, np.inf]),
+    "reciprocal": (jf.math.reciprocal, lambda s: [-0.0, 0.0, -s], lambda s: [-np.inf, np.inf, -np.inf]),
+    "relu": (jf.nn.relu, lambda s: [-0.0, 0.0, -s, s], lambda s: [0.0, 0.0, 0.0, s]),
+    "relu6": (jf.nn.relu6, lambda s: [-0.0, 0.0, -s, s], lambda s: [0.0, 0.0, 0.0, s]),
+    "abs": (jf.abs, lambda s: [-0.0, -s], lambda s: [0.0, s]),
+    "sign": (jf.sign, lambda s: [-0.0, 0.0, -s], lambda s: [0.0, 0.0, -1.0]),
+    "tanh": (jf.tanh, lambda s: [-0.0, 0.0, -s], lambda s: [-0.0, 0.0, -s]),
+    "exp": (jf.exp, lambda s: [-0.0, -s], lambda s: [1.0, 1.0]),
+    "log": (jf.math.log, lambda s: [-0.0, -s, 0.0], lambda s: [-np.inf, np.nan, -np.inf]),
+}
+
+
+@pytest.mark.parametrize("op", SIGNED_ZERO_CASES)
+@pytest.mark.parametrize("dtype", FLOATS, ids=name_of)
+@pytest.mark.parametrize("mode", ["eager", "jit_compile"])
+def test_unary_signed_zeros_and_subnormals_like_tf(op, dtype, mode):
+    fn, xs, ws = SIGNED_ZERO_CASES[op]
+    sub = np.finfo(dtype).smallest_subnormal
+    x = np.tile(np.array(xs(sub), dtype), 16)
+    want = np.tile(np.array(ws(np.float64(sub)), np.float64).astype(dtype), 16)
+    got = run_mode(mode, fn, x).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=op)
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=1e-6, err_msg=op)
+    np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]), err_msg=f"{op}: sign")
 
 
 @pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "maximum", "minimum",
