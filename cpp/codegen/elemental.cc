@@ -223,12 +223,65 @@ Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, co
   if (e->kind == KKind::kScalar) return emit_new(e, idx, root);
   MemoKey key{e, root, b_.GetInsertBlock(), idx};
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  emit_operands_first(e, idx, root);
+  key.block = b_.GetInsertBlock();
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
   Value* v = emit_new(e, idx, root);
   // Generating v may have moved to another block (a reduction loop, a check): then v lives
   // there, and only uses in that block may take it.
   key.block = b_.GetInsertBlock();
   memo_[std::move(key)] = v;
   return v;
+}
+
+namespace {
+// Kinds that read each operand at the output's own index (numpy broadcasting aside).
+bool reads_at_own_index(KKind k) {
+  return k == KKind::kUnary || k == KKind::kCast || k == KKind::kBinary || k == KKind::kSelect;
+}
+}  // namespace
+
+bool ElementalEmitter::ready(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
+  if (e->kind == KKind::kBuffer || e->kind == KKind::kScalar || (e->materialized && e != root)) return true;
+  return memo_.count(MemoKey{e, root, b_.GetInsertBlock(), idx}) != 0;
+}
+
+// emit_new reaches an operand through emit, so a chain of n elementwise ops recursed n deep:
+// a 20,000-op fused cluster overflowed the stack. Here the chain below e is walked from an
+// explicit stack and generated deepest first, so each emit on the way, and emit_new(e) after,
+// finds its operands in the memo (one level deep). Other kinds end the walk: they are emitted
+// as they come, and walk their own operands the same way.
+void ElementalEmitter::emit_operands_first(const KExpr* e, const std::vector<Value*>& idx,
+                                           const KExpr* root) {
+  if (!reads_at_own_index(e->kind)) return;
+  struct Item {
+    const KExpr* e;
+    std::vector<Value*> idx;
+    bool expanded;
+  };
+  std::vector<Item> stack;
+  std::set<std::pair<const KExpr*, std::vector<Value*>>> queued;  // a shared operand once
+  auto push_operands = [&](const KExpr* x, const std::vector<Value*>& xi) {
+    for (const KExpr* o : x->operands) {
+      std::vector<Value*> oi = broadcast_index(x, o, xi);
+      if (ready(o, oi, root) || !queued.insert({o, oi}).second) continue;
+      stack.push_back({o, std::move(oi), false});
+    }
+  };
+  push_operands(e, idx);
+  while (!stack.empty()) {
+    Item& top = stack.back();
+    if (top.expanded || !reads_at_own_index(top.e->kind)) {
+      Item it = std::move(top);
+      stack.pop_back();
+      emit(it.e, it.idx, root);
+      continue;
+    }
+    top.expanded = true;
+    const KExpr* x = top.e;
+    const std::vector<Value*> xi = top.idx;  // a copy: pushing may move the stack
+    push_operands(x, xi);
+  }
 }
 
 Value* ElementalEmitter::emit_new(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {

@@ -4,6 +4,7 @@
 #include <llvm/IR/IRBuilder.h>
 
 #include <map>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -102,6 +103,10 @@ class ElementalEmitter {
   llvm::Value* buffer_ptr(int buffer);
   llvm::BasicBlock* begin_check(const KExpr* e, llvm::Value* cond);
   llvm::Value* emit_new(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
+  // Whether emit(e, idx, root) would generate nothing new: a load, a constant, a memo hit.
+  bool ready(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
+  // Generates the elementwise operand chains of e, deepest first, from an explicit stack.
+  void emit_operands_first(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* unary(const KExpr* e, llvm::Value* x);
   llvm::Value* binary(const KExpr* e, DType in, llvm::Value* x, llvm::Value* y);
   llvm::Value* cast(DType from, DType to, llvm::Value* x);

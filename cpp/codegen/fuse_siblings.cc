@@ -37,18 +37,26 @@ class SlotClasses {
   std::vector<int> parent_;
 };
 
-// The stored values `e` reads (cluster inputs, constants, materialized values), each with
-// whether every read is at e's own index (only same-shape elementwise ops on the way).
-void collect_reads(const KExpr* e, const KExpr* top, bool at_own_index, SlotClasses& sc,
-                   std::map<const KExpr*, bool>* reads, std::set<std::pair<const KExpr*, bool>>* seen) {
-  if (e != top && (e->kind == KKind::kBuffer || e->materialized)) {
-    auto [it, fresh] = reads->emplace(e, at_own_index);
-    if (!fresh) it->second = it->second && at_own_index;
-    return;
+// The stored values `top` reads (cluster inputs, constants, materialized values), each with
+// whether every read is at top's own index (only same-shape elementwise ops on the way). A
+// walk from an explicit stack: a fused chain of 20,000 ops is as deep.
+std::map<const KExpr*, bool> collect_reads(const KExpr* top, SlotClasses& sc) {
+  std::map<const KExpr*, bool> reads;
+  std::set<std::pair<const KExpr*, bool>> seen;
+  std::vector<std::pair<const KExpr*, bool>> todo{{top, true}};
+  while (!todo.empty()) {
+    auto [e, at_own_index] = todo.back();
+    todo.pop_back();
+    if (e != top && (e->kind == KKind::kBuffer || e->materialized)) {
+      auto [it, fresh] = reads.emplace(e, at_own_index);
+      if (!fresh) it->second = it->second && at_own_index;
+      continue;
+    }
+    if (!seen.insert({e, at_own_index}).second) continue;
+    bool same = at_own_index && is_elementwise(e->kind);
+    for (const KExpr* o : e->operands) todo.push_back({o, same && sc.same_dims(o, e)});
   }
-  if (!seen->insert({e, at_own_index}).second) return;
-  bool same = at_own_index && is_elementwise(e->kind);
-  for (const KExpr* o : e->operands) collect_reads(o, top, same && sc.same_dims(o, e), sc, reads, seen);
+  return reads;
 }
 
 bool fusible_loop(const Step& s) { return s.kind == Step::kLoop && s.root->kind != KKind::kReduce; }
@@ -62,9 +70,7 @@ void fuse_sibling_loops(ClusterProgram* p) {
   for (const Step& s : p->steps) {
     bool joined = false;
     if (fusible_loop(s)) {
-      std::map<const KExpr*, bool> reads;
-      std::set<std::pair<const KExpr*, bool>> seen;
-      collect_reads(s.root, s.root, true, sc, &reads, &seen);
+      const std::map<const KExpr*, bool> reads = collect_reads(s.root, sc);
       for (size_t g = 0; g < out.size() && !joined; ++g) {
         Step& loop = out[g];
         if (!fusible_loop(loop) || loop.siblings.size() + 1 >= kMaxRootsPerLoop ||

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_exact
+from conftest import assert_exact, run_in_child
 
 import jitflow as jf
 
@@ -547,3 +547,33 @@ def test_shape_compiles_and_feeds_shape_inputs(rng):
         assert ran, shape
         np.testing.assert_allclose(y.numpy(), x * 2.0 + sum(shape), rtol=1e-6)
         assert s.numpy().tolist() == list(shape) and s.dtype == jf.int64
+
+
+def test_a_long_fused_chain_compiles_without_recursing_per_op():
+    """Code generation walked a fused cluster's expression recursively, a few hundred bytes of
+    stack per op: a 20,000-op chain under jit_compile=True overflowed the main thread's 8 MiB
+    and killed the interpreter. On a thread with 2 MiB of stack, this 10,000-op chain needs as
+    much per op as the old walk would, and still compiles (the walks keep their own stacks)."""
+    out = run_in_child("""
+        import threading
+        def chain():
+            @jf.function(jit_compile=True)
+            def f(x):
+                for _ in range(5000):
+                    x = x * 1.0001 + 0.5
+                return x
+            return f(jf.constant(np.ones(4, np.float32))).numpy().tolist()
+        got = {}
+        threading.stack_size(2 << 20)
+        t = threading.Thread(target=lambda: got.update(value=chain()))
+        t.start()
+        t.join()
+        want = np.ones(4, np.float32)
+        for _ in range(5000):
+            want = want * np.float32(1.0001) + np.float32(0.5)
+        report(lambda: [got["value"], want.tolist(), jf.debugging.stats()["cluster_runs"]])
+    """)
+    got, want, runs = out["value"]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert runs == 1
+
