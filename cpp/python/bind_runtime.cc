@@ -55,6 +55,8 @@ void bind_runtime(py::module_& m) {
   m.def("llvm_version", &llvm_version);
   m.def("llvm_host_cpu", &llvm_host_cpu);
   m.def("llvm_host_triple", &llvm_host_triple);
+  // The CPU JIT's target: "triple|cpu|features" (JITFLOW_CPU overrides the host's CPU).
+  m.def("cpu_jit_target", &cpu_target_description);
 }
 
 }  // namespace jf::py_bridge

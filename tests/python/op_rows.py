@@ -38,6 +38,13 @@ class Row:
     # The gradient check's input dtype, and its float64 reference when `ref` rounds (a cast).
     grad_dtype: str = F64
     grad_ref: object = None
+    # Under special_values(): which of special_inputs() the row's float inputs take ("all",
+    # "finite" for an op that raises on NaN/Inf, "no_inf" where the float64 reference cannot
+    # follow a product's order of underflow and overflow, "no_nan" where TF's result depends
+    # on where a NaN comes in a segment), and a reference for them when `ref` is not TF's
+    # rule there.
+    special_inputs: str = "all"
+    special_ref: object = None
 
 
 def _np_dtype(d):
@@ -62,13 +69,53 @@ class sized:
         _SIZE.pop()
 
 
+# ---- special values ------------------------------------------------------------------------
+# ops/test_op_coverage.py also runs every float row on these: subnormals and signed zeros,
+# whose results have depended on the host that built or runs a kernel (a flushed subnormal, a
+# lost -0 in a vectorized path), the smallest normal, infinities, NaN and a few ordinary values.
+_SPECIAL = [None]
+
+
+def special_inputs(d, which="all"):
+    """The special float values of dtype d (16: one AVX-512 vector of float32)."""
+    fi = np.finfo(d)
+    v = [fi.tiny / 4, -fi.tiny / 4, fi.smallest_subnormal, -fi.smallest_subnormal, 0.0, -0.0, fi.tiny, -fi.tiny,
+         3 * fi.tiny / 4, -3 * fi.tiny / 4, np.inf, -np.inf, np.nan, 1.0, -1.0, -2.5]
+    if which == "finite":
+        v = [x for x in v if np.isfinite(x)]
+    elif which == "no_inf":
+        v = [x for x in v if not np.isinf(x)]
+    elif which == "no_nan":
+        v = [x for x in v if not np.isnan(x)]
+    return np.array(v, d)
+
+
+class special_values:
+    """`with special_values(): row.make(...)`: the row's float inputs cycle through
+    special_inputs() (each input from its own starting point, so binary ops meet mixed pairs);
+    with `sized(8)` an input has 16 or more elements, enough for a kernel's vector loop."""
+
+    def __init__(self, which="all"):
+        self.which = which
+
+    def __enter__(self):
+        _SPECIAL.append(self.which)
+
+    def __exit__(self, *exc):
+        _SPECIAL.pop()
+
+
 def data(shape, lo=-3.0, hi=3.0, nonzero=False):
-    """Inputs of one shape: floats uniform in [lo, hi), ints in [lo, hi], bools at random."""
+    """Inputs of one shape: floats uniform in [lo, hi), ints in [lo, hi], bools at random
+    (floats from special_inputs() under special_values())."""
     def make(d, rng):
         shape_now = tuple(_SIZE[-1] if n == 2 else n for n in shape)
         return _make(shape_now, d, rng)
 
     def _make(shape, d, rng):
+        if _SPECIAL[-1] and d in (F32, F64):
+            v = special_inputs(d, _SPECIAL[-1])
+            return np.resize(np.roll(v, int(rng.integers(v.size))), shape)
         if d == BOOL:
             return np.asarray(rng.random(shape) < 0.5)
         if d in (I32, I64):
@@ -114,6 +161,8 @@ def _halves(shape):
 
     def make(d, rng):
         v = base(d, rng)
+        if _SPECIAL[-1]:
+            return v
         return np.asarray(np.round(v * 2) / 2).astype(v.dtype) if v.dtype.kind == "f" else v
     return make
 
@@ -169,18 +218,54 @@ def _digamma_ref(x):
     r = 1.0 / (z * z)
     series = np.log(z) - 0.5 / z - r * (1 / 12 - r * (1 / 120 - r * (1 / 252 - r * (1 / 240 - r / 132))))
     psi = series - acc
-    return np.where(neg, psi - np.pi / np.tan(np.pi * x), psi)
+    psi = np.where(neg, psi - np.pi / np.tan(np.pi * x), psi)
+    return np.where((x <= 0) & (x == np.floor(x)), np.nan, psi)  # TF's NaN at the poles
 
 
 def _erfinv_ref(x):
     """erfinv in float64 by Newton's method on math.erf from 0 (monotone: erf is concave
-    beyond 0), for |x| < 1."""
+    beyond 0) for |x| < 1; +-inf at +-1, NaN beyond."""
     def one(v):
+        if not abs(v) < 1:
+            return math.copysign(math.inf, v) if abs(v) == 1 else math.nan
         y = 0.0
         for _ in range(200):
             y -= (math.erf(y) - v) / (2 / math.sqrt(math.pi) * math.exp(-y * y))
         return y
     return np.vectorize(one, otypes=[np.float64])(x)
+
+
+def _math_ref(fn, pole):
+    """A math-module function over an array, `pole` where it reports a pole (math.lgamma
+    raises ValueError at 0, -1, ...; TF gives +inf there)."""
+    def one(v):
+        try:
+            return fn(v)
+        except ValueError:
+            return pole
+    return np.vectorize(one, otypes=[np.float64])
+
+
+def _tf_floormod(x, y):
+    """TF's float floormod: fmod, moved into y's sign when it is nonzero."""
+    m = np.fmod(x, y)
+    return np.where((m != 0) & ((m < 0) != (y < 0)), m + y, m)
+
+
+def _tf_argreduce(is_max):
+    """TF eager's rule along axis 1: from index 0 holding the lowest (highest) finite value,
+    move to each element strictly greater (less); NaN compares false."""
+    def ref(x):
+        out = np.zeros(x.shape[0], np.int64)
+        lim = np.finfo(x.dtype).max if x.dtype.kind == "f" else None
+        for r in range(x.shape[0]):
+            best, bv = 0, (-lim if is_max else lim)
+            for k, v in enumerate(x[r]):
+                if (v > bv) if is_max else (v < bv):
+                    best, bv = k, v
+            out[r] = best
+        return out
+    return ref
 
 
 def _floordiv(x, y):
@@ -207,7 +292,7 @@ def _nd_indices(rows):
     """Index vectors (int32 [n, C]): the first n of `rows`, n the size the row runs with (its
     index count follows the 2-dims of the updates; the indexed tensor keeps its size)."""
     def make():
-        return np.array(rows, np.int32)[: _SIZE[-1]].reshape(-1, len(rows[0]))
+        return np.resize(np.array(rows, np.int32), (_SIZE[-1], len(rows[0])))
     return make
 
 
@@ -291,7 +376,7 @@ ROWS = {
     "Acosh": unary(jf.math.acosh, np.arccosh, lo=1.2, hi=3.0),
     "Atanh": unary(jf.math.atanh, np.arctanh, lo=-0.9, hi=0.9),
     "Erfc": unary(jf.math.erfc, np.vectorize(math.erfc, otypes=[np.float64])),
-    "Lgamma": unary(jf.math.lgamma, np.vectorize(math.lgamma, otypes=[np.float64]), lo=-2.7, hi=4.0),
+    "Lgamma": unary(jf.math.lgamma, _math_ref(math.lgamma, np.inf), lo=-2.7, hi=4.0),
     "Digamma": unary(jf.math.digamma, _digamma_ref, lo=-2.7, hi=6.0),
     "Erfinv": unary(jf.math.erfinv, _erfinv_ref, lo=-0.95, hi=0.95),
     "Floor": unary(jf.floor, np.floor, grad=()),
@@ -316,14 +401,19 @@ ROWS = {
     "Sub": binary(jf.subtract, np.subtract),
     "Mul": binary(jf.multiply, np.multiply),
     "RealDiv": binary(jf.math.truediv, np.divide, nonzero=True),
-    "FloorDiv": binary(jf.math.floordiv, _floordiv, nonzero=True, grad=()),
-    "FloorMod": binary(jf.math.floormod, np.mod, nonzero=True, grad=(0,)),
+    # On special values TF's definitions, computed in the inputs' own dtype (numpy's float32
+    # arithmetic is IEEE's): floor(x / y) rounds the quotient before the floor.
+    "FloorDiv": dataclasses.replace(binary(jf.math.floordiv, _floordiv, nonzero=True, grad=()),
+                                    special_ref=lambda x, y: np.floor(x / y)),
+    "FloorMod": dataclasses.replace(binary(jf.math.floormod, np.mod, nonzero=True, grad=(0,)),
+                                    special_ref=_tf_floormod),
     "Maximum": binary(jf.maximum, np.maximum),
     "Minimum": binary(jf.minimum, np.minimum),
     "Pow": binary(jf.pow, np.power, lo=0.0, hi=3.0, grad=(0,)),
     "Atan2": Row(inputs(data((2, 3)), data((3,), 0.2, 3.0)), jf.math.atan2, _f64(np.arctan2), (0, 1)),
     "SquaredDifference": binary(jf.math.squared_difference, lambda x, y: (x - y) ** 2),
-    "TruncateDiv": binary(jf.truncatediv, _truncdiv, nonzero=True, grad=()),
+    "TruncateDiv": dataclasses.replace(binary(jf.truncatediv, _truncdiv, nonzero=True, grad=()),
+                                       special_ref=lambda x, y: np.trunc(x / y)),
     "TruncateMod": binary(jf.truncatemod, np.fmod, nonzero=True, grad=()),
     "DivNoNan": binary(jf.math.divide_no_nan, _no_nan(np.divide), nonzero=True),
     "MulNoNan": Row(inputs(data((2, 3)), _with_zero(data((3,)))), jf.math.multiply_no_nan,
@@ -331,7 +421,7 @@ ROWS = {
     "Xlogy": Row(inputs(data((2, 3)), data((3,), 0.2, 3.0)), jf.math.xlogy, _f64(_xlogy(np.log)), (0, 1)),
     "Xlog1py": Row(inputs(data((2, 3)), data((3,), -0.8, 3.0)), jf.math.xlog1py,
                    _f64(_xlogy(np.log1p)), (0, 1)),
-    "NextAfter": binary(jf.math.nextafter, np.nextafter),
+    "NextAfter": dataclasses.replace(binary(jf.math.nextafter, np.nextafter), special_ref=np.nextafter),
     "Equal": binary(jf.equal, np.equal, lo=-1, hi=1, grad=()),
     "NotEqual": binary(jf.not_equal, np.not_equal, lo=-1, hi=1, grad=()),
     "Less": binary(jf.less, np.less, grad=()),
@@ -354,11 +444,17 @@ ROWS = {
     "Mean": Row(inputs(data((2, 4))), lambda x: jf.reduce_mean(x, axis=1), _mean_ref, (0,)),
     "Max": Row(inputs(data((2, 3))), lambda x: jf.reduce_max(x, axis=1), _f64(lambda x: np.max(x, axis=1)), (0,)),
     "Min": Row(inputs(data((2, 3))), lambda x: jf.reduce_min(x, axis=1), _f64(lambda x: np.min(x, axis=1)), (0,)),
-    "Prod": unary(lambda x: jf.reduce_prod(x, axis=1), lambda x: np.prod(x, axis=1)),
-    "ArgMax": Row(inputs(data((2, 5), -100, 100)), lambda x: jf.argmax(x, axis=1), lambda x: np.argmax(x, axis=1)),
-    "ArgMin": Row(inputs(data((2, 5), -100, 100)), lambda x: jf.argmin(x, axis=1), lambda x: np.argmin(x, axis=1)),
-    "Softmax": unary(jf.nn.softmax, lambda x: np.exp(x) / np.exp(x).sum(-1, keepdims=True)),
-    "LogSoftmax": unary(jf.nn.log_softmax, lambda x: x - np.log(np.exp(x).sum(-1, keepdims=True))),
+    "Prod": dataclasses.replace(unary(lambda x: jf.reduce_prod(x, axis=1), lambda x: np.prod(x, axis=1)),
+                                special_inputs="no_inf"),
+    "ArgMax": Row(inputs(data((2, 5), -100, 100)), lambda x: jf.argmax(x, axis=1), lambda x: np.argmax(x, axis=1),
+                  special_ref=_tf_argreduce(True)),
+    "ArgMin": Row(inputs(data((2, 5), -100, 100)), lambda x: jf.argmin(x, axis=1), lambda x: np.argmin(x, axis=1),
+                  special_ref=_tf_argreduce(False)),
+    # The row's max is subtracted first, as TF's kernel does (an inf in a row makes it NaN).
+    "Softmax": unary(jf.nn.softmax, lambda x: np.exp(x - x.max(-1, keepdims=True))
+                     / np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True)),
+    "LogSoftmax": unary(jf.nn.log_softmax, lambda x: x - x.max(-1, keepdims=True)
+                        - np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True))),
     "MatMul": Row(inputs(data((2, 3)), data((3, 4))), jf.matmul, _f64(np.matmul), (0, 1)),
     "BatchMatMulV2": Row(inputs(data((2, 2, 3)), data((2, 3, 4))), jf.matmul, _f64(np.matmul), (0, 1)),
     "Reshape": unary(lambda x: jf.reshape(x, [3, -1]), lambda x: x.reshape(3, -1)),
@@ -396,8 +492,12 @@ ROWS = {
     "TensorScatterUpdate": _tensor_scatter_row(jf.tensor_scatter_nd_update, lambda a, b: b, [[1], [3]]),
     "TensorScatterAdd": _tensor_scatter_row(jf.tensor_scatter_nd_add, np.add, [[1], [1]]),
     "TensorScatterSub": _tensor_scatter_row(jf.tensor_scatter_nd_sub, np.subtract, [[1], [1]]),
-    "TensorScatterMax": _tensor_scatter_row(jf.tensor_scatter_nd_max, np.maximum, [[1], [1]]),
-    "TensorScatterMin": _tensor_scatter_row(jf.tensor_scatter_nd_min, np.minimum, [[1], [1]]),
+    # Without NaN on special values: TF's rule keeps a NaN already there and never takes one
+    # (tests/python/ops/test_scatter_ops.py checks it), where np.maximum propagates both.
+    "TensorScatterMax": dataclasses.replace(_tensor_scatter_row(jf.tensor_scatter_nd_max, np.maximum, [[1], [1]]),
+                                            special_inputs="no_nan"),
+    "TensorScatterMin": dataclasses.replace(_tensor_scatter_row(jf.tensor_scatter_nd_min, np.minimum, [[1], [1]]),
+                                            special_inputs="no_nan"),
     "Slice": Row(inputs(data((4, 2))), lambda x: jf.slice(x, [1, 0], [2, -1]), lambda x: x[1:3, :], (0,)),
     "Fill": Row(lambda d, rng: (data((), 0, 3)(d, rng),), lambda v: jf.fill([2, 3], v),
                 lambda v: np.full((2, 3), v), (0,)),
@@ -444,10 +544,31 @@ def _unique_ref(counts):
     return ref
 
 
+def _unique_ref_tf(counts):
+    """TF's hash-map rule where np.unique's sorting differs: -0 and +0 are one value (the
+    first seen is kept), each NaN is a value of its own."""
+    def ref(x):
+        first, ys, idx, cnt = {}, [], [], []
+        for v in x.tolist():
+            nan = math.isnan(v)
+            k = None if nan else first.get(v)
+            if k is None:
+                k = len(ys)
+                ys.append(v)
+                cnt.append(0)
+                if not nan:
+                    first[v] = k
+            idx.append(k)
+            cnt[k] += 1
+        out = (np.array(ys, x.dtype), np.array(idx, np.int32), np.array(cnt, np.int32))
+        return out if counts else out[:2]
+    return ref
+
+
 ROWS.update({
     "Where": Row(inputs(_with_zeros((2, 3))), jf.where, lambda x: np.argwhere(x).astype(np.int64)),
-    "Unique": Row(_repeating, jf.unique, _unique_ref(False)),
-    "UniqueWithCounts": Row(_repeating, jf.unique_with_counts, _unique_ref(True)),
+    "Unique": Row(_repeating, jf.unique, _unique_ref(False), special_ref=_unique_ref_tf(False)),
+    "UniqueWithCounts": Row(_repeating, jf.unique_with_counts, _unique_ref(True), special_ref=_unique_ref_tf(True)),
 })
 
 
@@ -461,6 +582,8 @@ def _off_kinks(shape, lo, hi, kinks):
 
     def make(d, rng):
         v = base(d, rng)
+        if _SPECIAL[-1]:
+            return v
         for k in kinks:
             v[np.abs(v - k) < 0.1] = k + 0.5
         return v
@@ -472,7 +595,8 @@ def _softplus_ref(x):
 
 
 ROWS.update({
-    "Relu6": Row(inputs(_off_kinks((2, 3), -3.0, 9.0, (0, 6))), jf.nn.relu6, _f64(lambda x: np.clip(x, 0, 6)), (0,)),
+    "Relu6": Row(inputs(_off_kinks((2, 3), -3.0, 9.0, (0, 6))), jf.nn.relu6,
+                 _f64(lambda x: np.minimum(np.maximum(x, 0), 6)), (0,)),  # relu6(-0) is +0
     "Elu": unary(jf.nn.elu, lambda x: np.where(x < 0, np.expm1(x), x)),
     "Selu": Row(inputs(_off_kinks((2, 3), -3.0, 3.0, (0,))), jf.nn.selu,
                 _f64(lambda x: np.where(x < 0, _SELU_SCALE_ALPHA * np.expm1(x), _SELU_SCALE * x)), (0,)),
@@ -508,6 +632,11 @@ def _euclidean_ref(x):
     return r.astype(x.dtype) if x.dtype.kind == "f" else np.trunc(r).astype(x.dtype)
 
 
+def _euclidean_squares_in_dtype(x):
+    """TF's kernel squares in the input's dtype, unscaled: a subnormal's square is 0."""
+    return np.sqrt(np.sum((x * x).astype(np.float64), axis=1)).astype(x.dtype)
+
+
 def _lowest(d):
     return np.finfo(d).min if d.kind == "f" else np.iinfo(d).min
 
@@ -516,21 +645,33 @@ def _highest(d):
     return np.finfo(d).max if d.kind == "f" else np.iinfo(d).max
 
 
+def _special_inputs_of(combine):
+    """Max and min segments see no NaN on special values: which of a segment's values TF's
+    kernels keep then depends on their order. Products see no inf (see Row.special_inputs)."""
+    return {np.max: "no_nan", np.min: "no_nan", np.prod: "no_inf"}.get(combine, "all")
+
+
 def _sorted_segment_row(fn, combine, mean=False):
     return Row(lambda d, rng: (data((4, 2))(d, rng), np.array([0, 0, 2, 3], np.int32)), fn,
-               _segment_ref(combine, mean=mean), (0,))
+               _segment_ref(combine, mean=mean), (0,), special_inputs=_special_inputs_of(combine))
 
 
 def _unsorted_segment_row(fn, combine, init):
+    # An unsorted max (min) starts from the lowest (highest) finite value, which -inf (inf)
+    # never beats.
+    start = {np.max: np.maximum, np.min: np.minimum}.get(combine)
+    special = None if start is None else (
+        lambda x, i: start(_segment_ref(combine, 2, init)(x, i), init(x.dtype)))
     return Row(lambda d, rng: (data((4, 2))(d, rng), np.array([1, 0, -1, 1], np.int64)),
-               lambda x, i: fn(x, i, 2), _segment_ref(combine, 2, init), (0,))
+               lambda x, i: fn(x, i, 2), _segment_ref(combine, 2, init), (0,),
+               special_inputs=_special_inputs_of(combine), special_ref=special)
 
 
 ROWS.update({
     "Any": Row(inputs(data((3, 2))), lambda x: jf.reduce_any(x, axis=1), lambda x: np.any(x, axis=1)),
     "All": Row(inputs(data((3, 2))), lambda x: jf.math.reduce_all(x, axis=1), lambda x: np.all(x, axis=1)),
     "EuclideanNorm": Row(inputs(data((3, 2), -9, 9)), lambda x: jf.math.reduce_euclidean_norm(x, axis=1),
-                         _euclidean_ref, (0,)),
+                         _euclidean_ref, (0,), special_ref=_euclidean_squares_in_dtype),
     "SegmentSum": _sorted_segment_row(jf.math.segment_sum, np.sum),
     "SegmentMean": _sorted_segment_row(jf.math.segment_mean, np.sum, mean=True),
     "SegmentMax": _sorted_segment_row(jf.math.segment_max, np.max),
@@ -557,7 +698,8 @@ def _assert_row_call(c, x):
 
 
 ROWS.update({
-    "CheckNumerics": unary(lambda x: jf.debugging.check_numerics(x, "row"), lambda x: x),
+    "CheckNumerics": dataclasses.replace(unary(lambda x: jf.debugging.check_numerics(x, "row"), lambda x: x),
+                                         special_inputs="finite"),  # NaN and Inf raise
     "Assert": Row(_assert_row_make, _assert_row_call, lambda c, x: x, runs_around_jit=True),
 })
 

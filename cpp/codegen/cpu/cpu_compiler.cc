@@ -10,6 +10,7 @@
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/DynamicLibrary.h>
@@ -54,11 +55,31 @@ struct Jit {
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::unique_ptr<llvm::TargetMachine> tm;
   std::string triple, cpu, features;
+  bool avx2 = false;  // the target has AVX2: libmvec's AVX2 variants may be called
   std::mutex mu;
   // cache key -> the loaded code while some cluster uses it (weak: the clusters own it)
   std::unordered_map<std::string, std::weak_ptr<Loaded>> loaded;
   int64_t dylibs = 0;
 };
+
+// JITFLOW_CPU=<LLVM CPU name> (haswell, x86-64-v2, ...) compiles for that CPU instead of the
+// host's, so the tests can check on one machine the code an older one (AVX2, SSE4) would run.
+// The CPU must be one LLVM knows, and its instruction sets must be the host's too: code for a
+// newer CPU would die of an illegal instruction.
+void check_cpu_override(const llvm::Target& target, const std::string& triple, const std::string& cpu,
+                        const llvm::StringMap<bool>& host_features) {
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target.createMCSubtargetInfo(triple, cpu, ""));
+  if (!sti || !sti->isCPUStringValid(cpu))
+    throw_invalid("JITFLOW_CPU=", cpu, " is not a CPU LLVM knows for ", triple,
+                  " (try haswell or x86-64-v2)");
+  std::string missing;
+  for (const auto& f : host_features)  // the instruction sets LLVM detects, on or off here
+    if (!f.second && sti->checkFeatures("+" + f.first().str()))
+      missing += (missing.empty() ? "" : ", ") + f.first().str();
+  if (!missing.empty())
+    throw_invalid("JITFLOW_CPU=", cpu, " needs instructions this CPU (", llvm::sys::getHostCPUName().str(),
+                  ") lacks: ", missing);
+}
 
 Jit& jit() {
   static Jit* j = [] {
@@ -68,19 +89,25 @@ Jit& jit() {
     llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
     auto* jj = new Jit();
     jj->triple = llvm::sys::getProcessTriple();
-    jj->cpu = llvm::sys::getHostCPUName().str();
-    llvm::StringMap<bool> feats;
-    std::string fs;
-    if (llvm::sys::getHostCPUFeatures(feats))
-      for (auto& kv : feats)
-        fs += (fs.empty() ? "" : ",") + std::string(kv.second ? "+" : "-") + kv.first().str();
-    jj->features = fs;
     std::string err;
     const llvm::Target* target = llvm::TargetRegistry::lookupTarget(jj->triple, err);
     if (!target) throw_runtime("LLVM: no target for ", jj->triple, ": ", err);
+    llvm::StringMap<bool> host_features;
+    if (!llvm::sys::getHostCPUFeatures(host_features)) host_features.clear();
+    if (const char* cpu = std::getenv("JITFLOW_CPU"); cpu && *cpu) {
+      jj->cpu = cpu;  // that CPU's own features (the cache key has its name)
+      check_cpu_override(*target, jj->triple, jj->cpu, host_features);
+    } else {
+      jj->cpu = llvm::sys::getHostCPUName().str();
+      std::string fs;
+      for (auto& kv : host_features)
+        fs += (fs.empty() ? "" : ",") + std::string(kv.second ? "+" : "-") + kv.first().str();
+      jj->features = fs;
+    }
     llvm::TargetOptions opts;
     jj->tm.reset(target->createTargetMachine(jj->triple, jj->cpu, jj->features, opts, llvm::Reloc::PIC_,
                                              std::nullopt, llvm::CodeGenOpt::Aggressive));
+    jj->avx2 = jj->tm->getMCSubtargetInfo()->checkFeatures("+avx2");
     // Each object in one mapping (jit_memory.h), freed with the object.
     auto lj = llvm::orc::LLJITBuilder()
                   .setObjectLinkingLayerCreator(
@@ -112,8 +139,7 @@ void dump_module(const llvm::Module& m, const std::string& label, const char* st
 // Calls to the records' libm functions (ops.def's math column) get their glibc libmvec
 // vector variants where libmvec has them, so the loop vectorizer can use them (LLVM 16's
 // libmvec table covers only exp/log/sin/cos/pow, which are emitted as intrinsics).
-void add_vector_variants(llvm::Module& m, const std::string& features) {
-  bool avx2 = features.find("+avx2") != std::string::npos;
+void add_vector_variants(llvm::Module& m, bool avx2) {
   for (int op = 0; op < num_ops(); ++op) {
     const OpDef& def = op_def(static_cast<OpId>(op));
     if (!*def.math) continue;
@@ -229,7 +255,7 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   llvm::raw_string_ostream vs(verr);
   if (llvm::verifyModule(m, &vs))
     throw Error(ErrorKind::kInternal, "LLVM IR verification failed: " + vs.str());
-  add_vector_variants(m, j.features);
+  add_vector_variants(m, j.avx2);
   dump_module(m, label, "before_opt");
   optimize(m, j.tm.get());
   dump_module(m, label, "after_opt");

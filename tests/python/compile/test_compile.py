@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_exact, run_in_child
+from conftest import assert_exact, assert_raised, run_in_child
 
 import jitflow as jf
 
@@ -577,3 +577,49 @@ def test_a_long_fused_chain_compiles_without_recursing_per_op():
     np.testing.assert_allclose(got, want, rtol=1e-6)
     assert runs == 1
 
+
+# ---- JITFLOW_CPU: compiled code for another (older) CPU -------------------------------------------
+_CPU_CHILD = """
+    from jitflow import _C
+    f = jf.function(lambda x: jf.exp(x * 0.375) - 0.125, jit_compile=True)
+    def run():
+        y = f(np.arange(4, dtype=np.float32)).numpy()
+        assert np.allclose(y, np.exp(np.arange(4) * 0.375) - 0.125, rtol=1e-6)
+        s = jf.debugging.stats()
+        return [_C.cpu_jit_target().split("|")[1], s["compilations"], s["cache_hits"], s["cluster_runs"]]
+    report(run)
+"""
+
+
+def test_cpu_override_compiles_for_that_cpu_and_keys_the_cache_apart(tmp_path):
+    """JITFLOW_CPU=haswell has LLVM target an AVX2 machine (the tests check that code on newer
+    hosts); its objects are cached under their own keys, so host and haswell code never mix."""
+    host = run_in_child(_CPU_CHILD, env={"JITFLOW_CACHE_DIR": str(tmp_path), "JITFLOW_CPU": ""})
+    assert host["value"] == [jf._C.llvm_host_cpu(), 1, 0, 1]
+    first = run_in_child(_CPU_CHILD, env={"JITFLOW_CACHE_DIR": str(tmp_path), "JITFLOW_CPU": "haswell"})
+    if "raised" in first and "needs instructions this CPU" in first["message"]:
+        pytest.skip("this CPU cannot run code for haswell")
+    assert first["value"] == ["haswell", 1, 0, 1]  # the host's entry is not taken
+    again = run_in_child(_CPU_CHILD, env={"JITFLOW_CACHE_DIR": str(tmp_path), "JITFLOW_CPU": "haswell"})
+    assert again["value"] == ["haswell", 0, 1, 1]
+    assert len(list(tmp_path.glob("*.jfc"))) == 2
+
+
+def test_cpu_override_must_be_a_cpu_llvm_knows():
+    out = run_in_child(_CPU_CHILD, env={"JITFLOW_CPU": "not-a-cpu"})
+    assert_raised(out, "InvalidArgumentError", "JITFLOW_CPU=not-a-cpu is not a CPU LLVM knows")
+
+
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+@pytest.mark.skipif(_cpu_flags() is None or "amx_tile" in _cpu_flags(), reason="needs a CPU known to lack AMX")
+def test_cpu_override_refuses_instructions_the_host_lacks():
+    # Sapphire Rapids code may use AMX tiles: on a CPU without them it would die of SIGILL.
+    out = run_in_child(_CPU_CHILD, env={"JITFLOW_CPU": "sapphirerapids"})
+    assert_raised(out, "InvalidArgumentError", "JITFLOW_CPU=sapphirerapids needs instructions", "amx-tile")

@@ -6,7 +6,7 @@ public Python name."""
 import numpy as np
 import pytest
 from conftest import numeric_grad
-from op_rows import EXEMPT, F32, F64, ROWS, Row, sized
+from op_rows import EXEMPT, F32, F64, ROWS, Row, sized, special_values
 
 import jitflow as jf
 from jitflow import _C
@@ -152,6 +152,115 @@ def test_every_claimed_dtype_in_every_mode(name, dtype, mode, size, rng):
     row = ROWS[name]
     with sized(size):
         _run_row(row, dtype, rng, mode)
+
+
+# ---- special values: subnormals, signed zeros, infinities and NaN -----------------------------
+# Every float row runs on op_rows.special_inputs() (size 8: 16 or more elements per input, so an
+# eager kernel's vector loop sees each value), eagerly and compiled, against its float64 numpy
+# reference: NaN where it has NaN, its infinities, finite values to rtol + the smallest normal
+# (a subnormal result may round differently), and the sign of a zero result. The sign is not
+# checked where it depends on the order of a sum or on which of two equal zeros a max keeps.
+_UNSIGNED_ZERO_KINDS = {"reduce", "library", "addn", "argreduce"}
+_UNSIGNED_ZERO_OPS = {"Maximum", "Minimum", "UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin",
+                      "UnsortedSegmentProd", "SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd",
+                      "TensorScatterAdd", "TensorScatterSub", "ScatterNd", "TensorScatterMax", "TensorScatterMin"}
+
+
+def _special_cases():
+    return [(n, d) for n, d in _cases("types") if d in (F32, F64) and ROWS[n].check is None]
+
+
+def _assert_special(got, want, dtype, what, signed_zeros):
+    assert len(got) == len(want), what
+    tiny = np.finfo(dtype).tiny
+    rtol = 3e-6 if dtype == F32 else 1e-12
+    for g, w in zip(got, want):
+        assert g.shape == w.shape, f"{what}: shape {g.shape}, expected {w.shape}"
+        if g.dtype.kind != "f":
+            np.testing.assert_array_equal(g, w, err_msg=what)
+            continue
+        g64, w64 = g.astype(np.float64), w.astype(np.float64)
+        bad = np.isnan(g64) != np.isnan(w64)
+        inf = np.isinf(w64) | np.isinf(g64)
+        # The largest finite value for an overflowing reference is one rounding off, not wrong.
+        top = np.abs(np.where(np.isinf(g64), w64, g64)) == np.finfo(dtype).max
+        bad |= inf & ~np.isnan(w64) & (g64 != w64) & ~(top & (np.sign(g64) == np.sign(w64)))
+        fin = np.isfinite(w64) & np.isfinite(g64)
+        bad |= fin & (np.abs(np.where(fin, g64 - w64, 0)) > rtol * np.abs(np.where(fin, w64, 0)) + tiny)
+        if signed_zeros:
+            bad |= fin & (w64 == 0) & (g64 == 0) & (np.signbit(g64) != np.signbit(w64))
+        assert not bad.any(), (f"{what}: {int(bad.sum())} wrong: " + ", ".join(
+            f"[{i}] got {g.flat[i]!r}, want {w.flat[i]!r}" for i in np.flatnonzero(bad)[:6]))
+
+
+def _run_special(row, dtype, rng, mode):
+    """The row on special values in `mode` ("eager", or "compiled": jit_compile=True for a
+    dtype its record compiles); raises AssertionError naming what differs."""
+    rec = RECORDS[row.name]
+    with sized(8), special_values(row.special_inputs):
+        xs = row.make(dtype, rng)
+    if mode == "eager":
+        got = _outputs(row.call(*_tensors(xs)))
+    else:
+        before = jf.debugging.stats()["cluster_runs"]
+        got = _outputs(_compiled_call(row, xs, "jit_compile", True))
+        assert jf.debugging.stats()["cluster_runs"] > before or _folded(row, xs), "no compiled code ran"
+    with np.errstate(all="ignore"):
+        want = (row.special_ref or row.ref)(*xs)
+    want = [np.asarray(r) for r in (want if isinstance(want, tuple) else (want,))]
+    signed = rec["lower"] not in _UNSIGNED_ZERO_KINDS and row.name not in _UNSIGNED_ZERO_OPS
+    _assert_special(got, want, dtype, f"{row.name} {dtype} {mode}", signed)
+
+
+@pytest.mark.parametrize("mode", ["eager", "compiled"])
+@pytest.mark.parametrize("name,dtype", _special_cases())
+def test_special_values_in_every_float_op(name, dtype, mode, rng):
+    if mode == "compiled" and dtype not in RECORDS[name]["jit_types"]:
+        pytest.skip("eager only for this dtype")
+    _run_special(ROWS[name], dtype, rng, mode)
+
+
+# The compiled code of an AVX2 machine (JITFLOW_CPU=haswell: LLVM targets that CPU, whose
+# vector width, FMA and libmvec variants differ from a newer host's) on the same special
+# values. The override holds for a whole process: one child compiles every case and reports
+# what differed; a test per op reads its entry.
+_AVX2_CASES = [(n, d) for n, d in _special_cases() if d in RECORDS[n]["jit_types"]]
+_AVX2_CHILD = '''
+import json, os, sys, zlib
+sys.path[:0] = [os.path.join({here!r}, ".."), {here!r}]
+import numpy as np
+import test_op_coverage as T
+from jitflow import _C
+fails = {{}}
+for name, dtype in T._AVX2_CASES:
+    rng = np.random.default_rng(zlib.crc32(f"{{name}}-{{dtype}}".encode()))
+    try:
+        T._run_special(T.ROWS[name], dtype, rng, "compiled")
+    except Exception as e:  # noqa: BLE001 - reported per op
+        fails[f"{{name}}-{{dtype}}"] = f"{{type(e).__name__}}: {{e}}"
+print(json.dumps({{"target": _C.cpu_jit_target(), "fails": fails}}))
+'''
+
+
+@pytest.fixture(scope="module")
+def avx2_results():
+    import json
+    import os
+    import subprocess
+    import sys
+    src = _AVX2_CHILD.format(here=os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=600, check=False,
+                       env={**os.environ, "JITFLOW_CPU": "haswell"})
+    if "needs instructions this CPU" in r.stderr:
+        pytest.skip("this CPU cannot run code for haswell")
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name,dtype", _AVX2_CASES)
+def test_special_values_compiled_for_an_avx2_cpu(name, dtype, avx2_results):
+    assert avx2_results["target"].split("|")[1] == "haswell", avx2_results["target"]
+    assert f"{name}-{dtype}" not in avx2_results["fails"], avx2_results["fails"].get(f"{name}-{dtype}")
 
 
 # Ops whose public function takes more dtypes than the op by composing others: random ints
