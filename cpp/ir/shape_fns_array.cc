@@ -204,6 +204,15 @@ void infer_squeeze(OpCall& c) {
   auto dims = c.attrs.get<std::vector<int64_t>>("squeeze_dims", {});
   std::vector<bool> drop(in.rank(), false);
   if (dims.empty()) {
+    // Every dim of size 1 goes: with a dim unknown, so is the output's rank. TF's graph then
+    // has a tensor of unknown rank, which jitflow has not; keeping the unknown dim gave a
+    // tensor of the wrong rank (a 1x3x1 input came out 3x0x0 when compiled).
+    for (int i = 0; i < in.rank(); ++i)
+      if (in[i] < 0)
+        c.fail("squeeze without an axis needs every dim known when tracing: dim ", i, " of ", in.str(),
+               " is unknown, so the output's rank is known only at run time (jitflow has no tensors of "
+               "unknown rank); pass axis= the dims to squeeze, or give the dims their sizes in the "
+               "input_signature");
     for (int i = 0; i < in.rank(); ++i) drop[i] = in[i] == 1;
   } else {
     for (int64_t d : dims) {

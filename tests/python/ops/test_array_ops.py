@@ -330,3 +330,28 @@ def test_scalar_axis_ops_keep_taking_scalars_and_tfs_legacy_vector_of_one():
         jf.argmax(x, [1])  # TF's argmax_v2 checks a Python list in Python
     with pytest.raises(ValueError, match=re.escape("Shape (2,) must have rank 0")):
         jf.concat([x], [0, 1])  # one value: TF checks the axis in Python
+
+
+# ---- output ranks that depend on run-time sizes ----------------------------------------------------
+@pytest.mark.parametrize("jit", [False, True], ids=["function", "jit_compile"])
+def test_squeeze_without_axis_of_unknown_dims_is_refused_when_tracing(jit):
+    # Which dims have size 1 decides the output's rank: TF's graph gives a tensor of unknown
+    # rank, which jitflow has not. It kept the unknown dims (rank 3), so a 1x3x1 input came
+    # out (3, 0, 0) compiled; now tracing refuses, naming the way out.
+    f = jf.function(lambda x: jf.squeeze(x), input_signature=[jf.TensorSpec([None, None, None], jf.float32)],
+                    jit_compile=jit)
+    with pytest.raises(IAE, match=r"squeeze without an axis needs every dim known when tracing: dim 0 of "
+                                  r"\[\?,\?,\?\] is unknown.*pass axis="):
+        f(np.ones((1, 3, 1), np.float32))
+    # Any unknown dim might be 1 (TF's shape function gives up on the rank for one, too).
+    h = jf.function(lambda x: jf.squeeze(x), input_signature=[jf.TensorSpec([1, None, 1], jf.float32)],
+                    jit_compile=jit)
+    with pytest.raises(IAE, match=r"dim 1 of \[1,\?,1\] is unknown"):
+        h(np.ones((1, 3, 1), np.float32))
+    # Named axes, or the sizes in the signature, trace as before.
+    g = jf.function(lambda x: jf.squeeze(x, [0, 2]), input_signature=[jf.TensorSpec([None, None, None], jf.float32)],
+                    jit_compile=jit)
+    assert g(np.ones((1, 3, 1), np.float32)).shape == (3,)
+    k = jf.function(lambda x: jf.squeeze(x), input_signature=[jf.TensorSpec([1, 3, 1], jf.float32)], jit_compile=jit)
+    assert k(np.ones((1, 3, 1), np.float32)).shape == (3,)
+    assert jf.squeeze(np.ones((1, 3, 1), np.float32)).shape == (3,)  # eagerly every size is known
