@@ -678,10 +678,12 @@ Value* ElementalEmitter::index_map(const KExpr* e, const std::vector<Value*>& id
 Value* ElementalEmitter::arg_reduce(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
   const KExpr* x = e->operands[0];
   const int axis = e->axes[0];
-  const bool is_max = e->op == OpId::ArgMax, f = is_float(x->dtype);
+  const bool is_max = e->op == OpId::ArgMax, f = is_float(x->dtype), bit = x->dtype == DType::kBool;
   llvm::Type* t = reg_type(x->dtype);
   Value* start;
-  if (f) {
+  if (bit) {  // an i1: false < true, compared unsigned
+    start = b_.getInt1(!is_max);
+  } else if (f) {
     double lim =
         x->dtype == DType::kFloat32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
     start = llvm::ConstantFP::get(t, is_max ? -lim : lim);
@@ -705,8 +707,9 @@ Value* ElementalEmitter::arg_reduce(const KExpr* e, const std::vector<Value*>& i
     if (x->dims[axis] >= 0) xi[axis] = k;
     Value* v = emit(x, xi, root);
     Value* cur = b_.CreateLoad(t, bv);
-    Value* better = f ? (is_max ? b_.CreateFCmpOGT(v, cur) : b_.CreateFCmpOLT(v, cur))
-                      : (is_max ? b_.CreateICmpSGT(v, cur) : b_.CreateICmpSLT(v, cur));
+    Value* better = f     ? (is_max ? b_.CreateFCmpOGT(v, cur) : b_.CreateFCmpOLT(v, cur))
+                    : bit ? (is_max ? b_.CreateICmpUGT(v, cur) : b_.CreateICmpULT(v, cur))
+                          : (is_max ? b_.CreateICmpSGT(v, cur) : b_.CreateICmpSLT(v, cur));
     b_.CreateStore(b_.CreateSelect(better, v, cur), bv);
     b_.CreateStore(b_.CreateSelect(better, k, b_.CreateLoad(b_.getInt64Ty(), best_slot)), best_slot);
   });

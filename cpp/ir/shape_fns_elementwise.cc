@@ -124,7 +124,7 @@ void infer_reduce(OpCall& c) {
 }
 
 void infer_argreduce(OpCall& c) {
-  if (!c.claims(c.in[0].dtype())) c.fail_type("expected a numeric input");
+  c.check_claimed(0);
   if (!c.has_value(1)) c.fail("the dimension must be known when tracing");
   if (c.in[1].num_elements() != 1) c.fail("dimension must be a scalar");
   const Shape& in = c.in[0].shape();

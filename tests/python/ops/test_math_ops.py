@@ -27,6 +27,16 @@ def test_argmax_output_type_and_python_inputs(mode):
     exact(run(mode, lambda a: jf.math.argmin(a, 0, output_type=jf.int64), x), [0, 1, 0], np.int64)
 
 
+@pytest.mark.parametrize("mode", ["eager", "function", "jit_compile"])
+def test_argmax_and_argmin_of_bools(mode):
+    # TF's kernels take bool (false < true): the first true, the first false, 0 when all equal.
+    exact(run(mode, lambda: jf.argmax(jf.constant([False, True]))), 1, np.int64)
+    exact(run(mode, lambda: jf.argmin(jf.constant([True, False, True]))), 1, np.int64)
+    b = jf.constant([[False, False], [True, True], [False, True]])
+    exact(run(mode, lambda x: jf.argmax(x, axis=1, output_type=jf.int32), b), [0, 0, 1], np.int32)
+    exact(run(mode, lambda x: jf.argmin(x, axis=0), b), [0, 0], np.int64)
+
+
 @pytest.mark.parametrize("call", [
     lambda x: jf.argmax(x, output_type=jf.float32),
     lambda x: jf.argmin(x, output_type=jf.bool),
