@@ -151,6 +151,10 @@ static Tensor python_sequence(py::handle h, DType dt) {
                py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor: ", e.what());
   }
   char k = arr.dtype().kind();
+  // An empty list has no values to refuse: numpy's float64 for [] and [[], []] is only its
+  // default, and TF makes an empty tensor of any dtype asked for (float32 by default).
+  if (arr.size() == 0 && numeric_kind(k))
+    return from_array(arr, dt == DType::kInvalid ? DType::kFloat32 : dt);
   if ((k == 'u' || k == 'O' || k == 'f') && has_big_int(h.ptr())) {
     if (!is_float(dt)) int_out_of_range();
     return from_array(py::module_::import("numpy").attr("asarray")(h, "float64"), dt);

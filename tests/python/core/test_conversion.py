@@ -236,3 +236,25 @@ def test_none_dtype_where_it_is_optional_still_infers():
     assert jf.zeros_like(jf.constant([1]), dtype=None).dtype == jf.int32
     assert jf.range(3, dtype=None).dtype == jf.int32
     assert jf.one_hot([1], 2, dtype=None).dtype == jf.float32
+
+
+# ---- empty lists ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("value, shape", [([], (0,)), ([[]], (1, 0)), ([[], []], (2, 0)), (np.array([]), (0,))],
+                         ids=["empty", "one_empty_row", "two_empty_rows", "empty_array"])
+@pytest.mark.parametrize("dtype", [None, jf.int32, jf.int64, jf.float64, jf.bool])
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_empty_values_convert_to_empty_tensors_of_any_dtype(value, shape, dtype, mode):
+    # TF: tf.constant([], dtype=tf.int32) is int32[0] (numpy's float64 for [] does not count);
+    # without a dtype float32, and float64 for an empty float64 array.
+    want = dtype or (jf.float64 if isinstance(value, np.ndarray) else jf.float32)
+    for convert in (lambda: jf.constant(value, dtype=dtype), lambda: jf.convert_to_tensor(value, dtype=dtype)):
+        t = run_mode(mode, convert)
+        assert t.shape == shape and t.dtype == want, (t.shape, t.dtype)
+
+
+def test_an_empty_list_takes_a_peer_tensors_dtype():
+    # An operand converts with its peer tensor's dtype (TF's op helper); [] was refused.
+    t = jf.constant([], jf.int64) + []
+    assert t.dtype == jf.int64 and t.shape == (0,)
+    assert (jf.constant([[1], [2]], jf.int32) + [[], []]).shape == (2, 0)
+
