@@ -215,9 +215,21 @@ Tensor to_tensor(py::handle h, DType want, DType hint, bool soft_hint) {
   bool scalar =
       PyBool_Check(o) || PyLong_Check(o) || (PyFloat_Check(o) && !PyObject_HasAttrString(o, "dtype"));
   if (!scalar) {
-    // Objects that stand for a tensor (jf.Variable) convert through __jf_tensor__.
-    if (PyObject_HasAttrString(o, "__jf_tensor__"))
-      return to_tensor(h.attr("__jf_tensor__")(), want, hint, soft_hint);
+    // Objects that stand for a tensor (jf.Variable) convert through __jf_tensor__, which may
+    // hand over another stand-in; a chain that reaches no tensor in kMaxStandIns steps (an
+    // object returning itself) is refused, where following it overflowed the C stack.
+    if (PyObject_HasAttrString(o, "__jf_tensor__")) {
+      constexpr int kMaxStandIns = 32;
+      py::object r = py::reinterpret_borrow<py::object>(h);
+      for (int i = 0; !py::isinstance<Tensor>(r) && PyObject_HasAttrString(r.ptr(), "__jf_tensor__"); ++i) {
+        if (i == kMaxStandIns)
+          throw_type("Cannot convert ", short_repr(h), " to a Tensor: its __jf_tensor__() returned ",
+                     r.ptr() == o ? "the object itself" : "a chain of objects that never ends in a tensor",
+                     " (", kMaxStandIns, " calls)");
+        r = r.attr("__jf_tensor__")();
+      }
+      return to_tensor(r, want, hint, soft_hint);
+    }
     if (py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h) || h.is_none())
       throw_type("Attempt to convert a value (", short_repr(h), ") with an unsupported type (",
                  py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor.");

@@ -258,3 +258,28 @@ def test_an_empty_list_takes_a_peer_tensors_dtype():
     assert t.dtype == jf.int64 and t.shape == (0,)
     assert (jf.constant([[1], [2]], jf.int32) + [[], []]).shape == (2, 0)
 
+
+# ---- __jf_tensor__ that never reaches a tensor ---------------------------------------------------
+def test_a_jf_tensor_method_returning_its_object_is_refused():
+    # Conversion followed __jf_tensor__ until the C stack overflowed (a segfault); TF's registry
+    # would recurse to a RecursionError. A chain that reaches a tensor still converts.
+    out = run_in_child("""
+        class Loop:
+            def __jf_tensor__(self):
+                return self
+        class Hop:
+            def __init__(self, n):
+                self.n = n
+            def __jf_tensor__(self):
+                return Hop(self.n - 1) if self.n else jf.constant([1.0, 2.0])
+        assert jf.constant(Hop(3)).numpy().tolist() == [1.0, 2.0]
+        report(lambda: jf.constant(Loop()))
+    """)
+    assert_raised(out, "TypeError", "__jf_tensor__() returned the object itself")
+    out = run_in_child("""
+        class Loop:
+            def __jf_tensor__(self):
+                return self
+        report(lambda: jf.convert_to_tensor(Loop()) + 1.0)
+    """)
+    assert_raised(out, "TypeError", "__jf_tensor__")
