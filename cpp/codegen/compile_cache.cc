@@ -1,7 +1,8 @@
 // On-disk compile cache entries: "JFC1" magic, key, payload size, payload, SHA-1 of payload.
 // Whatever the cache directory holds, a call gives the right answer: entries are opened
 // without following links, checked for kind and size before they are read, verified, and
-// otherwise ignored (one warning each) and replaced.
+// otherwise ignored (one warning each) and replaced (a directory in an entry's place is moved
+// aside).
 #include "codegen/compile_cache.h"
 
 #include <fcntl.h>
@@ -198,9 +199,19 @@ void disk_cache_store(const std::string& key, const std::string& payload) {
     if (ok) done += static_cast<size_t>(w);
   }
   ok = (::close(fd) == 0) && ok;
-  // rename() replaces a file, a link or a FIFO atomically (never writing through a link); a
-  // directory in the way stays, and the entry is simply not cached.
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+  // rename() replaces a file, a link or a FIFO atomically (never writing through a link).
+  if (ok && ::rename(tmp.c_str(), path.c_str()) == 0) return;
+  // It cannot replace a directory: one in the entry's place was warned about and recompiled
+  // on every run. An empty one is removed, any other moved aside (its contents kept, under a
+  // name the cache never reads), and the entry takes its place, so the next run loads it.
+  struct stat st;
+  if (ok && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    const std::string aside = path + ".aside." + std::to_string(::getpid()) + "." + std::to_string(serial++);
+    if ((::rmdir(path.c_str()) == 0 || ::rename(path.c_str(), aside.c_str()) == 0) &&
+        ::rename(tmp.c_str(), path.c_str()) == 0)
+      return;
+  }
+  ::unlink(tmp.c_str());
 }
 
 }  // namespace jf

@@ -17,7 +17,8 @@ std::string disk_cache_dir();
 // too when the directory is not private to this user (others could plant object code that
 // would run in this process): the cache is then memory-only, with one warning.
 bool disk_cache_load(const std::string& key, std::string* payload);
-// Writes a new entry and renames it over the old one (atomic, never following a link).
+// Writes a new entry and renames it over the old one (atomic, never following a link); a
+// directory in its place is removed when empty, else renamed to <entry>.aside.<pid>.<n>.
 void disk_cache_store(const std::string& key, const std::string& payload);
 // A loaded entry the caller could not use (object code that does not load): reported once.
 // The caller recompiles; its store replaces the entry.

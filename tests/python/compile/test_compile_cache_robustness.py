@@ -1,7 +1,8 @@
 """Whatever the compile cache directory holds, a call gives the right answer: an entry that
 is a directory, a FIFO, a link, too big, or well-formed around object code that does not
-load is ignored with one warning, compiled again and (where the file system allows)
-replaced; a directory other users can write is not trusted at all (memory-only caching).
+load is ignored with one warning, compiled again and replaced (a directory is moved aside,
+its contents kept); a directory other users can write is not trusted at all (memory-only
+caching).
 Each case runs in a child process, the cache directory its own."""
 import hashlib
 import json
@@ -88,25 +89,35 @@ def _make_truncated_object(entry):
     entry.write_bytes(_entry_with_payload(entry, obj[: len(obj) // 2]))
 
 
-@pytest.mark.parametrize("spoil, replaced", [
-    (_make_directory, False), (_make_fifo, True), (_make_link_to_dev_zero, True), (_make_sparse_3gb, True),
-    (_make_foreign_object, True), (_make_truncated_object, True)],
-    ids=["directory", "fifo", "symlink_to_dev_zero", "sparse_3gb", "foreign_object", "truncated_object"])
-def test_a_bad_entry_is_ignored_with_one_warning_recompiled_and_replaced(tmp_path, spoil, replaced):
+@pytest.mark.parametrize("spoil", [_make_directory, _make_fifo, _make_link_to_dev_zero, _make_sparse_3gb,
+                                   _make_foreign_object, _make_truncated_object],
+                         ids=["directory", "fifo", "symlink_to_dev_zero", "sparse_3gb", "foreign_object",
+                              "truncated_object"])
+def test_a_bad_entry_is_ignored_with_one_warning_recompiled_and_replaced(tmp_path, spoil):
     d, entry = _cache(tmp_path)
     spoil(entry)
     out = _run(d)
     assert (out["compilations"], out["cache_hits"]) == (1, 0), out
     said = [m for m in out["warnings"] if "compile cache entry" in m]
     assert len(said) == 1 and entry.name in said[0], out["warnings"]
-    again = _run(d)
-    if replaced:  # atomically replaced by a sound entry: the next process loads it
-        assert entry.is_file() and not entry.is_symlink()
-        assert (again["compilations"], again["cache_hits"]) == (0, 1), again
-        assert not [m for m in again["warnings"] if "compile cache" in m]
-    else:  # a directory cannot be renamed over: compiled each time, still right
-        assert (again["compilations"], again["cache_hits"]) == (1, 0), again
+    again = _run(d)  # atomically replaced by a sound entry: the next process loads it
+    assert entry.is_file() and not entry.is_symlink()
+    assert (again["compilations"], again["cache_hits"]) == (0, 1), again
+    assert not [m for m in again["warnings"] if "compile cache" in m]
+    if spoil is _make_directory:  # rename() cannot replace one: it was moved aside, whole
+        (aside,) = d.glob(entry.name + ".aside.*")
+        assert (aside / "x").read_bytes() == b"not an entry"
     assert os.path.exists("/dev/zero") and os.stat("/dev/zero").st_size == 0
+
+
+def test_an_empty_directory_in_an_entrys_place_is_removed(tmp_path):
+    d, entry = _cache(tmp_path)
+    entry.unlink()
+    entry.mkdir()
+    _run(d)
+    assert entry.is_file() and not list(d.glob("*.aside.*"))
+    again = _run(d)
+    assert (again["compilations"], again["cache_hits"]) == (0, 1), again
 
 
 def test_a_cache_directory_other_users_can_write_is_not_trusted(tmp_path):
