@@ -9,7 +9,7 @@ from .. import _C
 from ..core import dtypes as _dt
 from ..core.export import export
 from . import basic_ops as ops
-from .dispatch import OP, int_tensor, run, run_n, scalar_ints, to_ints, to_tensor
+from .dispatch import OP, holds_tensor, int_tensor, run, run_n, scalar_ints, shape_tensor, to_ints, to_tensor
 
 
 def _indices(v):
@@ -75,8 +75,14 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     """mode CONSTANT, REFLECT or SYMMETRIC (any case, as TF)."""
     mode = str(mode).upper()
     x = to_tensor(tensor)
-    # A Python list becomes an eager (constant) tensor: traced, its values stay known.
-    p = paddings if isinstance(paddings, _C.Tensor) else _C.convert_to_tensor(_np.asarray(paddings, _np.int32))
+    # A Python list becomes an eager (constant) tensor: traced, its values stay known; one
+    # holding tensors is packed (a constant still when their values are known while tracing).
+    if isinstance(paddings, _C.Tensor):
+        p = paddings
+    elif isinstance(paddings, (list, tuple)) and holds_tensor(paddings):
+        p = shape_tensor(paddings)
+    else:
+        p = _C.convert_to_tensor(_np.asarray(paddings, _np.int32))
     if mode == "CONSTANT":
         if not isinstance(constant_values, _C.Tensor) and constant_values == 0:
             constant_values = False if x.dtype == _dt.bool else 0  # TF's default pads any dtype with zeros

@@ -12,7 +12,19 @@ from ..core import dtypes as _dt
 from ..core import strings as _strings
 from ..core.errors import InvalidArgumentError
 from ..core.export import export, exported
-from .dispatch import OP, axis_tensor, int_tensor, run, run_n, scalar_ints, to_integer, to_ints, to_tensor
+from .dispatch import (
+    OP,
+    axis_tensor,
+    holds_tensor,
+    int_tensor,
+    pack,
+    run,
+    run_n,
+    scalar_ints,
+    to_integer,
+    to_ints,
+    to_tensor,
+)
 
 
 # ---- creation ------------------------------------------------------------------------
@@ -20,11 +32,13 @@ from .dispatch import OP, axis_tensor, int_tensor, run, run_n, scalar_ints, to_i
 def constant(value, dtype=None, shape=None, name=None):
     if _strings.is_string_value(value, dtype):  # jf.string tensors are Python values (core/strings.py)
         return _strings.constant(value, dtype, shape)
-    if isinstance(value, Tensor) and value._is_symbolic:
+    if (isinstance(value, Tensor) and value._is_symbolic) or \
+            (isinstance(value, (list, tuple)) and _C.is_tracing() and holds_tensor(value, _is_graph_value)):
         # TF's graph-mode constant takes values, not graph tensors (a Const holding a symbolic
-        # tensor has no value to hold).
+        # tensor has no value to hold); jf.convert_to_tensor packs a list of them.
         raise TypeError(f"Expected any non-tensor type, but got a tensor instead: {value!r}. "
-                        "jf.constant takes values; use jf.identity or jf.cast on a graph tensor.")
+                        "jf.constant takes values; use jf.identity or jf.cast on a graph tensor, or "
+                        "jf.convert_to_tensor or jf.stack on a list holding graph tensors.")
     t = _C.convert_to_tensor(value, dtype)
     if _C.is_tracing():  # inside a trace a constant is a Const node, like TF's graph mode
         if shape is not None:
@@ -97,9 +111,24 @@ def _numel(t):
 @export('convert_to_tensor')
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     # dtype_hint is TF's preferred_dtype: used when the value can take it, else ignored.
+    if isinstance(value, (list, tuple)) and holds_tensor(value):
+        # TF's auto-packing; a dtype asked for (or preferred) casts the tensors to it, as TF.
+        if dtype is not None:
+            return pack(value, _dt.as_dtype(dtype))
+        if dtype_hint is not None:
+            try:
+                return pack(value, _dt.as_dtype(dtype_hint))
+            except (TypeError, ValueError):
+                pass
+        return pack(value)
     if _strings.is_string_value(value, dtype):
         return _strings.constant(value, dtype)
     return _C.convert_to_tensor(value, dtype, dtype_hint, True)
+
+
+def _is_graph_value(x):
+    """A tensor that has no value while tracing: a symbolic one, or a variable's read."""
+    return (isinstance(x, Tensor) and x._is_symbolic) or hasattr(x, "__jf_tensor__")
 
 
 @export('identity')
@@ -364,6 +393,7 @@ def concat(values, axis, name="concat"):
             raise ValueError(f"Shape {tuple(axis.shape) if isinstance(axis, Tensor) else _np.shape(axis)} "
                              "must have rank 0")
         return identity(values[0])
+    values = _packed(values)
     axis = scalar_ints(axis, "ConcatV2", "axis tensor should be a scalar integer, but got shape {shape}",
                        values + [None], one_element=True)
     return run(OP["ConcatV2"], values + [axis], None, None if name == "concat" else name)
@@ -372,11 +402,19 @@ def concat(values, axis, name="concat"):
 @export('stack')
 def stack(values, axis=0, name="stack"):
     values = list(values)
-    if axis == 0 and values and not any(_is_tensorlike(v) for v in values):
+    if axis == 0 and values and not any(_is_tensorlike(v) for v in values) and not holds_tensor(values):
         # TF converts a list of Python or numpy values as one constant ([1, 2.5] is float32).
         return _C.convert_to_tensor(values)
+    values = _packed(values)
     return run(OP["Pack"], values, {"axis": int(axis), "N": len(values)},
               None if name == "stack" else name)
+
+
+def _packed(values):
+    """The values of concat or stack, each list or tuple holding tensors packed (TF converts each
+    value, auto-packing it); other Python values are left to the op, which converts them to
+    the tensors' dtype."""
+    return [pack(v) if isinstance(v, (list, tuple)) and holds_tensor(v) else v for v in values]
 
 
 @export('split')

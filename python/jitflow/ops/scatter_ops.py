@@ -13,12 +13,14 @@ from ..core.export import export
 from . import array_ops
 from . import basic_ops as ops
 from .array_ops import _indices, gather
-from .dispatch import OP, run, to_tensor
+from .dispatch import OP, holds_tensor, run, shape_tensor, to_tensor
 
 
 def _index_pair(a, b):
     """Two integer inputs sharing one TF type attr (indices and shape, begin and size): a
-    Python value takes the dtype of the other when that one is a tensor."""
+    Python value takes the dtype of the other when that one is a tensor. A list holding
+    tensors is packed first (TF's auto-packing)."""
+    a, b = (shape_tensor(v) if isinstance(v, (list, tuple)) and holds_tensor(v) else v for v in (a, b))
     if isinstance(a, _C.Tensor) and not isinstance(b, _C.Tensor):
         return a, _C.convert_to_tensor(_as_ints(b), a.dtype)
     if isinstance(b, _C.Tensor) and not isinstance(a, _C.Tensor):
