@@ -34,9 +34,12 @@ def to_ints(v, scalar=False):
     if isinstance(v, Tensor):
         return v
     if hasattr(v, "__len__") or hasattr(v, "__iter__"):
-        if isinstance(v, (list, tuple)) and holds_tensor(v):
-            return shape_tensor(v)
-        return int_tensor([to_integer(i) for i in v])
+        try:
+            return int_tensor([to_integer(i) for i in v])
+        except TypeError:  # a symbolic tensor is no int: the list is packed (checked only then)
+            if isinstance(v, (list, tuple)) and holds_tensor(v):
+                return shape_tensor(v)
+            raise
     return int_tensor([to_integer(v)], True)
 
 
@@ -52,10 +55,12 @@ def holds_tensor(v, which=_is_tensor):
     """Whether the list or tuple v holds a tensor (or a jf.Variable) at any depth; `which`
     narrows the test. Walked without recursion and each list once, so a very deep or
     self-referencing list is left to the converter's own error."""
+    if _PLAIN.issuperset(map(type, v)):  # the common case (a shape, a list of numbers), at C speed
+        return False
     stack, seen = [v], set()
     while stack:
         x = stack.pop()
-        if id(x) in seen:
+        if id(x) in seen or _PLAIN.issuperset(map(type, x)):
             continue
         seen.add(id(x))
         for e in x:
