@@ -50,7 +50,7 @@ build: $(VENV)/.stamp
 CPP_SOURCES = $(shell git ls-files 'cpp/*.cc' 'cpp/*.h' 'tests/cpp/*.cc' 'tests/cpp/*.h')
 lint: venv
 	$(VENV)/bin/ruff check python tests benchmarks tools examples
-	clang-format-16 --dry-run --Werror $(CPP_SOURCES)
+	@clang-format-16 --dry-run --Werror $(CPP_SOURCES) && echo "clang-format-16: $(words $(CPP_SOURCES)) C++ files clean"
 
 format: venv
 	clang-format-16 -i $(CPP_SOURCES)
