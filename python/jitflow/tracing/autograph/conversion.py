@@ -6,6 +6,7 @@ import copy
 import functools
 import inspect
 import linecache
+import os
 import sysconfig
 import textwrap
 import types
@@ -15,8 +16,8 @@ from ...core import errors as _errors
 from . import operators
 from .transformer import transform
 
-_code_cache = {}  # original code object -> (converted code object, converted FunctionDef)
-_fn_cache = weakref.WeakKeyDictionary()  # original function -> converted function
+_code_cache = {}  # (original code object, strict) -> (converted code object, converted FunctionDef)
+_fn_cache = weakref.WeakKeyDictionary()  # original function -> {strict: converted function}
 _generated = set()  # every code object compiled here: already converted
 _warned = set()
 _LIBRARY_ROOTS = {"jitflow", "numpy", "scipy", "builtins", "functools", "itertools", "collections", "math",
@@ -28,7 +29,7 @@ _LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib"
 def _is_user_function(f):
     if getattr(f, "__ag_do_not_convert__", False) or f.__code__ in _generated:
         return False
-    if f.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE):
+    if f.__code__.co_flags & inspect.CO_COROUTINE:
         return False
     module = (getattr(f, "__module__", None) or "").split(".")[0]
     if module in _LIBRARY_ROOTS:
@@ -36,9 +37,19 @@ def _is_user_function(f):
     return not f.__code__.co_filename.startswith(_LIBRARY_DIRS)
 
 
+def strict_mode():
+    """TF's AUTOGRAPH_STRICT_CONVERSION: a function AutoGraph cannot convert raises instead of
+    running as it is (read at each conversion, as TF reads it)."""
+    try:
+        return int(os.environ.get("AUTOGRAPH_STRICT_CONVERSION", "0")) > 0
+    except ValueError:
+        return False
+
+
 def converted(f):
     """f converted when it is user code (a plain function, bound method or partial of one),
-    else f itself. A function whose source cannot be converted runs as-is, with TF's warning."""
+    else f itself. A function whose source cannot be converted (or a generator, which TF does
+    not convert) runs as-is, with TF's warning; in strict mode it raises."""
     if isinstance(f, types.MethodType):
         g = converted(f.__func__)
         return f if g is f.__func__ else types.MethodType(g, f.__self__)
@@ -55,6 +66,8 @@ def converted(f):
     try:
         return convert(f)
     except (OSError, TypeError, ValueError, SyntaxError, NotImplementedError) as e:  # no source, a generator
+        if strict_mode():
+            raise
         if f.__code__ not in _warned:
             _warned.add(f.__code__)
             _errors.warn(f"AutoGraph could not transform {f} and will run it as-is. Cause: {e}", RuntimeWarning)
@@ -120,12 +133,12 @@ def _parse(f):
     return node
 
 
-def _compile(f):
+def _compile(f, strict=False):
     code = f.__code__
-    entry = _code_cache.get(code)
+    entry = _code_cache.get((code, strict))
     if entry is not None:
         return entry
-    node = transform(_parse(f))
+    node = transform(_parse(f), strict)
     # The converted def inside a factory whose parameters are the original's free variables,
     # so its code refers to them as free variables too: called with the original cells, the
     # converted function shares the closure (later assignments to it are seen).
@@ -147,17 +160,18 @@ def _compile(f):
                 todo.append(k)
                 if k.co_name == node.name and inner is None and c.co_name == "ag__factory":
                     inner = k
-    entry = _code_cache[code] = (inner, node)
+    entry = _code_cache[(code, strict)] = (inner, node)
     return entry
 
 
 def convert(f):
     """The converted version of a Python function (cached per function, compiled once per
     code object)."""
-    g = _fn_cache.get(f)
+    strict = strict_mode()
+    g = _fn_cache.get(f, {}).get(strict)
     if g is not None:
         return g
-    inner, _ = _compile(f)
+    inner, _ = _compile(f, strict)
     cells = []
     for name in inner.co_freevars:
         if name == "ag__":
@@ -168,7 +182,7 @@ def convert(f):
     g.__kwdefaults__ = f.__kwdefaults__
     g.__dict__.update(f.__dict__)
     g.__qualname__, g.__doc__, g.__module__ = f.__qualname__, f.__doc__, f.__module__
-    _fn_cache[f] = g
+    _fn_cache.setdefault(f, {})[strict] = g
     return g
 
 

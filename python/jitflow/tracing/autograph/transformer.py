@@ -1,81 +1,26 @@
 """AutoGraph's source-to-source passes: a function's AST in, the same function with its
 control flow routed through `ag__` runtime calls out (see operators.py for what they do)."""
 import ast
-import itertools
+import copy
 
-_LOOP = (ast.While, ast.For)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+from . import statements
+from .analysis import annotate_liveness, assigned
+from .nodes import LOOPS as _LOOP
+from .nodes import SCOPES as _SCOPES
+from .nodes import Names
+from .nodes import ag as _ag
+from .nodes import assign as _assign
+from .nodes import call as _call
+from .nodes import lambda_ as _lambda
+from .nodes import name as _name
+from .nodes import walk_scope as _walk_scope
+
 # Calls the generated code must make itself: zero-argument super() reads the caller's frame.
 _NOT_WRAPPED = {"super", "locals", "globals", "vars", "eval", "exec", "range"}
 
 
-class _Names:
-    """Fresh generated names (prefix ag__ for functions, a readable prefix for the flags,
-    which are user-visible loop state in to_code)."""
-
-    def __init__(self):
-        self._n = itertools.count(1)
-
-    def new(self, kind):
-        return f"{kind}__{next(self._n)}"
-
-
-def _name(id_, store=False):
-    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
-
-
-def _ag(attr):
-    return ast.Attribute(value=_name("ag__"), attr=attr, ctx=ast.Load())
-
-
-def _call(func, *args, **kwargs):
-    return ast.Call(func=func, args=list(args), keywords=[ast.keyword(arg=k, value=v) for k, v in kwargs.items()])
-
-
-def _assign(target, value):
-    return ast.Assign(targets=[_name(target, True)], value=value)
-
-
-def _strs(names):
-    return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
-
-
-def _walk_scope(node):
-    """The nodes of node's own scope: nested functions, lambdas, classes and comprehensions
-    are not entered (their names are their own)."""
-    todo = list(ast.iter_child_nodes(node))
-    while todo:
-        n = todo.pop()
-        yield n
-        if not isinstance(n, _SCOPES):
-            todo.extend(ast.iter_child_nodes(n))
-
-
-def assigned(stmts, excluded=()):
-    """Names a block binds in the enclosing function's scope, in first-binding order."""
-    out = []
-    for s in stmts:
-        nodes = [s] + list(_walk_scope(s)) if not isinstance(s, _SCOPES) else [s]
-        for n in nodes:
-            name = None
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                name = n.id
-            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                name = n.name
-            if name and not name.startswith("ag__") and name not in excluded and name not in out:
-                out.append(name)
-    return out
-
-
-def loaded(nodes):
-    """Every name read in nodes, nested scopes included (a closure reads them later)."""
-    out = set()
-    for node in nodes:
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                out.add(n.id)
-    return out
+class UnsupportedLanguageElementError(NotImplementedError):
+    """A construct TF's AutoGraph does not convert (TF's error type)."""
 
 
 # ---- pass 1: break / continue / return become flags ----------------------------------------
@@ -159,9 +104,11 @@ class LowerJumps(ast.NodeTransformer):
 
 
 class LowerReturns(ast.NodeTransformer):
-    """A return inside if/while/for/with/try becomes `do_return = True; retval_ = value`
-    (TF's names, which its error messages show), a break out of the enclosing loop, and the
-    statements after it guarded; the function ends with `return retval_`. An `if` whose
+    """A return inside if/while/for/with/try becomes `retval_ = value; do_return = True`
+    (TF's names, which its error messages show; the flag is set once the value is computed,
+    so a return whose value raises into an enclosing handler has not returned), a break out
+    of the enclosing loop, and the statements after it guarded; the function ends with
+    `return retval_`. An `if` whose
     branch returns takes the rest of the block into its other branch, as TF does, so
     `if c: return a` + `return b` is one cond with a value on both sides."""
 
@@ -183,7 +130,7 @@ class LowerReturns(ast.NodeTransformer):
         for s in stmts:
             if isinstance(s, ast.Return):
                 value = s.value if s.value is not None else ast.Constant(None)
-                new = [_assign("do_return", ast.Constant(True)), _assign("retval_", value)]
+                new = [_assign("retval_", value), _assign("do_return", ast.Constant(True))]
                 new += [ast.Break()] if in_loop else []
                 out.extend(ast.copy_location(n, s) for n in new)
                 break  # what follows a return is dead code
@@ -208,13 +155,22 @@ class LowerReturns(ast.NodeTransformer):
 
 
 def _ends_with_return(stmts):
+    """Whether stmts surely return: they end with a lowered return, or with an if whose
+    branches both surely return, or with a with block that does."""
     last = stmts[-1] if stmts else None
-    return isinstance(last, ast.Assign) and isinstance(last.targets[0], ast.Name) and last.targets[0].id == "retval_"
+    if isinstance(last, ast.If):
+        return _ends_with_return(last.body) and _ends_with_return(last.orelse)
+    if isinstance(last, ast.With):
+        return _ends_with_return(last.body)
+    return isinstance(last, ast.Assign) and isinstance(last.targets[0], ast.Name) and \
+        last.targets[0].id == "do_return"
 
 
 def _guarded_return(stmts):
     """The statements after a possible return wrapped in `if not do_return:`, or moved into
-    the other branch of an `if` one of whose branches surely returned."""
+    the other branch of an `if` one of whose branches surely returned (dropped when both
+    did). A finally block runs after a return, so it is lowered on its own: a return in it
+    replaces the value."""
     out = []
     for i, s in enumerate(stmts):
         rest = stmts[i + 1:]
@@ -222,16 +178,26 @@ def _guarded_return(stmts):
             s.body, s.orelse = _guarded_return(s.body), _guarded_return(s.orelse)
             if rest and _sets_flag([s], "do_return"):
                 b, e = _ends_with_return(s.body), _ends_with_return(s.orelse)
+                if b and e:
+                    return out + [s]  # the rest is dead code
                 if b != e:
                     if b:
                         s.orelse = _guarded_return(s.orelse + rest)
                     else:
                         s.body = _guarded_return(s.body + rest)
                     return out + [s]
-        elif isinstance(s, (ast.With, ast.Try)):
+        elif isinstance(s, ast.With):
             s.body = _guarded_return(s.body)
+        elif isinstance(s, ast.Try):
+            s.body = _guarded_return(s.body)
+            for h in s.handlers:
+                h.body = _guarded_return(h.body)
+            s.orelse = _guarded_return(s.orelse)
+            s.finalbody = _guarded_return(s.finalbody)
         out.append(s)
         if rest and not isinstance(s, ast.Assign) and _sets_flag([s], "do_return"):
+            if _ends_with_return([s]):
+                return out  # the rest is dead code
             guard = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=_name("do_return")),
                            body=_guarded_return(rest), orelse=[])
             return out + [ast.copy_location(guard, rest[0])]
@@ -271,6 +237,21 @@ class Expressions(ast.NodeTransformer):
             node.func = ast.copy_location(_call(_ag("converted_call"), f), f)
         return node
 
+    def visit_Compare(self, node):
+        # a < b < c is a < b and b < c (b evaluated twice, as TF evaluates it), so a chain of
+        # tensor comparisons is a lazy tensor `and`, not the truth value of a tensor
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        pairs, left = [], node.left
+        for op, right in zip(node.ops, node.comparators):
+            pairs.append(ast.copy_location(ast.Compare(left=left, ops=[op], comparators=[right]), node))
+            left = copy.deepcopy(right)
+        expr = pairs[-1]
+        for p in reversed(pairs[:-1]):
+            expr = _call(_ag("and_"), p, _lambda(expr))
+        return ast.copy_location(expr, node)
+
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         op = "and_" if isinstance(node.op, ast.And) else "or_"
@@ -297,158 +278,30 @@ class Expressions(ast.NodeTransformer):
         return ast.copy_location(ast.Expr(_call(_ag("assert_stmt"), node.test, msg)), node)
 
 
-def _lambda(body):
-    args = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                         kwarg=None, defaults=[])
-    return ast.copy_location(ast.Lambda(args=args, body=body), body)
+# ---- reads of names that may be undefined ------------------------------------------------
+def _flag(n):
+    return n in ("do_return", "retval_") or n.startswith(("break__", "continue__"))
 
 
-# ---- pass 3: which names are read after a statement ------------------------------------
-def _flow(stmts, defined=()):
-    """(names a block may read before binding them, names it surely binds). Conservative:
-    a loop, with or try may read anything it reads first and surely binds nothing."""
-    exposed, defined = set(), set(defined)
-    for s in stmts:
-        if isinstance(s, ast.If):
-            exposed |= loaded([s.test]) - defined
-            e1, d1 = _flow(s.body, defined)
-            e2, d2 = _flow(s.orelse, defined)
-            exposed |= e1 | e2
-            defined |= d1 & d2
-        elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
-            exposed |= (loaded([s]) | {s.target.id}) - defined
-            defined.add(s.target.id)
-        elif isinstance(s, (ast.Assign, ast.Expr, ast.Return, ast.FunctionDef, ast.ClassDef, ast.Pass)):
-            exposed |= loaded([s]) - defined
-            defined |= set(assigned([s]))
-        else:
-            exposed |= loaded([s]) - defined
-    return exposed, defined
+class WrapLoads(ast.NodeTransformer):
+    """Each read of a name that a converted statement binds goes through ag__.ld, which raises
+    TF's "'x' is used before assignment" when the name holds an Undefined (a branch or loop
+    that did not bind it)."""
 
+    def __init__(self, fn):
+        self.names = set()
+        for n in ast.walk(fn):
+            if isinstance(n, (ast.If, ast.While, ast.For)):
+                extra = [ast.Assign(targets=[n.target], value=ast.Constant(None))] if isinstance(n, ast.For) else []
+                self.names |= {x for x in assigned(extra + n.body + n.orelse) if not _flag(x)}
 
-def _live_in(stmts, live_out):
-    exposed, defined = _flow(stmts)
-    return exposed | (set(live_out) - defined)
-
-
-def annotate_liveness(stmts, live_out=frozenset()):
-    """Sets node.ag_live on each if/while/for: the names that may be read after it before
-    being bound again (a loop body's end also flows into its next iteration)."""
-    for i, s in enumerate(stmts):
-        later = _live_in(stmts[i + 1:], live_out)
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            annotate_liveness(s.body)
-        elif isinstance(s, ast.If):
-            s.ag_live = later
-            annotate_liveness(s.body, later)
-            annotate_liveness(s.orelse, later)
-        elif isinstance(s, ast.While):
-            s.ag_live = later
-            annotate_liveness(s.body, later | loaded([s.test]) | _flow(s.body)[0])
-            annotate_liveness(s.orelse, later)
-        elif isinstance(s, ast.For):
-            s.ag_live = later
-            extra = getattr(s, "ag_extra_test", None)
-            carried = _flow(s.body, assigned([ast.Assign(targets=[s.target], value=ast.Constant(None))]))[0]
-            annotate_liveness(s.body, later | carried | (loaded([extra]) if extra else set()))
-            annotate_liveness(s.orelse, later)
-        elif isinstance(s, (ast.With, ast.Try)):
-            annotate_liveness(s.body, later)
-            for h in getattr(s, "handlers", []):
-                annotate_liveness(h.body, later)
-            annotate_liveness(getattr(s, "orelse", []), later)
-            annotate_liveness(getattr(s, "finalbody", []), later)
-
-
-# ---- pass 4: if / while / for become ag__ calls on generated functions -------------------
-def _def(name, params, body, returns):
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
-                         kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-    ret = ast.Return(value=ast.Tuple(elts=[_name(n) for n in returns], ctx=ast.Load()))
-    return ast.FunctionDef(name=name, args=args, body=(body or [ast.Pass()]) + [ret],
-                           decorator_list=[], returns=None, type_comment=None)
-
-
-def _state_assign(names, value):
-    if not names:
-        return ast.Expr(value=value)
-    return ast.Assign(targets=[ast.Tuple(elts=[_name(n, True) for n in names], ctx=ast.Store())], value=value)
-
-
-def _get_vars(names):
-    return _call(_ag("get_vars"), _call(_name("locals")), _strs(names))
-
-
-class ControlFlow(ast.NodeTransformer):
-    """Each if/while/for becomes functions of its state (the names it assigns) and one
-    ag__.if_stmt / while_stmt / for_stmt call that decides at trace time between Python
-    control flow (a Python condition, a Python iterable) and jf.cond / jf.while_loop."""
-
-    def __init__(self, names, excluded):
-        self.names = names
-        self.excluded = excluded  # global / nonlocal names: side effects, not state
-
-    def _located(self, stmts, node):
-        """Generated statements at the line of the statement they replace (a failing
-        ag__.if_stmt shows the user's `if` line); original sub-trees keep their own lines."""
-        end = getattr(getattr(node, "test", None) or getattr(node, "iter", None), "end_col_offset", None)
-        for s in stmts:
-            for n in ast.walk(s):
-                if n is s or not hasattr(n, "lineno") and isinstance(n, (ast.expr, ast.stmt, ast.arg)):
-                    n.lineno = n.end_lineno = node.lineno
-                    n.col_offset, n.end_col_offset = node.col_offset, end or node.col_offset + 1
-        return stmts
-
-    def visit_FunctionDef(self, node):
-        saved = self.excluded
-        self.excluded = set(saved) | _declared(node)
-        self.generic_visit(node)
-        self.excluded = saved
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.names:
+            return ast.copy_location(_call(_ag("ld"), node), node)
         return node
 
-    def visit_If(self, node):
-        self.generic_visit(node)
-        state = assigned(node.body + node.orelse, self.excluded)
-        t, f = self.names.new("ag__if_true"), self.names.new("ag__if_false")
-        live = _live(node, state)
-        call = _call(_ag("if_stmt"), node.test, _name(t), _name(f), _get_vars(state), _strs(state), _strs(live))
-        return self._located([_def(t, state, node.body, state), _def(f, state, node.orelse, state),
-                              _state_assign(state, call)], node)
 
-    def visit_While(self, node):
-        self.generic_visit(node)
-        opts = _loop_options(node)
-        state = assigned(node.body, self.excluded)
-        test, body = self.names.new("ag__while_test"), self.names.new("ag__while_body")
-        test_fn = _def(test, state, [], [])
-        test_fn.body = [ast.Return(value=node.test)]
-        live = _live(node, state)
-        call = _call(_ag("while_stmt"), _name(test), _name(body), _get_vars(state), _strs(state), _strs(live), opts)
-        out = [test_fn, _def(body, state, node.body, state), _state_assign(state, call)]
-        return self._located(out, node) + node.orelse
-
-    def visit_For(self, node):
-        self.generic_visit(node)
-        opts = _loop_options(node)
-        state = assigned([ast.Assign(targets=[node.target], value=ast.Constant(None))] + node.body, self.excluded)
-        body, item = self.names.new("ag__for_body"), self.names.new("ag__item")
-        unpack = ast.copy_location(ast.Assign(targets=[node.target], value=_name(item)), node)
-        out = [_def(body, [item] + state, [unpack] + node.body, state)]
-        extra = ast.Constant(None)
-        if getattr(node, "ag_extra_test", None) is not None:
-            extra_name = self.names.new("ag__extra_test")
-            fn = _def(extra_name, state, [], [])
-            fn.body = [ast.Return(value=Expressions().visit(node.ag_extra_test))]
-            out.append(fn)
-            extra = _name(extra_name)
-        target = node.target.id if isinstance(node.target, ast.Name) else ""
-        live = _live(node, state)
-        call = _call(_ag("for_stmt"), node.iter, extra, _name(body), _get_vars(state), _strs(state),
-                     _strs(live), ast.Constant(target), opts)
-        out.append(_state_assign(state, call))
-        return self._located(out, node) + node.orelse
-
-
+# ---- set_loop_options and unsupported constructs ------------------------------------------
 def _is_loop_options(stmt):
     """Whether stmt is a `...set_loop_options(...)` call (its callee wrapped by converted_call)."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
@@ -460,44 +313,55 @@ def _is_loop_options(stmt):
     return name == "set_loop_options"
 
 
-def _loop_options(node):
-    """A loop body's set_loop_options(...) calls, taken out of the body: their keywords become
-    ag__.loop_options(...), evaluated where the loop starts (the variables the shape
-    invariants name hold their values before the loop)."""
-    found = [s for s in node.body if _is_loop_options(s)]
-    if not found:
-        return ast.Constant(None)
-    node.body = [s for s in node.body if not _is_loop_options(s)] or [ast.Pass()]
-    return _call(_ag("loop_options"), *found[-1].value.args, **{k.arg: k.value for k in found[-1].value.keywords})
-
-
-def _live(node, state):
-    live = getattr(node, "ag_live", None)  # None: in a class body, not analysed
-    return [n for n in state if live is None or n in live]
-
-
-def _declared(fn):
-    out = set()
-    for n in _walk_scope(fn):
-        if isinstance(n, (ast.Global, ast.Nonlocal)):
-            out.update(n.names)
-    return out
+def _take_loop_options(fn):
+    """Each loop's set_loop_options(...) calls, taken out of its body: their keywords become
+    node.ag_opts, an ag__.loop_options(...) call evaluated where the loop starts (the
+    variables the shape invariants name hold their values before the loop)."""
+    for node in ast.walk(fn):
+        if not isinstance(node, _LOOP):
+            continue
+        found = [s for s in node.body if _is_loop_options(s)]
+        node.ag_opts = ast.Constant(None)
+        if found:
+            node.body = [s for s in node.body if not _is_loop_options(s)] or [ast.Pass()]
+            opts = found[-1].value
+            node.ag_opts = _call(_ag("loop_options"), *opts.args, **{k.arg: k.value for k in opts.keywords})
 
 
 def _is_generator(fn):
     return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in _walk_scope(fn))
 
 
-def transform(fn_node):
+def check_supported(fn, strict):
+    """TF's refusals: generators are never converted (the function runs as it is, with TF's
+    warning); a loop with an else clause is refused in AUTOGRAPH_STRICT_CONVERSION mode, and
+    otherwise converted, raising only when the loop runs on a tensor."""
+    if _is_generator(fn):
+        raise UnsupportedLanguageElementError("generators are not supported")
+    if strict:
+        for n in ast.walk(fn):
+            if isinstance(n, ast.For) and n.orelse:
+                raise UnsupportedLanguageElementError("for/else statement not yet supported")
+            if isinstance(n, ast.While) and n.orelse:
+                raise UnsupportedLanguageElementError("while/else statement not yet supported")
+
+def transform(fn_node, strict=False):
     """Converts a FunctionDef in place (its decorators dropped) and returns it."""
     fn_node.decorator_list = []
-    if _is_generator(fn_node):
-        raise NotImplementedError("generators are not converted")
-    names = _Names()
+    check_supported(fn_node, strict)
+    for n in ast.walk(fn_node):
+        if isinstance(n, _LOOP) and n.orelse:
+            n.ag_orelse = True
+    names = Names()
     fn_node = LowerReturns().visit(fn_node)
     fn_node = LowerJumps(names).visit(fn_node)
     fn_node = Expressions(fn_node).visit(fn_node)
+    for n in ast.walk(fn_node):
+        if isinstance(n, ast.For) and getattr(n, "ag_extra_test", None) is not None:
+            n.ag_extra_test = Expressions().visit(n.ag_extra_test)
+    _take_loop_options(fn_node)
+    fn_node = WrapLoads(fn_node).visit(fn_node)
     annotate_liveness(fn_node.body)
-    fn_node = ControlFlow(names, _declared(fn_node)).visit(fn_node)
+    fn_node = statements.ControlFlow(names).function(fn_node)
     ast.fix_missing_locations(fn_node)
     return fn_node
