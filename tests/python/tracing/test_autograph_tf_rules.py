@@ -3,7 +3,10 @@ assignment, composite names bound in one branch, loops with else clauses, genera
 conversion), shape invariants with unknown dims or rank, a global statement inside a converted
 branch, chained comparisons of tensors, range reached through a name, and
 jf.autograph.to_graph."""
+import importlib
 import os
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -106,6 +109,43 @@ def test_loops_with_an_else_clause_run_on_python_values_and_refuse_tensors():
         jf.function(for_else)(jf.constant([1.0, 2.0]))
     with pytest.raises(NotImplementedError, match="^while/else statement not yet supported"):
         jf.function(while_else)(jf.constant(3))
+
+
+def test_statements_in_a_loop_s_else_clause_are_converted():
+    def after_loop(x, n):
+        for _ in range(n):
+            x = x + 1.0
+        else:  # noqa: PLW0120 (an else clause without a break)
+            if jf.reduce_sum(x) > 3.0:
+                tmp = x * 10.0
+                x = tmp
+        return x
+
+    assert jf.function(after_loop)(jf.constant(1.0), 3).numpy() == 40.0
+    assert jf.function(after_loop)(jf.constant(0.0), 2).numpy() == 2.0
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements are Python 3.10 syntax")
+def test_statements_in_match_cases_are_converted(tmp_path, monkeypatch):
+    # in a module of its own: this file stays Python 3.9 syntax
+    (tmp_path / "ag_match_cases.py").write_text(textwrap.dedent("""
+        import jitflow as jf
+
+        def cases(x, k):
+            match k:
+                case 1:
+                    if x > 0:
+                        tmp = x * 2.0
+                        x = tmp
+                case _:
+                    x = -x
+            return x
+        """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cases = importlib.import_module("ag_match_cases").cases
+    assert jf.function(cases)(jf.constant(1.0), 1).numpy() == 2.0
+    assert jf.function(cases)(jf.constant(-1.0), 1).numpy() == -1.0
+    assert jf.function(cases)(jf.constant(1.0), 2).numpy() == -1.0
 
 
 def test_strict_conversion_refuses_what_tf_does_not_convert(strict):

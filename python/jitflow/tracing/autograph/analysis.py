@@ -3,6 +3,7 @@
 after a statement (liveness), which decides a statement's outputs and loop variables."""
 import ast
 
+from .nodes import MATCH as _MATCH
 from .nodes import SCOPES, walk_scope
 
 
@@ -156,6 +157,9 @@ def annotate_liveness(stmts, live_out=frozenset()):
             annotate_liveness(s.orelse, later)
         elif isinstance(s, ast.With):
             annotate_liveness(s.body, later)
+        elif isinstance(s, _MATCH):
+            for case in s.cases:
+                annotate_liveness(case.body, later)
         elif isinstance(s, ast.Try):
             after_final = live_in(s.finalbody, later)
             in_handlers = set()

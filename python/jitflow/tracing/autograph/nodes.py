@@ -4,6 +4,7 @@ import ast
 import itertools
 
 LOOPS = (ast.While, ast.For)
+MATCH = getattr(ast, "Match", ())  # match statements exist from Python 3.10
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 

@@ -8,7 +8,7 @@ import ast
 import copy
 
 from .analysis import composites, flow, loaded, modified, root
-from .nodes import SCOPES, ag, assign, call, def_, name, strs, walk_scope
+from .nodes import MATCH, SCOPES, ag, assign, call, def_, name, strs, walk_scope
 
 
 class _Scope:
@@ -83,6 +83,9 @@ class ControlFlow:
                         self.function(m)
             elif isinstance(s, ast.With):
                 s.body = self._block(s.body, scope, bound)
+            elif isinstance(s, MATCH):
+                for case in s.cases:
+                    case.body = self._block(case.body, scope, bound)
             elif isinstance(s, ast.Try):
                 s.body = self._block(s.body, scope, bound)
                 for h in s.handlers:
@@ -140,7 +143,7 @@ class ControlFlow:
         stmt = call(ag("while_stmt"), name(test_name), name(body_name), name(get), name(set_),
                     strs(_label(s) for s in state), node.ag_opts, **kwargs)
         out = [test_fn, body_fn] + state_defs + self._inits(plain, bound, scope) + [ast.Expr(stmt)]
-        return _located(out, node) + node.orelse, plain
+        return _located(out, node) + self._block(node.orelse, scope, bound | set(plain)), plain
 
     def _for(self, node, scope, bound):
         unpack = ast.Assign(targets=[node.target], value=name("ag__itr"))
@@ -167,7 +170,7 @@ class ControlFlow:
         stmt = call(ag("for_stmt"), node.iter, extra_arg, name(body_name), name(get), name(set_),
                     strs(_label(s) for s in state), node.ag_opts, **kwargs)
         out += state_defs + self._inits(plain, bound, scope) + [ast.Expr(stmt)]
-        return _located(out, node) + node.orelse, plain
+        return _located(out, node) + self._block(node.orelse, scope, bound | set(plain)), plain
 
     # ---- generated functions -------------------------------------------------------------
     def _fn(self, fn_name, params, body, nonlocals, scope):
