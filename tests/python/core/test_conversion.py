@@ -257,6 +257,7 @@ def test_an_empty_list_takes_a_peer_tensors_dtype():
     t = jf.constant([], jf.int64) + []
     assert t.dtype == jf.int64 and t.shape == (0,)
     assert (jf.constant([[1], [2]], jf.int32) + [[], []]).shape == (2, 0)
+    assert jf.concat([jf.constant([1, 2]), []], axis=0).numpy().tolist() == [1, 2]  # int32, as TF
 
 
 # ---- __jf_tensor__ that never reaches a tensor ---------------------------------------------------
