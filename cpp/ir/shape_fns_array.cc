@@ -241,9 +241,20 @@ void infer_expand_dims(OpCall& c) {
 
 void infer_broadcast_to(OpCall& c) {
   need_int_vector(c, 1, "shape");
-  if (!c.has_value(1)) c.fail("the target shape must be known when tracing");
-  Shape target(c.in[1].to_int64s()), b;
   const Shape& in = c.in[0].shape();
+  if (!c.has_value(1)) {
+    // A target computed at run time: its length is the rank; a dim the input has (known and
+    // not 1) is the output's too, any other is unknown until the kernel checks the target.
+    Shape out;
+    out.resize(traced_rank(c, 1, "shape"), -1);
+    if (in.rank() > out.rank())
+      c.fail("Unable to broadcast tensor of shape ", in.str(), " to a tensor of rank ", out.rank());
+    for (int i = 1; i <= in.rank(); ++i)
+      if (in[in.rank() - i] > 1) out[out.rank() - i] = in[in.rank() - i];
+    c.add_output(c.in[0].dtype(), out);
+    return;
+  }
+  Shape target(c.in[1].to_int64s()), b;
   if (in.rank() > target.rank() || !broadcast_shapes(in, target, &b) || b != target)
     c.fail("Unable to broadcast tensor of shape ", in.str(), " to tensor of shape ", target.str());
   c.add_output(c.in[0].dtype(), target);

@@ -355,3 +355,17 @@ def test_squeeze_without_axis_of_unknown_dims_is_refused_when_tracing(jit):
     k = jf.function(lambda x: jf.squeeze(x), input_signature=[jf.TensorSpec([1, 3, 1], jf.float32)], jit_compile=jit)
     assert k(np.ones((1, 3, 1), np.float32)).shape == (3,)
     assert jf.squeeze(np.ones((1, 3, 1), np.float32)).shape == (3,)  # eagerly every size is known
+
+
+def test_broadcast_to_a_target_shape_known_only_at_run_time():
+    # The target's length is the rank; an input dim other than 1 is the output's dim, the
+    # others are unknown until the kernel checks the target (TF's graph shape the same way).
+    f = jf.function(lambda x, s: jf.broadcast_to(x, s),
+                    input_signature=[jf.TensorSpec([None], jf.float32), jf.TensorSpec([2], jf.int32)])
+    np.testing.assert_array_equal(f(jf.constant([1.0, 2.0]), jf.constant([3, 2])).numpy(),
+                                  np.broadcast_to(np.float32([1, 2]), (3, 2)))
+    g = jf.function(lambda x, s: jf.broadcast_to(x, s),
+                    input_signature=[jf.TensorSpec([2], jf.float32), jf.TensorSpec([2], jf.int32)])
+    assert g.get_concrete_function().outputs[0].shape == (None, 2)
+    with pytest.raises(jf.errors.InvalidArgumentError, match=r"Unable to broadcast tensor of shape \[3\]"):
+        f(jf.constant([1.0, 2.0, 3.0]), jf.constant([3, 2]))

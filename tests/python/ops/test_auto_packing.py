@@ -52,9 +52,6 @@ MODES = ["eager", "function", "jit_scope", "jit_compile", "none_signature"]
 # needs its target shape while tracing (TF's takes a run-time one); jitflow compiles ahead of the
 # call, with unknown dims as parameters, so Tile's multiples and Pad's paddings computed from
 # them do not compile (TF's XLA compiles each call's shapes).
-NOT_IN = {("broadcast_to", "none_signature")}
-
-
 def _run(mode, fn):
     def body(x):
         return fn(x, jf.shape(x))
@@ -66,8 +63,6 @@ def _run(mode, fn):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name, fn, want", CASES, ids=[c[0] for c in CASES])
 def test_lists_of_tensors_and_ints_are_packed(mode, name, fn, want):
-    if (name, mode) in NOT_IN:
-        pytest.skip("BroadcastTo needs its target shape while tracing (C++ shape function)")
     got = _run(mode, fn).numpy()
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-6)
