@@ -15,11 +15,13 @@
 namespace jf::py_bridge {
 
 namespace {
-// Runtime warnings (a compiled cluster falling back to eager kernels) become Python
-// RuntimeWarnings; warnings configured as errors raise from the call.
+// Runtime warnings (a compiled cluster falling back to eager kernels, an assertion
+// jit_compile drops) become Python RuntimeWarnings attributed to the user's line, as the
+// Python side's are (jitflow.core.errors.warn); warnings configured as errors raise from the
+// call.
 void warn_in_python(const std::string& message) {
   py::gil_scoped_acquire gil;
-  if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) < 0) throw py::error_already_set();
+  py::module_::import("jitflow.core.errors").attr("warn")(message);
 }
 // The disk cache's warnings never fail the call they happen in (it goes on without the
 // entry), even where warnings are configured as errors.
