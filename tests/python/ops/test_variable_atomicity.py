@@ -89,6 +89,26 @@ def test_assign_add_of_another_shape_names_both_shapes_as_tf():
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0, 3.0])
 
 
+@pytest.mark.parametrize("method", ["assign", "assign_add", "assign_sub"])
+@pytest.mark.parametrize("mode", ["function", "jit_compile"])
+def test_an_update_with_dims_unknown_when_traced_is_checked_when_it_runs(method, mode):
+    # As TF: the trace accepts the value of shape [None] (it was refused: "Cannot update
+    # variable ... with shape [3] using a Tensor with shape [?]"); a run with another shape
+    # raises and leaves the variable as it was.
+    v = jf.Variable([1.0, 2.0, 3.0])
+
+    @jf.function(input_signature=[jf.TensorSpec([None], jf.float32)], jit_compile=mode == "jit_compile")
+    def f(x):
+        getattr(v, method)(x * 2.0)
+        return v.read_value()
+
+    want = {"assign": [2.0, 2.0, 2.0], "assign_add": [3.0, 4.0, 5.0], "assign_sub": [-1.0, 0.0, 1.0]}[method]
+    np.testing.assert_array_equal(f(jf.constant([1.0, 1.0, 1.0])).numpy(), want)
+    with pytest.raises(jf.errors.InvalidArgumentError, match=r"shape \[3\].*\[2\]"):
+        f(jf.constant([1.0, 1.0]))
+    np.testing.assert_array_equal(v.numpy(), want)
+
+
 def test_variable_assign_checks_shape_and_dtype_as_tf():
     a = jf.Variable([2.0, 3.0])
     with pytest.raises(ValueError, match=r"Shape mismatch.The variable shape \(2,\), and the assigned value shape \(3,\)"):
