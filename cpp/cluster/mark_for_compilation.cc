@@ -108,8 +108,9 @@ std::string worth_compiling(int real_ops, bool has_compile_true, const ClusterOp
 
 // Resource reads and writes (the record's kResourceAccess: variables, a Generator's state,
 // TensorArray buffers) run around the compiled unit, as XLA passes resource variables in and
-// out of a computation; the ordering check below rejects one that would have to run in the
-// middle of it.
+// out of a computation; one that has to run in the middle of it (a read after a write that
+// compiled code computed, a TensorArrayRead of a gradient loop) splits the function into
+// units, as control flow does.
 bool is_resource_access(const Node& n) { return (n.def().flags & kResourceAccess) != 0; }
 
 // jit_compile=True: no partial answer is acceptable, so every problem is an error. Only
@@ -131,9 +132,10 @@ void check_whole_function(const Graph& g, const std::vector<std::string>& reject
   }
 }
 
-// A function without control flow compiles as one unit.
-ClusteringResult cluster_whole_function(const Graph& g, const Adjacency& adj,
-                                        const std::vector<std::string>& rejected) {
+// A function without control flow compiles as one unit; nullopt when an op that stays on the
+// executor would have to run in the middle of it.
+std::optional<ClusteringResult> cluster_whole_function(const Graph& g, const Adjacency& adj,
+                                                       const std::vector<std::string>& rejected) {
   int n = g.num_nodes();
   Members all;
   int real_ops = 0;
@@ -144,20 +146,15 @@ ClusteringResult cluster_whole_function(const Graph& g, const Adjacency& adj,
     all.ids.push_back(i);
     if (!is_trivial_for_clustering(*g.nodes()[i])) ++real_ops;
   }
-  // The non-members left are Placeholders and uncompilable Consts; they normally have no
-  // inputs, but one hanging off a member through a control edge and feeding another member
-  // would have to run in the middle of the single kernel.
+  // The non-members left are Placeholders, resource accesses and uncompilable Consts; one that
+  // depends on a member and feeds another would have to run in the middle of the single kernel.
   std::vector<bool> after_member(n, false), before_member(n, false);
   for (int i = 0; i < n; ++i)
     for (int p : adj.producers[i]) after_member[i] = after_member[i] || member[p] || after_member[p];
   for (int i = n - 1; i >= 0; --i)
     for (int c : adj.consumers[i]) before_member[i] = before_member[i] || member[c] || before_member[c];
   for (int i = 0; i < n; ++i)
-    if (!member[i] && after_member[i] && before_member[i])
-      throw_invalid(
-          "jf.function(jit_compile=True) cannot compile the function as one unit: ", describe(*g.nodes()[i]),
-          " runs eagerly but depends on compiled ops and "
-          "feeds others");
+    if (!member[i] && after_member[i] && before_member[i]) return std::nullopt;
   std::vector<Members> groups;
   if (!all.ids.empty()) {
     all.why_eager = worth_compiling(real_ops, true, ClusterOptions{false, true});
@@ -187,9 +184,13 @@ ClusteringResult mark_for_compilation(const Graph& g, const ClusterOptions& opts
     check_whole_function(g, rejected);
     bool control_flow = false;
     for (const auto& up : g.nodes()) control_flow = control_flow || is_control_flow(*up);
-    // With an If/While in the middle, the ops before and after it are compiled as the
-    // fewest units the executor can run around it (every candidate, every group compiled).
-    if (!control_flow) return cluster_whole_function(g, adj, rejected);
+    // With an If/While or a resource access in the middle, the ops before and after it are
+    // compiled as the fewest units the executor can run around it (every candidate, every
+    // group compiled).
+    if (!control_flow) {
+      std::optional<ClusteringResult> one = cluster_whole_function(g, adj, rejected);
+      if (one) return *one;
+    }
   }
 
   // One cycle-graph node per graph node; a cluster is represented by one surviving node,
@@ -274,9 +275,9 @@ ClusteringResult mark_for_compilation(const Graph& g, const ClusterOptions& opts
     }
   }
 
-  // jit_compile=True compiles each stretch between control-flow nodes as one unit, as XLA
-  // compiles a whole body: independent groups (a loop counter beside the loop's math) merge
-  // when no path joins them.
+  // jit_compile=True compiles each stretch between control-flow nodes and resource accesses
+  // as one unit, as XLA compiles a whole body: independent groups (a loop counter beside the
+  // loop's math) merge when no path joins them.
   if (opts.whole_function) {
     std::vector<int> roots;
     for (int i = 0; i < n; ++i)

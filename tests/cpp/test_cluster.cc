@@ -313,6 +313,23 @@ TEST_F(ClusterTest, WholeFunctionLeavesResourceAccessesOutside) {
   EXPECT_EQ(reason("write"), "stateful op");
 }
 
+// A read after a write of what compiled code computed has to run between two units: the
+// function compiles as those two (TF's XLA orders the resource accesses inside its one
+// computation), every op compiled.
+TEST_F(ClusterTest, WholeFunctionSplitsAroundAResourceAccessInTheMiddle) {
+  Node* x = input("x");
+  Node* a = op(OpId::Exp, "a", {x});
+  Node* write = op(OpId::AssignVariableOp, "write", {a});
+  Node* read = op(OpId::ReadVariableOp, "read", {});
+  read->control_inputs.push_back(write);
+  Node* b = op(OpId::Neg, "b", {read});
+  op(OpId::Mul, "c", {b, a});
+  run({false, /*whole_function=*/true});
+  EXPECT_EQ(clusters(), (std::vector<Names>{{"a"}, {"b", "c"}}));
+  EXPECT_EQ(reason("write"), "stateful op");
+  EXPECT_EQ(reason("read"), "stateful op");
+}
+
 TEST_F(ClusterTest, ControlFlowStaysOnTheExecutor) {
   Node* x = input("x");
   Node* a = op(OpId::Exp, "a", {x}, "jit_scope_0");

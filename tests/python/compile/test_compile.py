@@ -505,6 +505,25 @@ def test_jit_compile_with_variable_reads_and_writes():
     assert int(steps.numpy()) == 2
 
 
+def test_jit_compile_splits_around_a_read_of_what_it_wrote():
+    # TF's XLA orders the write and the read inside its one computation; jitflow runs them
+    # between two compiled units (it refused the function: "cannot compile ... as one unit").
+    v = jf.Variable([1.0, 2.0])
+
+    @jf.function(jit_compile=True)
+    def f(x):
+        v.assign(jf.tanh(x) * 2.0)
+        return v.read_value() * x + 1.0
+
+    x = np.array([0.5, -1.0], np.float32)
+    out, compiled = _compiled_ran(f, x)
+    assert compiled
+    want = np.tanh(x.astype(np.float64)) * 2.0
+    np.testing.assert_allclose(v.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(out.numpy(), want * x + 1.0, rtol=1e-6)
+    assert len(clusters(f, x)) == 2
+
+
 def test_zeros_like_and_ones_like_of_an_outside_input_compile():
     # Their operand's shape is all they read: it must still reach the cluster at run time.
     @jf.function
