@@ -37,7 +37,8 @@ Shape element_of(const Shape& b) {
 
 }  // namespace
 
-// TensorArrayWrite(buffer, indices, values), attrs mode (strict / grow / drop) and accumulate.
+// TensorArrayWrite(buffer, indices, values), attrs mode (strict / grow / drop), accumulate and
+// learn_shape.
 // A scalar index writes one element (values is one element), a vector of k indices writes k
 // (values [k, *element_shape]). Growing arrays have an unknown capacity once traced.
 void infer_tensor_array_write(OpCall& c) {
@@ -50,15 +51,21 @@ void infer_tensor_array_write(OpCall& c) {
     c.fail("Invalid data types; op elements ", dtype_name(c.in[2].dtype()), " but list elements ",
            dtype_name(c.in[0].dtype()));
   const int lead = ix.rank();  // 0 or 1 leading dims of values before the element
+  // An array whose element shape was partly unknown when traced starts with no element (its
+  // unknown dims 0) and takes the shape of its first write (TF's TensorList learns it then).
+  const bool learns = c.attrs.get<bool>("learn_shape", false) && b.fully_defined() &&
+                      element_of(b).num_elements() == 0 && v.rank() == b.rank() - 1 + lead;
   bool ok = v.rank() == b.rank() - 1 + lead;
   if (ok && lead == 1) ok = !dims_clash(ix[0], v[0]);
-  for (int d = 1; ok && d < b.rank(); ++d) ok = !dims_clash(b[d], v[d - 1 + lead]);
+  for (int d = 1; ok && !learns && d < b.rank(); ++d) ok = !dims_clash(b[d], v[d - 1 + lead]);
   if (!ok)
     c.fail("Incompatible shapes: the element shape of the array is ", element_of(b).str(),
            " but the value written at indices of shape ", ix.str(), " has shape ", v.str());
   const int64_t mode = c.attrs.get<int64_t>("mode", kStrict);
   if (mode < kStrict || mode > kDrop) c.fail("unknown mode ", mode);
   Shape out = b;
+  if (learns)
+    for (int d = 1; d < b.rank(); ++d) out[d] = v[d - 1 + lead];
   // A growing array's capacity is a run-time fact: unknown once traced, so the buffer before
   // a loop and after any number of iterations has one static shape.
   if (mode == kGrow) out[0] = -1;

@@ -58,11 +58,34 @@ void accumulate_row(DType dt, char* dst, const char* src, size_t bytes) {
 }  // namespace
 
 void k_TensorArrayWrite(OpCall& c) {
-  const Tensor& buf = c.in[0];
+  const Tensor* in = &c.in[0];  // not a copy: a copy's reference would forbid writing in place
+  Tensor learned;
   const Tensor& vals = c.in[2];
   const int64_t mode = c.attrs.get<int64_t>("mode", kStrict);
   const bool acc = c.attrs.get<bool>("accumulate", false);
   const std::vector<int64_t> ix = c.in[1].to_int64s();
+  // The element shapes must agree (the shape function saw unknown dims), except for an array
+  // still without elements whose element shape was partly unknown when traced: it takes the
+  // value's, its rows zeros of that shape (TF's TensorList learns it at the first write).
+  const int lead = c.in[1].rank();
+  Shape element;
+  for (int d = lead; d < vals.rank(); ++d) element.push_back(vals.shape()[d]);
+  bool same = element.rank() == in->rank() - 1;
+  for (int d = 1; same && d < in->rank(); ++d) same = in->shape()[d] == element[d - 1];
+  if (!same) {
+    Shape have;
+    for (int d = 1; d < in->rank(); ++d) have.push_back(in->shape()[d]);
+    if (!c.attrs.get<bool>("learn_shape", false) || have.num_elements() != 0 || element.rank() != have.rank())
+      c.fail("Incompatible shapes: the element shape of the array is ", have.str(),
+             " but the value written at ", "indices of shape ", c.in[1].shape().str(), " has shape ",
+             vals.shape().str());
+    Shape s = element;
+    s.insert(0, in->shape()[0]);
+    learned = make_output(c, 0, in->dtype(), s);
+    std::memset(learned.raw(), 0, static_cast<size_t>(s.num_elements()) * dtype_size(in->dtype()));
+    in = &learned;
+  }
+  const Tensor& buf = *in;
   const int64_t rows = buf.shape()[0];
   int64_t need = rows;
   for (int64_t j : ix) {

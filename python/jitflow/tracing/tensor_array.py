@@ -22,8 +22,11 @@ _STRICT, _GROW, _DROP = 0, 1, 2  # TensorArrayWrite's modes (shape_fns_tensor_ar
 
 
 def _write(buffer, indices, values, mode, accumulate=False):
+    # A buffer whose element dims are not all known may be one still without elements (made
+    # before a loop that gives them: resolve_unshaped): its first write gives its shape.
+    learn = None in list(buffer.shape)[1:]
     return _C.execute(OP["TensorArrayWrite"], (buffer, indices, values),
-                      {"mode": mode, "accumulate": accumulate}, None)
+                      {"mode": mode, "accumulate": accumulate, "learn_shape": learn}, None)
 
 
 def _read(buffer, size, indices):
@@ -343,8 +346,13 @@ class _GraphTensorArray(collections.namedtuple("TensorArray", ["buffer", "length
 
     def _with_buffer(self, dims):
         """This array with a zero buffer [size, *dims]: its element shape is now known. dims: a
-        list of ints, or an int32 tensor (an element shape known at run time)."""
+        list of ints, or an int32 tensor (an element shape known at run time). A list with
+        None dims (an element shape partly unknown when tracing) gives a buffer with no
+        elements yet (those dims 0 when it runs, unknown when traced), which takes the shape
+        of its first write."""
         n, dt = self.meta.static_size, self.meta.dtype
+        if not isinstance(dims, _C.Tensor) and None in dims:
+            dims = ops.concat([_C.convert_to_tensor([0 if d is None else d], _dt.int32) for d in dims], 0)
         if isinstance(dims, _C.Tensor):
             buf = ops.zeros(ops.concat([ops.reshape(self.length, [1]), dims], 0), dt)
         elif n is not None:
@@ -535,7 +543,8 @@ class _GraphTensorArray(collections.namedtuple("TensorArray", ["buffer", "length
 def resolve_unshaped(body, init):
     """init with every traced array that has no buffer yet (no element shape) given one: the
     element shape its first write in one throwaway trace of `body` gives it (TF needs none:
-    its arrays are variant tensors; a jitflow array is a buffer of one element shape)."""
+    its arrays are variant tensors; a jitflow array is a buffer of one element shape). Dims
+    that trace does not know are learnt when the loop's first write runs (_with_buffer)."""
     unshaped = [i for i, v in enumerate(init) if isinstance(v, _GraphTensorArray) and v.buffer is None]
     if not unshaped:
         return init
@@ -553,11 +562,10 @@ def resolve_unshaped(body, init):
     init = list(init)
     for i in unshaped:
         dims = seen.get(i)
-        if dims is None or None in dims:
-            es = TensorShape(dims) if dims is not None else TensorShape(init[i].meta.element_shape)
+        if dims is None:
             raise ValueError(_at_caller(
-                f"jf.TensorArray: a traced array carried by a loop needs a fully defined element shape before "
-                f"the loop (it is one buffer [size, *element_shape]); the loop body gives it {es}. Pass a fully "
-                "defined element_shape= to jf.TensorArray, or write an element before the loop"))
+                "jf.TensorArray: a traced array carried by a loop needs an element shape before the loop (it "
+                "is one buffer [size, *element_shape]), but the loop body writes no element; pass "
+                "element_shape= to jf.TensorArray, or write an element before the loop"))
         init[i] = init[i]._with_buffer(dims)
     return init
