@@ -40,6 +40,16 @@ std::shared_ptr<Graph> FuncBuilder::finish(const std::vector<Tensor>& outputs) {
   return state_.graph;
 }
 
+Output FuncBuilder::add_capture(const Tensor& t) {
+  size_t before = state_.captures.size();
+  Output o = state_.capture(t);
+  if (state_.captures.size() > before) {
+    state_.graph->inputs.push_back(o.node);
+    capture_values_.push_back(t);
+  }
+  return o;
+}
+
 TracePause::TracePause() : saved_(take_trace_stack()) {}
 TracePause::~TracePause() { restore_trace_stack(std::move(saved_)); }
 
@@ -70,6 +80,85 @@ static TraceState& tracing_or_fail(const char* what) {
 
 static std::string spec_str(const TensorSpec& s) { return str_cat(dtype_name(s.dtype), s.shape.str()); }
 
+namespace {
+
+// The variables that ops in g (and in its nested subgraphs) access, each with whether any of
+// them writes it (an assignment, a Generator's draw) rather than only reads it.
+void collect_variables(const Graph& g, std::map<int64_t, bool>& written) {
+  for (const auto& up : g.nodes()) {
+    if ((up->def().flags & kResourceAccess) && up->attrs.has("var_id")) {
+      bool& w = written[up->attrs.get<int64_t>("var_id", -1)];
+      w = w || up->op != OpId::ReadVariableOp;
+    }
+    for (const auto& sub : up->subgraphs)
+      if (sub) collect_variables(*sub, written);
+  }
+}
+
+// g's reads of variable `id` become Identity nodes of a new input of g captured from `value`
+// (a read of the variable in the enclosing graph).
+void hoist_reads(FuncBuilder& b, Graph& g, int64_t id, const Tensor& value) {
+  std::vector<Node*> reads;
+  for (const auto& up : g.nodes())
+    if (up->op == OpId::ReadVariableOp && up->attrs.get<int64_t>("var_id", -1) == id)
+      reads.push_back(up.get());
+  if (reads.empty()) return;  // only nested subgraphs read it: they took it as an input already
+  Output ph = b.add_capture(value);
+  for (Node* r : reads) {
+    Attrs kept;
+    for (const auto& kv : r->attrs.items())
+      if (kv.first != "var_id") kept.set(kv.first, kv.second);
+    r->op = OpId::Identity;
+    r->attrs = kept;
+    r->inputs = {ph};
+  }
+  // The new input was created last: sort it ahead of the reads that now use it (the others
+  // keep their order, creation order being the program order).
+  ph.node->order_key = 0;
+  g.topo_sort();
+}
+
+// A variable accessed inside the subgraphs of an If/While node is read once more just before
+// the node, and that value becomes an input of the node, as TF passes the variable's handle:
+//  - a variable the subgraphs only read: their reads become uses of that input, so they see
+//    the same value (nothing inside writes it) and a gradient of the reads reaches the
+//    variable as the gradient of the read before the node;
+//  - a variable written inside: the reads stay (they see the writes), and the input is the
+//    variable's value when the node starts, marked `_variable_port` on the Placeholder of
+//    every subgraph (a While: its body) that accesses it. The gradient replays the subgraphs
+//    from that value (autodiff/grads_control.py) and gives the reads' gradients to it.
+// `subgraphs` pairs each subgraph with its builder; `port_graphs` says which may hold ports.
+void variable_inputs(TraceState& ts, const std::vector<std::pair<FuncBuilder*, Graph*>>& subgraphs,
+                     const std::vector<bool>& port_graphs) {
+  std::map<int64_t, bool> written;
+  for (const auto& sg : subgraphs) collect_variables(*sg.second, written);
+  for (const auto& [id, w] : written) {
+    if (id < 0) continue;
+    Tensor value;
+    auto read_before = [&]() {
+      if (!value.is_symbolic()) {
+        Attrs a;
+        a.set("var_id", id);
+        value = ts.symbolic(ts.add_op(OpId::ReadVariableOp, {}, a, nullptr), 0);
+      }
+      return value;
+    };
+    for (size_t i = 0; i < subgraphs.size(); ++i) {
+      FuncBuilder& b = *subgraphs[i].first;
+      Graph& g = *subgraphs[i].second;
+      std::map<int64_t, bool> here;
+      collect_variables(g, here);
+      if (!here.count(id)) continue;
+      if (!w)
+        hoist_reads(b, g, id, read_before());
+      else if (port_graphs[i])
+        b.add_capture(read_before()).node->attrs.set("_variable_port", id);
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Tensor> make_if(const Tensor& pred, FuncBuilder& then_b, std::shared_ptr<Graph> then_g,
                             FuncBuilder& else_b, std::shared_ptr<Graph> else_g, const std::string* name) {
   TraceState& ts = tracing_or_fail("jf.cond");
@@ -90,6 +179,7 @@ std::vector<Tensor> make_if(const Tensor& pred, FuncBuilder& then_b, std::shared
       if (a.shape[d] != b.shape[d]) m.shape[d] = -1;
     specs.push_back(m);
   }
+  variable_inputs(ts, {{&then_b, then_g.get()}, {&else_b, else_g.get()}}, {true, true});
   std::vector<Tensor> ins{pred};
   for (const Tensor& t : then_b.capture_values()) ins.push_back(t);
   for (const Tensor& t : else_b.capture_values()) ins.push_back(t);
@@ -126,6 +216,7 @@ std::vector<Tensor> make_while(const std::vector<Tensor>& loop_vars, FuncBuilder
                     spec_str(b), " after one iteration; shapes and dtypes of loop variables must not change");
     specs.push_back(v);
   }
+  variable_inputs(ts, {{&cond_b, cond_g.get()}, {&body_b, body_g.get()}}, {false, true});
   std::vector<Tensor> ins = loop_vars;
   for (const Tensor& t : cond_b.capture_values()) ins.push_back(t);
   for (const Tensor& t : body_b.capture_values()) ins.push_back(t);

@@ -21,6 +21,8 @@ class FuncBuilder {
   // Sets the outputs and the input list (arguments, then captures). Returns the graph.
   std::shared_ptr<Graph> finish(const std::vector<Tensor>& outputs);
   const std::vector<Tensor>& capture_values() const { return capture_values_; }
+  // After finish: captures an outer value as one more trailing input; returns its Placeholder.
+  Output add_capture(const Tensor& t);
   TraceState& state() { return state_; }
 
  private:

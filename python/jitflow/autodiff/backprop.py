@@ -9,9 +9,10 @@ from .registry import get_gradient_function, grad_attr_scope, unmarked_scope
 
 
 def apply_gradient(op, out_grads, grad_scope):
-    """The input gradients of one forward op (an OpView), one per input (None = none)."""
+    """The input gradients of one forward op (an OpView), one per input (None = none). A node's
+    `_gradient_op_type` attr names the gradient to use instead of its type's (TF's override)."""
     try:
-        fn = get_gradient_function(op.type)
+        fn = get_gradient_function(op.get_attr("_gradient_op_type", op.type))
     except LookupError:
         raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type}). "
                           "Register one with jf.autodiff.register_gradient") from None

@@ -75,27 +75,6 @@ def _key(t):
     return None if ref is None else (ref[0], ref[1])
 
 
-def _read_inside_control_flow(order, var):
-    """The If/While node among `order` whose branch or body reads `var`, else None."""
-    def reads(graph):
-        return any((n.op == "ReadVariableOp" and n.get_attr("var_id") == var._id)
-                   or any(reads(g) for g in n.subgraphs()) for n in graph.nodes())
-    return next((n for n in order if n.op in ("If", "While") and any(reads(g) for g in n.subgraphs())),
-                None)
-
-
-def check_variable_reads(order, var):
-    """A read inside a cond branch or loop body is not an input of the If/While node, so no
-    gradient could reach it: say so instead of returning None."""
-    node = _read_inside_control_flow(order, var)
-    if node is not None:
-        raise NotImplementedError(
-            f"Gradient with respect to variable '{var.name}': it is read inside the "
-            f"{'jf.cond' if node.op == 'If' else 'jf.while_loop'} '{node.name}' ({node.op}), "
-            "whose gradient cannot reach a read in its body. Read the variable before it "
-            "(w = v.read_value()) and use w inside")
-
-
 def _gradients(ys, xs, grad_ys, grad_scope, unconnected, stops=frozenset()):
     grads = {}  # (node, output index) -> list of gradients
     with unmarked_scope():
@@ -114,7 +93,6 @@ def _gradients(ys, xs, grad_ys, grad_scope, unconnected, stops=frozenset()):
     x_keys = []
     for x in xs:
         if isinstance(x, Variable):
-            check_variable_reads(order, x)
             x_keys.append([(n, 0) for n in order if n.op == "ReadVariableOp"
                            and n.get_attr("var_id") == x._id])
         else:

@@ -23,13 +23,18 @@ A loop var that is a TensorArray buffer the body only overwrites is not saved (i
 never read; the replay gets a stand-in of its shape, and for a growing array its row count is
 saved instead: grads_tensor_array.py).
 Costs: one extra forward pass (the replay) plus one body replay per backward iteration; each
-save and read copies one value (O(n) element copies over n iterations). Float loop vars and float body captures get gradients; int/bool ones and cond
-captures get None. Not supported, with a NotImplementedError naming the op: saved loop vars
-whose shape may change across iterations (a shape invariant relaxing a dim the initial
-value knows), second-order gradients (the gradient loops' accumulators change shape), and
-random ops in the body. jf.Variable reads inside the body are not inputs of the While node,
-so no gradient can reach them: asking for one raises (gradients.check_variable_reads), as for
-jf.cond branches; read the variable before the loop."""
+save and read copies one value (O(n) element copies over n iterations). Float loop vars and
+float body captures get gradients; int/bool ones and cond captures get None. Not supported,
+with a NotImplementedError naming the op: saved loop vars whose shape may change across
+iterations (a shape invariant relaxing a dim the initial value knows), second-order gradients
+(the gradient loops' accumulators change shape), and random ops in the body.
+
+Variables: tracing makes a variable accessed inside a branch or body an input of the If/While
+node (cpp/tracing/func_builder.cc): a variable only read there is read once before the node
+and captured, so its gradient is a capture's; a variable written there gets a port, its value
+before the node, from which the replays (replay.py) track its value through the branch or the
+iterations (in the While gradient, as more loop state, saved per iteration like a loop var),
+and to which they give the gradients of its reads."""
 from .. import _C
 from ..core import dtypes
 from ..ops import basic_ops as ops
@@ -37,64 +42,12 @@ from ..tracing.control_flow import cond, while_loop
 from ..tracing.tensor_array import _GROW
 from . import grads_tensor_array as ta_grads
 from .gradients import gradients
-from .registry import ops_flagged, register_gradient, unmarked_scope
+from .registry import register_gradient, unmarked_scope
+from .replay import _ASSIGNS, VariableState, replay, written_variables
 from .shapes import fill_like, is_float
 
-# A replay computes values only: it skips the body's prints and variable writes, and refuses
-# to replay an op that draws random numbers (from a stream, or a Generator's state, which the
-# replay would also advance again): it would draw other numbers.
-_SKIPPED = {"PrintV2", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
-_RANDOM = ops_flagged("random_stream") | {"RngReadAndSkip"}
 # Marks the While nodes built by a While gradient (the attr scope stops at their bodies).
 _GRAD_LOOP = "_WhileGradientLoop"
-
-
-def replay(graph, args, what):
-    """Recreates a subgraph's ops in the current trace with `args` as its inputs; returns
-    its outputs. Side effects (prints, assignments) are not repeated."""
-    env = {}
-    for ph, a in zip(graph.inputs(), args):
-        env[(ph, 0)] = a
-    for node in graph.nodes():
-        t = node.op
-        if t == "Placeholder" or t in _SKIPPED:
-            continue
-        if t == "Const":
-            env[(node, 0)] = node.get_attr("value")
-            continue
-        if t in _RANDOM:
-            raise NotImplementedError(
-                f"Gradient of {what}: the branch or loop body samples random numbers ({t} "
-                f"'{node.name}'), which a replay would draw again; sample outside the jf.cond or "
-                "jf.while_loop instead")
-        inputs = [env[(r, i)] for r, i in node.input_refs()]
-        if t == "If":
-            outs = _replay_if(node, inputs, what)
-        elif t == "While":
-            outs = _replay_while(node, inputs, what)
-        else:
-            attrs = {k: node.get_attr(k) for k in node.attr if not k.startswith("_")}
-            outs = _C.execute_n(_C.op_id(t), inputs, attrs, None)
-        for i, o in enumerate(outs):
-            env[(node, i)] = o
-    return [env[(r, i)] for r, i in graph.outputs()]
-
-
-def _replay_if(node, inputs, what):
-    n_then = node.get_attr("num_then_inputs")
-    tg, eg = node.subgraphs()
-    return cond(inputs[0], lambda: replay(tg, inputs[1:1 + n_then], what),
-                lambda: replay(eg, inputs[1 + n_then:], what))
-
-
-def _replay_while(node, inputs, what):
-    nv, nc = node.get_attr("num_loop_vars"), node.get_attr("num_cond_captures")
-    cg, bg = node.subgraphs()
-    loop_vars, cond_caps, body_caps = inputs[:nv], inputs[nv:nv + nc], inputs[nv + nc:]
-    max_iter = node.get_attr("maximum_iterations")
-    return while_loop(lambda *v: replay(cg, list(v) + cond_caps, what)[0],
-                      lambda *v: replay(bg, list(v) + body_caps, what), list(loop_vars),
-                      maximum_iterations=None if max_iter < 0 else max_iter)
 
 
 @register_gradient("If")
@@ -128,8 +81,16 @@ def _if_grad(op, *grads):
 
 
 def _inputs_reaching(graph, positions):
-    """Indices of `graph`'s inputs that its outputs at `positions` depend on."""
+    """Indices of `graph`'s inputs that its outputs at `positions` depend on. A variable read
+    depends on what the graph's writes of that variable depend on: their values reach it."""
     index = {ph: i for i, ph in enumerate(graph.inputs())}
+    writers = {}  # variable id -> the nodes of graph that write it
+    for node in graph.nodes():
+        if node.op in _ASSIGNS:
+            writers.setdefault(node.get_attr("var_id"), []).append(node)
+        elif node.op in ("If", "While"):
+            for v in written_variables(node):
+                writers.setdefault(v, []).append(node)
     outs = graph.outputs()
     stack, seen = [outs[p][0] for p in positions], set()
     while stack:
@@ -138,7 +99,15 @@ def _inputs_reaching(graph, positions):
             continue
         seen.add(node)
         stack.extend(ref for ref, _ in node.input_refs())
+        if node.op == "ReadVariableOp":
+            stack.extend(writers.get(node.get_attr("var_id"), ()))
     return sorted(index[n] for n in seen if n in index)
+
+
+def _ports(graph, first):
+    """{variable id: input index} of graph's inputs marked `_variable_port`, from `first` on."""
+    return {ph.get_attr("_variable_port"): i for i, ph in enumerate(graph.inputs())
+            if i >= first and ph.has_attr("_variable_port")}
 
 
 def _shape_may_change(invariant, initial):
@@ -164,6 +133,15 @@ def _while_grad(op, *grads):
             "supported (its saved values change shape across iterations). Differentiate a "
             "Python loop (it unrolls when traced) for higher derivatives")
     cg, bg = node.subgraphs()
+    # Variables the loop writes: their values are more loop state of the replays, starting from
+    # the body's ports (the values before the loop); a float variable's port gets the gradient
+    # of the body's reads of it, summed over iterations.
+    written = written_variables(node)
+    ports = _ports(bg, nv)
+    for v in written:
+        if v not in ports:
+            raise NotImplementedError(f"Gradient of {what}: its condition writes a variable (id {v})")
+    starts = [body_caps[ports[v] - nv] for v in written]
     # Which body inputs (loop vars, then captures) each body output depends on.
     deps = [set(_inputs_reaching(bg, [j])) for j in range(nv)]
     # fvars: the float loop vars that carry a cotangent: those whose output has a gradient,
@@ -184,8 +162,9 @@ def _while_grad(op, *grads):
     unsaved = [j for j in saved if j in write_only]  # TensorArrays only overwritten: see bwd_body
     saved = [j for j in saved if j not in unsaved]
     grown = [j for j in unsaved if write_only[j] == _GROW]  # dynamic arrays: their row counts saved
-    fcaps = [c for c in range(len(body_caps)) if nv + c in reached and is_float(body_caps[c])
-             and nv + nc + c not in op.skip_input_indices]
+    port_caps = {ports[v] - nv for v in written}
+    fcaps = [c for c in range(len(body_caps)) if (nv + c in reached or c in port_caps)
+             and is_float(body_caps[c]) and nv + nc + c not in op.skip_input_indices]
     no_grad = [None] * len(op.inputs)
     if not fvars:
         return no_grad
@@ -198,32 +177,45 @@ def _while_grad(op, *grads):
                 f"{_fmt(loop_vars[j].shape)}; the gradient saves every iteration's value of the "
                 "loop vars it needs and does not support ones whose shape changes across "
                 "iterations")
-    acc_invariants = [[None] + invariants[j] for j in saved] + [[None] for _ in grown]
+    acc_invariants = ([[None] + invariants[j] for j in saved] + [[None] for _ in grown]
+                      + [[None] + list(v.shape) for v in starts])
+    value_invariants = [list(v.shape) for v in starts]
+    nw = len(written)
 
     # (1) Forward replay: the same loop, counting its iterations and appending the value
-    # each saved loop var has before every iteration to its accumulator.
+    # each saved loop var and each written variable has before every iteration to its
+    # accumulator.
     def fwd_cond(i, *rest):
-        return replay(cg, list(rest[:nv]) + cond_caps, what)[0]
+        state = VariableState(dict(zip(written, rest[nv:nv + nw])))
+        return replay(cg, list(rest[:nv]) + cond_caps, what, state)[0]
 
     def fwd_body(i, *rest):
-        vals, accs = list(rest[:nv]), rest[nv:]
-        new_vals = replay(bg, vals + body_caps, what)
+        vals, values, accs = list(rest[:nv]), list(rest[nv:nv + nw]), rest[nv + nw:]
+        state = VariableState(dict(zip(written, values)))
+        new_vals = replay(bg, vals + body_caps, what, state)
         new_accs = [ta_grads.push(a, i, vals[j]) for a, j in zip(accs, saved)]
         new_accs += [ta_grads.push(a, i, ta_grads.rows(vals[j])) for a, j in zip(accs[len(saved):], grown)]
-        return [i + 1] + list(new_vals) + new_accs
+        new_accs += [ta_grads.push(a, i, v) for a, v in zip(accs[len(saved) + len(grown):], values)]
+        return [i + 1] + list(new_vals) + [state.values[v] for v in written] + new_accs
 
     empty = [ops.expand_dims(loop_vars[j], 0)[:0] for j in saved]  # [0, *shape]
     empty += [ops.zeros([0], dtypes.int32) for _ in grown]
+    empty += [ops.expand_dims(v, 0)[:0] for v in starts]
     with _C.attr_scope({_GRAD_LOOP: True}):
-        fwd = while_loop(fwd_cond, fwd_body, [ops.constant(0, dtypes.int32)] + loop_vars + empty,
-                         shape_invariants=[[]] + invariants + acc_invariants,
+        fwd = while_loop(fwd_cond, fwd_body, [ops.constant(0, dtypes.int32)] + loop_vars + starts + empty,
+                         shape_invariants=[[]] + invariants + value_invariants + acc_invariants,
                          maximum_iterations=None if max_iter < 0 else max_iter)
-    n, accs = fwd[0], list(fwd[1 + nv:])
+    n, accs = fwd[0], list(fwd[1 + nv + nw:])
 
     # (2) Backward: iterations n-1 .. 0, each popping its saved values from the accumulators,
     # replaying the body on them and differentiating the replay with the current cotangents.
     nf, ncap = len(fvars), len(fcaps)
-    cots0 = [_zeros(op.outputs[j]) if grads[j] is None else grads[j] for j in fvars]
+    # The cotangents and sums keep their forward values' shapes, which a gradient may know less
+    # well (unbroadcasting reshapes to a shape read at run time).
+    cot_shapes = [_backward_invariant(invariants[j]) for j in fvars]
+    sum_shapes = [_backward_invariant(body_caps[c].shape) for c in fcaps]
+    cots0 = [_restore_shape(_zeros(op.outputs[j]) if grads[j] is None else grads[j], shape)
+             for j, shape in zip(fvars, cot_shapes)]
     sums0 = [_zeros(body_caps[c]) for c in fcaps]
 
     def bwd_body(k, *rest):
@@ -235,29 +227,47 @@ def _while_grad(op, *grads):
         vals.update({j: ta_grads.stand_in(op.outputs[j], ta_grads.peek(a, n, k - 1))
                      for j, a in zip(grown, stacks[len(saved):])})
         own = [vals.get(j, loop_vars[j]) for j in range(nv)]  # unsaved ones are never read
+        values = [ta_grads.peek(a, n, k - 1) for a in stacks[len(saved) + len(grown):]]
         caps = list(body_caps)
         for c in fcaps:
             caps[c] = ops.identity(caps[c])
-        outs = replay(bg, own + caps, what)
+        outs = replay(bg, own + caps, what, VariableState(dict(zip(written, values))))
         targets = [j for j in fvars if j in vals]
         xs = [vals[j] for j in targets] + [caps[c] for c in fcaps]
         res = gradients([outs[j] for j in fvars], xs, grad_ys=cots) if xs else []
         dv = dict(zip(targets, res))
-        new_cots = [ops.zeros_like(cot) if dv.get(j) is None else dv[j]
-                    for j, cot in zip(fvars, cots)]
-        new_sums = [s if g is None else s + g for s, g in zip(sums, res[len(targets):])]
+        new_cots = [ops.zeros_like(cot) if dv.get(j) is None else _restore_shape(dv[j], shape)
+                    for j, cot, shape in zip(fvars, cots, cot_shapes)]
+        new_sums = [s if g is None else _restore_shape(s + g, shape)
+                    for s, g, shape in zip(sums, res[len(targets):], sum_shapes)]
         return [k - 1] + new_cots + new_sums + list(stacks)
 
     with _C.attr_scope({_GRAD_LOOP: True}):
         bwd = while_loop(lambda k, *rest: k > 0, bwd_body, [n] + cots0 + sums0 + accs,
-                         shape_invariants=[[]] + [invariants[j] for j in fvars]
-                         + [list(body_caps[c].shape) for c in fcaps] + acc_invariants)
+                         shape_invariants=[[]] + cot_shapes + sum_shapes + acc_invariants)
     result = no_grad
     for i, j in enumerate(fvars):
         result[j] = bwd[1 + i]
     for i, c in enumerate(fcaps):
         result[nv + nc + c] = bwd[1 + nf + i]
     return result
+
+
+def _backward_invariant(shape):
+    """A backward loop var's shape invariant: its forward value's shape when _restore_shape can
+    give a gradient that shape (one unknown dim at most, none of the known ones zero), else
+    only its rank."""
+    shape = list(shape)
+    if sum(d is None for d in shape) <= 1 and 0 not in shape:
+        return shape
+    return [None] * len(shape)
+
+
+def _restore_shape(g, shape):
+    """g with the static shape `shape` (from _backward_invariant) where it knows less."""
+    if all(d is None or d == e for d, e in zip(shape, g.shape)):
+        return g
+    return ops.reshape(g, [-1 if d is None else d for d in shape])
 
 
 def _zeros(t):

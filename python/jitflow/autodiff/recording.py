@@ -22,11 +22,16 @@ def on_op(op_type, inputs, attrs, outputs):
 
 
 def _on_control_flow_node(outs):
-    """If/While nodes, built outside the dispatcher (subgraph.notify)."""
+    """If/While nodes, built outside the dispatcher (subgraph.notify), and the reads of the
+    variables their branches or body access, which tracing adds as their inputs just before
+    them (`_node_input`: a tape skips a read it recorded when it ran)."""
     if not recording() or not outs:
         return
     node = outs[0]._node_ref[0]
     inputs = [ref.output(i) for ref, i in node.input_refs()]
+    for (ref, _), t in zip(node.input_refs(), inputs):
+        if ref.op == "ReadVariableOp":
+            on_op("ReadVariableOp", [], {"var_id": ref.get_attr("var_id"), "_node_input": True}, [t])
     on_op(node.op, inputs, {k: node.get_attr(k) for k in node.attr}, list(outs))
 
 

@@ -15,9 +15,9 @@ new version: uses read the newest version, sources the oldest, so the gradient w
 original tensor still sums every path.
 
 Calls of a jf.function run their graph without the dispatcher; while a tape records they
-are recorded as one op instead (function_calls.py), except calls of functions that write
-variables or draw random numbers: the tape does not see inside those. Put the tape inside
-such a function (recording then happens at trace time, symbolically), as in a training step.
+are recorded as one op instead (function_calls.py), except calls of functions that draw
+random numbers: the tape does not see inside those. Put the tape inside such a function
+(recording then happens at trace time, symbolically), as in a training step.
 """
 import contextlib
 import warnings
@@ -29,7 +29,6 @@ from ..ops import variables as _variables
 from . import jacobian as _jacobian
 from . import recording as _recording
 from .backprop import aggregate, apply_gradient, unconnected_mode
-from .gradients import check_variable_reads
 from .registry import OpView
 from .shapes import is_float
 
@@ -102,7 +101,6 @@ class GradientTape:
         self._versions = {}      # key -> [id, ...] (oldest first)
         self._next_id = 0
         self._records = []
-        self._control_nodes = []  # If/While nodes built while recording (their bodies' reads)
         self._var_reads = {}     # variable id -> [tensor id, ...]
         self._watched_vars = {}  # variable id -> Variable
         self._accessed = {}      # variable id -> Variable (watched_variables())
@@ -149,9 +147,9 @@ class GradientTape:
                 return
         elif not first._is_symbolic or first._node_ref[0].graph is not self._graph:
             return  # an eager op, or a nested graph's op (cond branch): the If node is recorded
-        if op_type in ("If", "While"):  # kept even when unrecorded: it may read a variable
-            self._control_nodes.append(first._node_ref[0])
         if op_type == "ReadVariableOp":
+            if attrs.get("_node_input") and _recording.key(first) in self._versions:
+                return  # an input of an If/While node that the tape saw when it was read
             vid = attrs.get("var_id")
             var = self._watched_vars.get(vid)
             if var is None and self._watch_accessed_variables:
@@ -228,7 +226,6 @@ class GradientTape:
         self._used = True
         if not self._persistent:
             self._records, self._versions, self._var_reads, self._keep = [], {}, {}, []
-            self._control_nodes = []
 
     def _source_ids(self, s):
         if isinstance(s, _variables.Variable):
@@ -274,9 +271,6 @@ class GradientTape:
             g = ops.ones_like(t) if g is None else _C.convert_to_tensor(g, t.dtype)
             grads.setdefault(tid, []).append(g)
         source_ids = [self._source_ids(s) for s in sources]
-        for s in sources:
-            if isinstance(s, _variables.Variable):
-                check_variable_reads(self._control_nodes, s)
         reach = {i for ids in source_ids for i in ids}
         live = []
         for rec in self._records:
@@ -306,7 +300,7 @@ class GradientTape:
                 g = ops.zeros_like(s.read_value() if isinstance(s, _variables.Variable) else s)
             result.append(g)
         if self._saw_unseen_call and any(g is None for g in result):
-            warnings.warn("GradientTape: a jf.function that writes variables or draws random numbers ran "
+            warnings.warn("GradientTape: a jf.function that draws random numbers ran "
                           "while this eager tape was recording; the tape does not see inside such calls, "
                           "so some gradients are None. Put the tape inside the jf.function.",
                           RuntimeWarning, stacklevel=3)

@@ -401,6 +401,9 @@ CASES = {
 TESTED_ELSEWHERE = {"If", "While", "Cast", "FunctionCall"}  # FunctionCall: test_tape_function_calls.py
 TESTED_ELSEWHERE |= {"CustomGradient"}  # the user's grad_fn: test_autodiff_control.py
 TESTED_ELSEWHERE |= {"EagerPyFunc"}  # func's own gradient: test_py_function.py (finite differences)
+# A variable's read in a gradient's replay: autodiff/test_state_control_flow_random.py (finite
+# differences of every variable's reads through conds and loops that write it).
+TESTED_ELSEWHERE |= {"VariableReadInReplay"}
 
 
 def _inputs(name, rng):

@@ -228,20 +228,32 @@ def test_traced_tape_through_cond_and_jit_scope_marks():
     assert ops["gradient_tape/e_grad/Mul"].get_attr("_XlaScope") == "jit_scope_0"
 
 
-def test_eager_tape_around_a_function_that_writes_a_variable_warns():
+def test_eager_tape_around_a_function_that_writes_a_variable():
+    # As TF: the call is differentiated, and its write is not repeated by the backward pass.
     v = jf.Variable(0.0)
 
     @jf.function
     def f(x):
         v.assign_add(1.0)
-        return x * x
+        return x * x * v
+    x = jf.constant(2.0)
+    with jf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    assert float(tape.gradient(y, x)) == 4.0
+    assert float(v.numpy()) == 1.0  # the call ran once, not replayed
+
+
+def test_eager_tape_around_a_function_that_draws_random_numbers_warns():
+    @jf.function
+    def f(x):
+        return x * x + jf.random.uniform([])
     x = jf.constant(2.0)
     with jf.GradientTape() as tape:
         tape.watch(x)
         y = f(x)
     with pytest.warns(RuntimeWarning, match="does not see inside"):
         assert tape.gradient(y, x) is None
-    assert float(v.numpy()) == 1.0  # the call ran once, not replayed
 
 
 def test_gradient_inside_persistent_context_warns_and_works():
