@@ -70,12 +70,16 @@ def run_in_threads(worker, n):
 
 
 def run_mode(mode, fn, *args):
-    """fn(*args) eagerly ("eager"), as a traced jf.function ("function"), with its ops in a
-    jit_scope ("jit_scope") or under jit_compile=True ("jit_compile"); the compiled modes
-    assert that compiled code ran (cluster_runs grew)."""
+    """fn(*args) eagerly ("eager"), as a traced jf.function ("function"), traced once for any
+    shape ("signature": an input_signature with every dim None), with its ops in a jit_scope
+    ("jit_scope") or under jit_compile=True ("jit_compile"); the compiled modes assert that
+    compiled code ran (cluster_runs grew)."""
     import jitflow as jf
     if mode == "eager":
         return fn(*args)
+    if mode == "signature":
+        sig = [jf.TensorSpec([None] * len(a.shape), a.dtype) for a in args]
+        return jf.function(fn, input_signature=sig)(*args)
     if mode == "jit_scope":
         def body(*a):
             with jf.jit_scope():
