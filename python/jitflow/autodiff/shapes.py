@@ -10,6 +10,9 @@ def is_float(t):
     return t is not None and t.dtype.is_floating
 
 
+MAX_RANK = 8  # the largest rank a tensor may have (cpp/core/shape.h, kMaxRank)
+
+
 def static_shape(t):
     """The shape as a tuple of ints, or None when a dim is unknown (traced with None dims)."""
     s = tuple(t.shape)
@@ -55,7 +58,10 @@ def reshape_like(g, x):
 
 
 def unbroadcast(grad, x):
-    """Sums grad over the axes along which x was broadcast, so the result has x's shape."""
+    """Sums grad over the axes along which x was broadcast, so the result has x's shape. An axis
+    whose dim x does not know when traced may or may not have been broadcast (x's dim 1 at run
+    time): it is summed over a split that the run-time shapes decide (_sum_unknown_broadcasts),
+    as TF decides with BroadcastGradientArgs."""
     if grad is None:
         return None
     xs, gs = tuple(x.shape), tuple(grad.shape)
@@ -64,22 +70,39 @@ def unbroadcast(grad, x):
     lead = len(gs) - len(xs)
     if lead < 0:
         return reshape_like(grad, x)
-    axes = list(range(lead))
-    kept_axes = False
-    ambiguous = False
-    for i, d in enumerate(xs):
-        gd = gs[lead + i]
-        if d == 1 and gd != 1:
-            axes.append(lead + i)
-            kept_axes = True
-        elif d is None and gd != 1:
-            # Unknown at trace time: assume equal dims; the reshape below makes a wrong guess
-            # (x's dim is 1 at run time) an error instead of a silently broadcast gradient.
-            ambiguous = True
-    out = ops.reduce_sum(grad, axes) if axes else grad
-    if kept_axes or ambiguous or (static_shape(out) is None and static_shape(x) is not None):
-        out = ops.reshape(out, shape_of(x))
+    out = ops.reduce_sum(grad, list(range(lead))) if lead else grad
+    kept = [i for i, d in enumerate(xs) if d == 1 and gs[lead + i] != 1]
+    if kept:
+        out = ops.reduce_sum(out, kept, keepdims=True)
+    unknown = [i for i, d in enumerate(xs) if d is None and gs[lead + i] != 1]
+    if unknown:
+        out = _sum_unknown_broadcasts(out, x, unknown)
+    if static_shape(x) is not None and static_shape(out) != static_shape(x):
+        out = ops.reshape(out, list(static_shape(x)))
     return out
+
+
+def _sum_unknown_broadcasts(g, x, axes):
+    """g (x's rank, each dim x's or broadcast from 1) summed over those of `axes` along which x's
+    dim is 1 when it runs: each such axis of g is split into [x's dim, g's dim / x's dim] and the
+    second part summed, which sums it all when x's dim is 1 and sums one element when the dims
+    are equal. Branch-free, with constant axes, so it compiles (a reshape to run-time dims)."""
+    room = MAX_RANK - len(x.shape)  # the split adds one dim per axis
+    if room <= 0:
+        return ops.reshape(g, ops.shape(x))  # guesses x's dims are g's: a reshape error if not
+    xsh = ops.shape(x)
+    for k in range(0, len(axes), room):
+        gsh, chunk = ops.shape(g), axes[k:k + room]
+        dims, summed = [], []
+        for i, d in enumerate(x.shape):
+            if i in chunk:
+                xd = xsh[i]
+                dims += [xd, gsh[i] // ops.maximum(xd, 1)]  # 0 // 1 for an empty axis
+                summed.append(len(dims) - 1)
+            else:
+                dims.append(d if d is not None else gsh[i])
+        g = ops.reduce_sum(ops.reshape(g, ops.stack(dims)), summed)
+    return g
 
 
 def broadcast_like(g, x):

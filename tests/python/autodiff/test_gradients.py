@@ -509,3 +509,27 @@ def test_jf_gradients_of_a_source_with_respect_to_itself():
     (gx,), (g0, g1), (gr,) = f(jf.constant(1.0))
     assert gx.numpy() == 1.0 and g0.numpy() == 1.0 and gr.numpy() == 1.0
     assert g1 is None
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+@pytest.mark.parametrize("shapes", [((1, 3), (6, 3)), ((6, 1), (6, 3)), ((1, 1), (6, 3)), ((6, 3), (1, 3)),
+                                    ((6, 3), (6, 3)), ((0, 3), (0, 3))])
+def test_broadcast_gradients_with_dims_unknown_when_traced(shapes, jit_compile, rng):
+    # An operand's dim that the trace does not know may be 1 when it runs: its gradient is then
+    # summed over that axis, as TF's BroadcastGradientArgs decides (a cond's gradient with an
+    # all-None signature was "Reshape: Input to reshape is a tensor with 18 values, but the
+    # requested shape has 3").
+    def fn(a, b):
+        with jf.GradientTape() as tape:
+            tape.watch([a, b])
+            y = jf.cond(jf.reduce_sum(b) > 0, lambda: jf.nn.relu(a * b), lambda: jf.maximum(a - b, 0.1))
+            loss = jf.reduce_sum(jf.reduce_mean(y, axis=0))
+        return tape.gradient(loss, [a, b])
+
+    a, b = (rng.uniform(0.1, 1.0, s).astype(np.float32) for s in shapes)
+    spec = jf.TensorSpec([None, None], jf.float32)
+    got = jf.function(fn, input_signature=[spec, spec], jit_compile=jit_compile)(a, b)
+    want = fn(jf.constant(a), jf.constant(b))  # eagerly every shape is known
+    for g, w, x in zip(got, want, (a, b)):
+        assert g.shape == x.shape
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
