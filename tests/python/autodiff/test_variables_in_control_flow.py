@@ -1,14 +1,15 @@
 """Gradients of variables read inside jf.cond branches and traced loop bodies, with TF 2's
 semantics (every read of a variable is one of its leaves, an assignment is not
 differentiable), from a tape inside the function, from an eager tape around the call, and from
-jf.gradients, in function, jit_scope and jit_compile modes. The expected values are TF 2.21's."""
+jf.gradients, in function, jit_scope, jit_compile and all-None input_signature modes. The
+expected values are TF 2.21's."""
 import numpy as np
 import pytest
 from conftest import run_mode
 
 import jitflow as jf
 
-MODES = ["function", "jit_scope", "jit_compile"]
+MODES = ["function", "jit_scope", "jit_compile", "signature"]
 
 
 def outer_tape(mode, fn, x, sources):
