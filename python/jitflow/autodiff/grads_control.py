@@ -64,7 +64,8 @@ def _if_grad(op, *grads):
         def fn():
             own = [ops.identity(x) for x in inputs[lo:hi]]
             outs = replay(graph, own, what)
-            pairs = [(o, g) for o, g in zip(outs, out_grads) if g is not None and is_float(o)]
+            pairs = [(o, g) for o, g in zip(outs, out_grads)
+                     if g is not None and is_float(o) and _may_run_with(o, g)]
             targets = [j for j in range(lo, hi) if is_float(inputs[j])]
             dxs = {}
             if pairs and targets:
@@ -78,6 +79,14 @@ def _if_grad(op, *grads):
 
     res = cond(pred, branch(tg, 0, n_then), branch(eg, n_then, len(inputs)))
     return [None] + list(res)
+
+
+def _may_run_with(o, g):
+    """Whether this branch's output o may be the If output whose gradient is g: their static
+    shapes agree. A gradient made with the shape the other branch gives (a replay with one
+    call's shapes) tells that this branch does not run, and gives it no gradient to pass."""
+    gs, os_ = list(g.shape), list(o.shape)
+    return len(gs) == len(os_) and all(a is None or b is None or a == b for a, b in zip(gs, os_))
 
 
 def _inputs_reaching(graph, positions):

@@ -152,6 +152,14 @@ def _replay_if(node, inputs, what, state):
     return res[:k]
 
 
+def _with_dims(v, shape):
+    """v, knowing none of its dims when tracing, where it knows other dims than `shape` (a
+    reshape to its run-time shape): the loop built on it takes `shape` as its invariant."""
+    if list(v.shape) == list(shape):
+        return v
+    return ops.reshape(v, ops.shape(v))
+
+
 def _replay_while(node, inputs, what, state):
     """A jf.while_loop that replays node's cond and body, with the values of the variables the
     loop writes as more loop vars."""
@@ -159,14 +167,12 @@ def _replay_while(node, inputs, what, state):
     cg, bg = node.subgraphs()
     loop_vars, cond_caps, body_caps = inputs[:nv], inputs[nv:nv + nc], inputs[nv + nc:]
     written = written_variables(node)
-    # The replayed loop vars keep their shapes, except for the dims the loop's shape invariants
-    # relax from the ones its initial values had (a replay may know more dims than the trace).
-    invariants = []
-    for ph, (ref, i), v in zip(bg.inputs()[:nv], node.input_refs()[:nv], loop_vars):
-        relaxed, initial, now = list(ph.output(0).shape), list(ref.output(i).shape), list(v.shape)
-        if len(relaxed) == len(initial) == len(now):
-            relaxed = [None if r is None and d is not None else n for r, d, n in zip(relaxed, initial, now)]
-        invariants.append(relaxed)
+    # The loop's shape invariants, as traced: a replay with the shapes of one call may know
+    # more dims of the initial values than the body keeps (its ops infer as the traced ones
+    # did). Such an initial value forgets its dims, so a gradient of the replayed loop sees no
+    # invariant relaxing a dim its initial value knows.
+    invariants = [list(ph.output(0).shape) for ph in bg.inputs()[:nv]]
+    loop_vars = [_with_dims(v, inv) for v, inv in zip(loop_vars, invariants)]
 
     def inner(v):
         s = state.copy()

@@ -180,3 +180,37 @@ def test_an_outer_tape_asked_only_for_input_gradients(mode):
     x = jf.constant([1.0, 3.0])
     _, gx = outer_tape(mode, fn, x, x)
     np.testing.assert_allclose(gx.numpy(), [1.0, 4.0])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("positive", [True, False])
+def test_an_outer_tape_around_a_writing_function_with_branches_of_two_shapes(mode, positive):
+    # The backward replays the function's graph with the call's shapes: a cond output that is
+    # a row in one branch and the batch in the other (its gradient, the caller's, has the
+    # batch's shape), and a loop carrying a row whose body gives it dims the trace did not
+    # know. Against the eager tape (TF's semantics, every shape known).
+    def fn(x, row):
+        v.assign_add(jf.reduce_mean(x, axis=0))
+        y = jf.cond(jf.reduce_sum(x) > 0, lambda: x * v, lambda: row * v)
+        z = row
+        for _ in jf.range(2):
+            ta = jf.TensorArray(jf.float32, size=1)
+            for j in jf.range(1):
+                ta = ta.write(j, jf.nn.relu(row * v))
+            z = jf.tanh(z * v) + jf.reduce_mean(ta.stack(), axis=0)
+        return jf.reduce_sum(z) + jf.reduce_sum(y * y), y
+
+    x = jf.constant(np.array([[0.5, -0.2, 0.1], [0.3, 0.4, -0.6]], np.float32) * (1 if positive else -1))
+    row = jf.constant([[0.2, -0.3, 0.4]])
+    results = []
+    for m in ("eager", mode):
+        v = jf.Variable([0.5, -0.5, 0.25])
+        with jf.GradientTape() as tape:
+            tape.watch([x, row])
+            loss, y = run_mode(m, fn, x, row)
+        results.append([loss, y, *tape.gradient([loss, y], [x, row, v]), v.read_value()])
+    for got, want in zip(results[1], results[0]):
+        if want is None:  # eagerly unconnected: row when the cond takes x
+            assert got is None or not np.any(got.numpy())
+        else:
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-7)
