@@ -217,36 +217,36 @@ def _cast_grad(op, g):
 @_grad("AddV2")
 def _add_grad(op, g):
     x, y = op.inputs
-    return [unbroadcast(g, x), unbroadcast(g, y)]
+    return [unbroadcast(g, x, y), unbroadcast(g, y, x)]
 
 
 @_grad("Sub")
 def _sub_grad(op, g):
     x, y = op.inputs
-    return [unbroadcast(g, x), unbroadcast(-g, y)]
+    return [unbroadcast(g, x, y), unbroadcast(-g, y, x)]
 
 
 @_grad("Mul")
 def _mul_grad(op, g):
     x, y = op.inputs
-    return [unbroadcast(g * y, x), unbroadcast(x * g, y)]
+    return [unbroadcast(g * y, x, y), unbroadcast(x * g, y, x)]
 
 
 @_grad("RealDiv")
 def _realdiv_grad(op, g):
     x, y = op.inputs
-    return [unbroadcast(g / y, x), unbroadcast(g * (-x / y / y), y)]
+    return [unbroadcast(g / y, x, y), unbroadcast(g * (-x / y / y), y, x)]
 
 
 @_grad("Pow")
 def _pow_grad(op, g):
     x, y = op.inputs
     z = op.outputs[0]
-    gx = unbroadcast(g * y * ops.pow(x, y - 1.0), x)
+    gx = unbroadcast(g * y * ops.pow(x, y - 1.0), x, y)
     positive = x > 0
     # log(x) where x > 0, else 0 (TF's choice); the inner where keeps log's own gradient finite.
     log_x = ops.where(positive, ops.log(ops.where(positive, x, 1.0)), 0.0)
-    gy = unbroadcast(g * z * log_x, y)
+    gy = unbroadcast(g * z * log_x, y, x)
     return [gx, gy]
 
 
@@ -254,14 +254,14 @@ def _pow_grad(op, g):
 def _atan2_grad(op, g):
     y, x = op.inputs
     inv = g / (ops.square(x) + ops.square(y))
-    return [unbroadcast(x * inv, y), unbroadcast(-y * inv, x)]
+    return [unbroadcast(x * inv, y, x), unbroadcast(-y * inv, x, y)]
 
 
 @_grad("SquaredDifference")
 def _squared_difference_grad(op, g):
     x, y = op.inputs
     gx = (2.0 * g) * (x - y)
-    return [unbroadcast(gx, x), unbroadcast(-gx, y)]
+    return [unbroadcast(gx, x, y), unbroadcast(-gx, y, x)]
 
 
 @_grad("DivNoNan")
@@ -269,13 +269,13 @@ def _div_no_nan_grad(op, g):
     x, y = op.inputs
     gx = ops.divide_no_nan(g, y)
     gy = g * ops.divide_no_nan(ops.divide_no_nan(-x, y), y)
-    return [unbroadcast(gx, x), unbroadcast(gy, y)]
+    return [unbroadcast(gx, x, y), unbroadcast(gy, y, x)]
 
 
 @_grad("MulNoNan")
 def _mul_no_nan_grad(op, g):
     x, y = op.inputs
-    return [unbroadcast(ops.multiply_no_nan(g, y), x), unbroadcast(ops.multiply_no_nan(x, g), y)]
+    return [unbroadcast(ops.multiply_no_nan(g, y), x, y), unbroadcast(ops.multiply_no_nan(x, g), y, x)]
 
 
 def _xdivy(x, y):
@@ -288,40 +288,40 @@ def _xdivy(x, y):
 def _xlogy_grad(op, g):
     x, y = op.inputs
     not_zero_x = ops.cast(ops.not_equal(x, 0.0), x.dtype)
-    return [unbroadcast(ops.xlogy(not_zero_x, y) * g, x), unbroadcast(_xdivy(x, y) * g, y)]
+    return [unbroadcast(ops.xlogy(not_zero_x, y) * g, x, y), unbroadcast(_xdivy(x, y) * g, y, x)]
 
 
 @_grad("Xlog1py")
 def _xlog1py_grad(op, g):
     x, y = op.inputs
     not_zero_x = ops.cast(ops.not_equal(x, 0.0), x.dtype)
-    return [unbroadcast(ops.xlog1py(not_zero_x, y) * g, x), unbroadcast(_xdivy(x, y + 1.0) * g, y)]
+    return [unbroadcast(ops.xlog1py(not_zero_x, y) * g, x, y), unbroadcast(_xdivy(x, y + 1.0) * g, y, x)]
 
 
 @_grad("NextAfter")
 def _nextafter_grad(op, g):
     x, y = op.inputs
-    return [unbroadcast(g, x), unbroadcast(ops.zeros_like(g), y)]
+    return [unbroadcast(g, x, y), unbroadcast(ops.zeros_like(g), y, x)]
 
 
 @_grad("Maximum")
 def _maximum_grad(op, g):
     x, y = op.inputs
     xmask = ops.greater_equal(x, y)
-    return [unbroadcast(ops.where(xmask, g, 0.0), x), unbroadcast(ops.where(xmask, 0.0, g), y)]
+    return [unbroadcast(ops.where(xmask, g, 0.0), x, y), unbroadcast(ops.where(xmask, 0.0, g), y, x)]
 
 
 @_grad("Minimum")
 def _minimum_grad(op, g):
     x, y = op.inputs
     xmask = ops.less_equal(x, y)
-    return [unbroadcast(ops.where(xmask, g, 0.0), x), unbroadcast(ops.where(xmask, 0.0, g), y)]
+    return [unbroadcast(ops.where(xmask, g, 0.0), x, y), unbroadcast(ops.where(xmask, 0.0, g), y, x)]
 
 
 @_grad("FloorMod")
 def _floormod_grad(op, g):
     x, y = op.inputs
-    return [unbroadcast(g, x), unbroadcast(-g * ops.floordiv(x, y), y)]
+    return [unbroadcast(g, x, y), unbroadcast(-g * ops.floordiv(x, y), y, x)]
 
 
 @register_gradient("SelectV2")
@@ -329,7 +329,7 @@ def _select_grad(op, g):
     c, x, y = op.inputs
     if not is_float(op.outputs[0]):
         return [None, None, None]
-    return [None, unbroadcast(ops.where(c, g, 0.0), x), unbroadcast(ops.where(c, 0.0, g), y)]
+    return [None, unbroadcast(ops.where(c, g, 0.0), x, c, y), unbroadcast(ops.where(c, 0.0, g), y, c, x)]
 
 
 @_grad("AddN")

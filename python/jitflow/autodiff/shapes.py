@@ -2,6 +2,7 @@
 constant values of axis/perm inputs, and reducing a broadcast gradient back to its input."""
 import numpy as np
 
+from .. import _C
 from ..ops import basic_ops as ops
 from ..ops.dispatch import const_value
 
@@ -57,11 +58,15 @@ def reshape_like(g, x):
     return ops.reshape(g, shape_of(x))
 
 
-def unbroadcast(grad, x):
-    """Sums grad over the axes along which x was broadcast, so the result has x's shape. An axis
-    whose dim x does not know when traced may or may not have been broadcast (x's dim 1 at run
-    time): it is summed over a split that the run-time shapes decide (_sum_unknown_broadcasts),
-    as TF decides with BroadcastGradientArgs."""
+def unbroadcast(grad, x, *others):
+    """Sums grad over the axes along which x was broadcast, so the result has x's shape.
+
+    An axis whose dim x does not know when traced may or may not have been broadcast (x's dim 1
+    at run time). TF decides with BroadcastGradientArgs when it runs; here it is decided when
+    tracing where the op's other operands (`others`) show that x's dim is the result's there:
+    none of them has that axis, all have dim 1, or all have x's run-time shape (_same_shape). A
+    reshape to x's run-time shape then keeps that a checked fact. Any other such axis is summed
+    over a split that the run-time shapes decide (_sum_unknown_broadcasts)."""
     if grad is None:
         return None
     xs, gs = tuple(x.shape), tuple(grad.shape)
@@ -75,11 +80,69 @@ def unbroadcast(grad, x):
     if kept:
         out = ops.reduce_sum(out, kept, keepdims=True)
     unknown = [i for i, d in enumerate(xs) if d is None and gs[lead + i] != 1]
-    if unknown:
-        out = _sum_unknown_broadcasts(out, x, unknown)
+    settled = others and all(_same_shape(o, x) for o in others)
+    maybe = [i for i in unknown if not settled
+             and not (others and all(_dim_from_end(o, len(xs) - i) in (1, "absent") for o in others))]
+    if maybe:
+        out = _sum_unknown_broadcasts(out, x, maybe)
+    elif unknown:
+        out = ops.reshape(out, ops.shape(x))  # an error, not a wrong gradient, if the reasoning fails
     if static_shape(x) is not None and static_shape(out) != static_shape(x):
         out = ops.reshape(out, list(static_shape(x)))
     return out
+
+
+def _dim_from_end(t, k):
+    """t's static dim k places from its last (1: the last), or "absent" past its rank."""
+    shape = tuple(t.shape)
+    return "absent" if k > len(shape) else shape[len(shape) - k]
+
+
+# Ops whose output has the shape of their one input, and elementwise ops whose output has the
+# shape their inputs share (by the op records' lowering kinds).
+_SHAPE_KEEPING = {r["name"] for r in _C.op_records()
+                  if r["lower"] in ("unary", "math", "cast", "fill_like") and r["num_inputs"] == 1}
+_SHAPE_KEEPING |= {"Identity", "StopGradient"}
+_ELEMENTWISE = {r["name"] for r in _C.op_records()
+                if r["lower"] in ("binary", "math", "select") and r["num_inputs"] != 1}
+
+
+def _shape_root(t, memo, depth=16):
+    """The traced tensor whose run-time shape t has, found back through ops that keep a shape:
+    (node, index), or None for an eager tensor. Dims the trace does not know are equal between
+    two tensors of one root (h and sigmoid(h) * h), whatever they are when it runs. The walk
+    stops `depth` ops back (a shorter answer is only more cautious)."""
+    if not t._is_symbolic or t._node_ref is None:
+        return None
+    node, index = t._node_ref
+    key = (node, index, depth)
+    if key in memo:
+        return memo[key]
+    root = (node, index)
+    if depth > 0 and index == 0:
+        ins = [ref.output(i) for ref, i in node.input_refs()]
+        if node.op in _SHAPE_KEEPING and ins:
+            root = _shape_root(ins[0], memo, depth - 1)
+        elif node.op in _ELEMENTWISE:
+            shape = list(t.shape)
+            # Inputs of the output's static shape must share a root; the others may only be
+            # broadcast into it (dims 1, or fewer axes).
+            full = [i for i in ins if list(i.shape) == shape]
+            rest_trivial = all(all(d == 1 for d in i.shape) for i in ins if list(i.shape) != shape)
+            roots = {_shape_root(i, memo, depth - 1) for i in full}
+            if full and rest_trivial and len(roots) == 1 and None not in roots:
+                root = roots.pop()
+    memo[key] = root
+    return root
+
+
+def _same_shape(a, b):
+    """Whether a and b have one run-time shape: equal static shapes and one shape root."""
+    if list(a.shape) != list(b.shape):
+        return False
+    memo = {}
+    ra = _shape_root(a, memo)
+    return ra is not None and ra == _shape_root(b, memo)
 
 
 def _sum_unknown_broadcasts(g, x, axes):

@@ -533,3 +533,28 @@ def test_broadcast_gradients_with_dims_unknown_when_traced(shapes, jit_compile, 
     for g, w, x in zip(got, want, (a, b)):
         assert g.shape == x.shape
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+
+
+def test_unknown_dims_of_one_shape_root_are_not_summed_at_run_time():
+    # h, sigmoid(h) and their product have one run-time shape whatever the trace does not know,
+    # so their gradients need no run-time split and sum (TF's grappler folds such
+    # BroadcastGradientArgs); a second input may be a row broadcast against h, so it does.
+    spec = jf.TensorSpec([None, None], jf.float32)
+
+    def sums(fn):
+        graph = jf.function(fn, input_signature=[spec, spec]).get_concrete_function(spec, spec).graph
+        return sum(op.type == "Sum" for op in graph.get_operations())
+
+    def same_root(h, r):
+        return jf.gradients(jf.reduce_sum(h * jf.sigmoid(h) + h), [h])
+
+    def two_roots(h, r):
+        return jf.gradients(jf.reduce_sum(h * jf.sigmoid(h) + r), [h, r])
+
+    assert sums(same_root) == 1  # the forward reduce_sum
+    assert sums(two_roots) > 1
+    h, r = np.array([[0.5, -1.0, 2.0], [0.1, 0.2, -0.3]], np.float32), np.array([[1.0, 2.0, 3.0]], np.float32)
+    gh, gr = jf.function(two_roots, input_signature=[spec, spec])(h, r)
+    s = 1 / (1 + np.exp(-h.astype(np.float64)))
+    np.testing.assert_allclose(gh.numpy(), s + h * s * (1 - s), rtol=1e-6)
+    np.testing.assert_allclose(gr.numpy(), [[2.0, 2.0, 2.0]])
