@@ -44,7 +44,7 @@ from . import grads_tensor_array as ta_grads
 from .gradients import gradients
 from .registry import register_gradient, unmarked_scope
 from .replay import _ASSIGNS, VariableState, replay, written_variables
-from .shapes import fill_like, is_float
+from .shapes import fill_like, is_float, static_shape
 
 # Marks the While nodes built by a While gradient (the attr scope stops at their bodies).
 _GRAD_LOOP = "_WhileGradientLoop"
@@ -78,7 +78,18 @@ def _if_grad(op, *grads):
         return fn
 
     res = cond(pred, branch(tg, 0, n_then), branch(eg, n_then, len(inputs)))
-    return [None] + list(res)
+    # The cond's outputs know only the dims both branches give; each gradient has its input's
+    # shape (TF sets a gradient's static shape to its input's), so a sum of gradients of one
+    # input compiles with the shape its other terms know.
+    return [None] + [g if g is None else _with_static_shape(g, x) for g, x in zip(res, inputs)]
+
+
+def _with_static_shape(g, x):
+    """g, reshaped to x's static shape when x knows dims that g does not."""
+    xs = static_shape(x)
+    if xs is None or static_shape(g) == xs:
+        return g
+    return ops.reshape(g, list(xs))
 
 
 def _may_run_with(o, g):

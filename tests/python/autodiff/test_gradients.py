@@ -5,7 +5,7 @@ GradientTape == jf.gradients, naming and edge cases."""
 import numpy as np
 import op_rows
 import pytest
-from conftest import numeric_grad
+from conftest import compiled_runs, numeric_grad
 
 import jitflow as jf
 
@@ -558,3 +558,23 @@ def test_unknown_dims_of_one_shape_root_are_not_summed_at_run_time():
     s = 1 / (1 + np.exp(-h.astype(np.float64)))
     np.testing.assert_allclose(gh.numpy(), s + h * s * (1 - s), rtol=1e-6)
     np.testing.assert_allclose(gr.numpy(), [[2.0, 2.0, 2.0]])
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_cond_gradient_has_its_inputs_shapes(sign):
+    # One branch passes a row through, the other broadcasts it against the batch, so the cond's
+    # gradient outputs know fewer dims than the row; the sum of the row's two gradients then did
+    # not compile under jit_compile=True ("broadcast of a dynamic dim into a static 1").
+    def fn(x, row):
+        with jf.GradientTape() as tape:
+            tape.watch([x, row])
+            a, b = jf.cond(jf.reduce_sum(row) > 0, lambda: (x, (row + x) * 0.5), lambda: (jf.sin(row), row))
+            loss = jf.reduce_sum(a) + jf.reduce_sum(b * b)
+        return tape.gradient(loss, [x, row])
+
+    x = jf.constant(np.array([[0.5, -1.0, 2.0], [0.1, 0.2, -0.3]], np.float32))
+    row = jf.constant(np.array([[1.0, 2.0, 0.5]], np.float32) * sign)
+    got = compiled_runs(fn, x, row)
+    for g, w, t in zip(got, fn(x, row), (x, row)):
+        assert g.shape == t.shape
+        np.testing.assert_allclose(g.numpy(), np.zeros(t.shape) if w is None else w.numpy(), rtol=1e-6)
