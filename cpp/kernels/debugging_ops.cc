@@ -128,6 +128,43 @@ std::string summarize(const Tensor& t, int64_t max_entries) {
 }
 
 const char kTensorSlot[] = {'\0'};
+
+// A string datum as TF's Assert shows it: C-escaped (quotes, backslashes, control and
+// non-ASCII bytes), so the message reads as the literal that would produce it.
+std::string c_escape(const std::string& s) {
+  std::string out;
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      default:
+        if (ch < 0x20 || ch >= 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\%03o", ch);
+          out += buf;
+        } else {
+          out += static_cast<char>(ch);
+        }
+    }
+  }
+  return out;
+}
 }  // namespace
 
 void k_Assert(OpCall& c) {
@@ -147,7 +184,7 @@ void k_Assert(OpCall& c) {
       const Tensor& d = c.in[next++];
       msg += "[" + summarize(d.on_host() ? d : d.to_device(Device{}), max_entries) + "]";
     } else {
-      msg += "[" + parts[i] + "]";
+      msg += "[" + c_escape(parts[i]) + "]";
     }
   }
   throw_invalid(msg);

@@ -220,6 +220,19 @@ def test_unconsumed_assert_in_a_function_fires():
     assert len(calls) == 1
 
 
+def test_assert_string_data_is_c_escaped_in_a_function():
+    # TF's graph Assert shows string data C-escaped: quotes and backslashes get a backslash,
+    # control and non-ASCII bytes an octal escape (TF 2.21 prints [y[\'a\']]).
+    @jf.function
+    def f(x):
+        jf.debugging.Assert(x > 0, ["y['a']", 'tab\there "q" \\ \u00e9', x])
+        return x
+    with pytest.raises(jf.errors.InvalidArgumentError) as e:
+        f(jf.constant(-1))
+    assert str(e.value).startswith(
+        r"""assertion failed: [y[\'a\']] [tab\there \"q\" \\ \303\251] [-1]""")
+
+
 def test_assert_under_control_dependencies():
     @jf.function
     def f(x):
