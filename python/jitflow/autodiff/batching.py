@@ -9,11 +9,10 @@ runs once per batch element and is stacked (counted in `jf.debugging.stats()` as
 `jacobian_loop_fallbacks`, warned once per op type); an op that cannot run alone (control
 flow, a recorded function call) raises NoBatchingRule and the caller loops instead.
 """
-import warnings
-
 import numpy as np
 
 from .. import _C
+from ..core.errors import warn
 from ..core.nest import flatten
 from ..ops import array_ops
 from ..ops import basic_ops as ops
@@ -315,8 +314,8 @@ def _loop(op_type, inputs, batched, attrs, run):
     _extra_stats["jacobian_loop_fallbacks"] += 1
     if op_type not in _warned:
         _warned.add(op_type)
-        warnings.warn(f"jacobian: no batching rule for op type {op_type}; it runs once per row "
-                      f"({count} times) instead of vectorized", RuntimeWarning, stacklevel=7)
+        warn(f"jacobian: no batching rule for op type {op_type}; it runs once per row "
+             f"({count} times) instead of vectorized")
     rows = []
     for i in range(count):
         ins = [array_ops.gather(x, i) if b else x for x, b in zip(inputs, batched)]

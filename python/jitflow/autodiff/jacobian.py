@@ -12,11 +12,11 @@ cannot be replayed at all (it goes through control flow or a custom-gradient fun
 becomes the explicit loop, which is also what `experimental_use_pfor=False` asks for.
 """
 import contextlib
-import warnings
 
 import numpy as np
 
 from .. import _C
+from ..core.errors import warn
 from ..core.nest import flatten, pack_sequence_as
 from ..ops import array_ops
 from ..ops import basic_ops as ops
@@ -114,9 +114,8 @@ def _rows_gradients(tape, target, sources, rows, count, grad_scope, use_pfor):
                     "tracing, so it cannot loop over rows either: give the jf.function an "
                     "input_signature with known dims") from None
             _extra_stats["jacobian_loop_fallbacks"] += 1
-            warnings.warn("jacobian: the backward pass goes through an op that cannot be vectorized "
-                          "(control flow or a custom gradient); computing it one row at a time",
-                          RuntimeWarning, stacklevel=4)
+            warn("jacobian: the backward pass goes through an op that cannot be vectorized "
+                 "(control flow or a custom gradient); computing it one row at a time")
         else:
             out = []
             for g in grads:
@@ -193,7 +192,7 @@ def jacobian(tape, target, sources, unconnected_gradients, use_pfor):
     else:
         tshape, eye = _dynamic_rows(target, use_pfor, "jacobian")
         count, rows = None, ops.reshape(eye, ops.concat([[-1], tshape], 0))
-    with tape._differentiating(4) as grad_scope:
+    with tape._differentiating() as grad_scope:
         grads = _rows_gradients(tape, target, flat, rows, count, grad_scope, use_pfor)
     out = []
     for s, g in zip(flat, grads):
@@ -228,7 +227,7 @@ def batch_jacobian(tape, target, source, unconnected_gradients, use_pfor):
         per_example = None
         ones = ops.ones(ops.concat([[1], tshape[:1], [1]], 0), target.dtype)
         rows = ops.reshape(ops.expand_dims(eye, 1) * ones, ops.concat([[-1], tshape], 0))
-    with tape._differentiating(4) as grad_scope:
+    with tape._differentiating() as grad_scope:
         (g,) = _rows_gradients(tape, target, [source], rows, per_example, grad_scope, use_pfor)
     if g is None:  # TF returns zeros here whatever unconnected_gradients says
         return _zeros(tshape, src, drop=1)

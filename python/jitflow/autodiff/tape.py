@@ -20,9 +20,9 @@ random numbers: the tape does not see inside those. Put the tape inside such a f
 (recording then happens at trace time, symbolically), as in a training step.
 """
 import contextlib
-import warnings
 
 from .. import _C
+from ..core.errors import warn
 from ..core.nest import flatten, pack_sequence_as
 from ..ops import basic_ops as ops
 from ..ops import variables as _variables
@@ -117,8 +117,8 @@ class GradientTape:
                 continue
             t = _C.convert_to_tensor(t)
             if not is_float(t):
-                warnings.warn(f"The dtype of the watched tensor must be floating (e.g. jf.float32), "
-                              f"got {t.dtype.name}", RuntimeWarning, stacklevel=2)
+                warn(f"The dtype of the watched tensor must be floating (e.g. jf.float32), "
+                     f"got {t.dtype.name}")
                 continue
             k = _recording.key(t)
             if k is not None and k not in self._versions:
@@ -184,7 +184,7 @@ class GradientTape:
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
         """d(sum of target)/d(source) for each source, in the structure of `sources`."""
         unconnected_gradients = unconnected_mode(unconnected_gradients)
-        with self._differentiating(3) as grad_scope:
+        with self._differentiating() as grad_scope:
             flat = self._gradient(flatten(target), flatten(sources), output_gradients,
                                   grad_scope, unconnected_gradients)
         return pack_sequence_as(sources, flat)
@@ -202,7 +202,7 @@ class GradientTape:
         return _jacobian.batch_jacobian(self, target, source, unconnected_gradients, experimental_use_pfor)
 
     @contextlib.contextmanager
-    def _differentiating(self, stacklevel):
+    def _differentiating(self):
         """Around one gradient (or jacobian) computation: TF's non-persistent rule, recording
         paused, the `gradient_tape` name scope (yields its jit-scope suffix); a non-persistent
         tape forgets its records afterwards."""
@@ -212,10 +212,9 @@ class GradientTape:
         recording = self in _recording.recording()
         if recording:
             if self._persistent:
-                warnings.warn("Calling GradientTape.gradient on a persistent tape inside its context "
-                              "is less efficient than calling it outside the context (it does not "
-                              "record its own gradient computation).", RuntimeWarning,
-                              stacklevel=stacklevel + 1)
+                warn("Calling GradientTape.gradient on a persistent tape inside its context "
+                     "is less efficient than calling it outside the context (it does not "
+                     "record its own gradient computation).")
             self._stop()
         try:
             with _C.name_scope("gradient_tape") as scope:
@@ -300,8 +299,7 @@ class GradientTape:
                 g = ops.zeros_like(s.read_value() if isinstance(s, _variables.Variable) else s)
             result.append(g)
         if self._saw_unseen_call and any(g is None for g in result):
-            warnings.warn("GradientTape: a jf.function that draws random numbers ran "
-                          "while this eager tape was recording; the tape does not see inside such calls, "
-                          "so some gradients are None. Put the tape inside the jf.function.",
-                          RuntimeWarning, stacklevel=3)
+            warn("GradientTape: a jf.function that draws random numbers ran "
+                 "while this eager tape was recording; the tape does not see inside such calls, "
+                 "so some gradients are None. Put the tape inside the jf.function.")
         return result

@@ -1,5 +1,6 @@
 """jitflow's exception classes, named after TensorFlow's (jf.errors.*), and the warnings that
 point at the user's line."""
+import contextlib
 import os
 import sys
 import warnings
@@ -7,6 +8,8 @@ import warnings
 from .. import _C
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# jitflow's context managers run through contextlib's frames: those are not the user's either.
+_CONTEXTLIB = contextlib.__file__
 
 
 class OpError(Exception):
@@ -51,7 +54,8 @@ def warn(message, category=RuntimeWarning):
     as on any warning."""
     frame, level = sys._getframe(1), 2
     while frame is not None and (frame.f_code.co_filename.startswith(_PACKAGE_DIR) or
-                                 frame.f_code.co_filename.startswith("<frozen")):
+                                 frame.f_code.co_filename.startswith("<frozen") or
+                                 frame.f_code.co_filename == _CONTEXTLIB):
         frame, level = frame.f_back, level + 1
     if frame is None:  # called from jitflow alone (an import): its own frame then
         level = 2

@@ -494,8 +494,9 @@ def test_jacobian_through_cond_falls_back_to_the_row_loop(rng):
         return tape.jacobian(y, x)
 
     before = jf.debugging.stats()["jacobian_loop_fallbacks"]
-    with pytest.warns(RuntimeWarning, match="one row at a time"):
+    with pytest.warns(RuntimeWarning, match="one row at a time") as w:
         j = step(f32(xv))
+    assert w[0].filename == __file__  # the user's line, however deep the trace went
     assert jf.debugging.stats()["jacobian_loop_fallbacks"] > before
     close(j, np.diag(np.cos(xv) * xv + np.sin(xv)))
 
