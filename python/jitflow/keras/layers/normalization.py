@@ -1,0 +1,162 @@
+"""LayerNormalization and BatchNormalization with Keras 3's weights (gamma, beta; BatchNorm's
+moving_mean and moving_variance non-trainable), defaults (epsilon 1e-3, momentum 0.99) and
+training behaviour: BatchNorm normalizes by the batch's moments and updates its moving ones
+when training, and by the moving ones otherwise."""
+from ...ops import basic_ops as _ops
+from .. import initializers, regularizers
+from .core import _serialize_initializer
+from .layer import Layer
+
+
+def _axes(axis, rank):
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    return sorted(a % rank for a in axes)
+
+
+def _param_shape(input_shape, axes):
+    return tuple(input_shape[a] for a in axes)
+
+
+def _broadcast(v, axes, rank):
+    """A [dims of axes] parameter reshaped to broadcast against the input."""
+    if axes == [rank - 1]:
+        return v
+    shape = [1] * rank
+    for a, d in zip(axes, v.shape):
+        shape[a] = d
+    return _ops.reshape(v, shape)
+
+
+class LayerNormalization(Layer):
+    """Normalizes over `axis` (the last by default) per example: (x - mean) / sqrt(var + eps)
+    * gamma + beta."""
+
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
+                 beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
+                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis if isinstance(axis, int) else list(axis)
+        self.epsilon = epsilon
+        self.center, self.scale, self.rms_scaling = center, scale, rms_scaling
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+
+    def build(self, input_shape):
+        self._jf_axes = _axes(self.axis, len(input_shape))
+        shape = _param_shape(input_shape, self._jf_axes)
+        self.gamma = self.add_weight(shape=shape, initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer, name="gamma") if self.scale else None
+        self.beta = self.add_weight(shape=shape, initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer, name="beta") if self.center else None
+        self.built = True
+
+    def call(self, inputs):
+        rank = len(inputs.shape)
+        axes = self._jf_axes
+        if self.rms_scaling:
+            var = _ops.reduce_mean(_ops.square(inputs), axis=axes, keepdims=True)
+            out = inputs * _ops.rsqrt(var + _ops.convert_to_tensor(self.epsilon, inputs.dtype))
+            return out * _broadcast(self.gamma, axes, rank) if self.scale else out
+        mean = _ops.reduce_mean(inputs, axis=axes, keepdims=True)
+        centered = inputs - mean
+        var = _ops.reduce_mean(_ops.square(centered), axis=axes, keepdims=True)
+        out = centered * _ops.rsqrt(var + _ops.convert_to_tensor(self.epsilon, inputs.dtype))
+        if self.scale:
+            out = out * _broadcast(self.gamma, axes, rank)
+        if self.center:
+            out = out + _broadcast(self.beta, axes, rank)
+        return out
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"axis": self.axis, "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
+                       "rms_scaling": self.rms_scaling,
+                       "beta_initializer": _serialize_initializer(self.beta_initializer),
+                       "gamma_initializer": _serialize_initializer(self.gamma_initializer),
+                       "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                       "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                       "beta_constraint": None, "gamma_constraint": None})
+        return config
+
+
+class BatchNormalization(Layer):
+    """Normalizes each feature of `axis` over the batch (and the other axes). Training:
+    the batch's mean and (biased) variance, and moving = moving * momentum + batch * (1 -
+    momentum); inference: the moving statistics."""
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",
+                 moving_variance_initializer="ones", beta_regularizer=None, gamma_regularizer=None,
+                 beta_constraint=None, gamma_constraint=None, synchronized=False, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = int(axis)
+        self.momentum, self.epsilon = float(momentum), float(epsilon)
+        self.center, self.scale = center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.moving_mean_initializer = initializers.get(moving_mean_initializer)
+        self.moving_variance_initializer = initializers.get(moving_variance_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.synchronized = synchronized
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        self._jf_axis = self.axis % rank
+        dim = input_shape[self._jf_axis]
+        if dim is None:
+            raise ValueError(f"Axis {self.axis} of input tensor should have a defined dimension but the layer "
+                             f"received an input with shape {tuple(input_shape)}.")
+        shape = (dim,)
+        self.gamma = self.add_weight(shape=shape, initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer, name="gamma") if self.scale else None
+        self.beta = self.add_weight(shape=shape, initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer, name="beta") if self.center else None
+        self.moving_mean = self.add_weight(shape=shape, initializer=self.moving_mean_initializer, trainable=False,
+                                           name="moving_mean")
+        self.moving_variance = self.add_weight(shape=shape, initializer=self.moving_variance_initializer,
+                                               trainable=False, name="moving_variance")
+        self.built = True
+
+    def call(self, inputs, training=None, mask=None):
+        rank = len(inputs.shape)
+        axes = [self._jf_axis]
+        reduce = [a for a in range(rank) if a != self._jf_axis]
+        dt = inputs.dtype
+        if training and self.trainable:
+            mean = _ops.reduce_mean(inputs, axis=reduce)
+            var = _ops.reduce_mean(_ops.square(inputs - _broadcast(mean, axes, rank)), axis=reduce)
+            m = _ops.convert_to_tensor(self.momentum, dt)
+            self.moving_mean.assign(self.moving_mean.read_value() * m + mean * (1 - m))
+            self.moving_variance.assign(self.moving_variance.read_value() * m + var * (1 - m))
+        else:
+            mean, var = self.moving_mean.read_value(), self.moving_variance.read_value()
+        inv = _ops.rsqrt(var + _ops.convert_to_tensor(self.epsilon, dt))
+        if self.scale:
+            inv = inv * self.gamma
+        out = (inputs - _broadcast(mean, axes, rank)) * _broadcast(inv, axes, rank)
+        if self.center:
+            out = out + _broadcast(self.beta, axes, rank)
+        return out
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon, "center": self.center,
+                       "scale": self.scale, "beta_initializer": _serialize_initializer(self.beta_initializer),
+                       "gamma_initializer": _serialize_initializer(self.gamma_initializer),
+                       "moving_mean_initializer": _serialize_initializer(self.moving_mean_initializer),
+                       "moving_variance_initializer": _serialize_initializer(self.moving_variance_initializer),
+                       "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                       "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                       "beta_constraint": None, "gamma_constraint": None, "synchronized": self.synchronized})
+        return config
+
+

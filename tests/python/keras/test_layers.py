@@ -1,0 +1,262 @@
+"""jf.keras.layers: each layer's output and its weights' gradients against a float64 numpy
+reference written here (gradients by central differences of that reference), the training flag
+of Dropout and BatchNormalization, and Keras 3's weight layouts."""
+import numpy as np
+import pytest
+from conftest import compiled_runs, numeric_grad
+
+import jitflow as jf
+
+layers = jf.keras.layers
+
+
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def _softmax(z, axis=-1):
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _check(layer, inputs, ref, rng, call=None, rtol=1e-6, grad_atol=1e-6):
+    """The layer's output (float64) against ref(*inputs, *weights) and the gradients of
+    sum(output * r) for every trainable weight against central differences of the reference."""
+    call = call or (lambda *a: layer(*a))
+    out = call(*[jf.constant(a) for a in inputs])  # builds the layer
+    weights = [w.numpy() for w in layer.trainable_weights]
+    want = ref(*inputs, *weights)
+    np.testing.assert_allclose(out.numpy(), want, rtol=rtol, atol=1e-9)
+    r = rng.normal(size=want.shape)
+    with jf.GradientTape() as tape:
+        loss = jf.reduce_sum(call(*[jf.constant(a) for a in inputs]) * r)
+    grads = tape.gradient(loss, layer.trainable_weights)
+    n = len(inputs)
+    num = numeric_grad(lambda *ws: np.sum(ref(*inputs, *ws) * r), weights)
+    for w, g, ng in zip(layer.trainable_weights, grads, num):
+        np.testing.assert_allclose(jf.convert_to_tensor(g).numpy(), ng, rtol=1e-5, atol=grad_atol, err_msg=w.path)
+    return n
+
+
+def test_dense_output_gradients_and_layout(rng):
+    x = rng.normal(size=(4, 3))
+    layer = layers.Dense(5, activation="tanh", dtype="float64")
+    _check(layer, [x], lambda x, k, b: np.tanh(x @ k + b), rng)
+    assert layer.kernel.shape == (3, 5) and layer.bias.shape == (5,)
+    assert [w.path for w in layer.weights] == [f"{layer.name}/kernel", f"{layer.name}/bias"]
+    # rank 3 contracts the last axis
+    x3 = rng.normal(size=(2, 4, 3))
+    np.testing.assert_allclose(layer(x3).numpy(), np.tanh(x3 @ layer.kernel.numpy() + layer.bias.numpy()), rtol=1e-12)
+
+
+def test_dense_regularizers_are_losses(rng):
+    layer = layers.Dense(2, kernel_regularizer=jf.keras.regularizers.L2(0.1), bias_regularizer="l1",
+                         bias_initializer="ones", dtype="float64")
+    layer(rng.normal(size=(3, 4)))
+    k = layer.kernel.numpy()
+    got = sorted(float(v) for v in layer.losses)
+    np.testing.assert_allclose(got, sorted([0.1 * np.sum(k ** 2), 0.01 * 2.0]), rtol=1e-12)
+
+
+def test_embedding_gathers_rows_and_gradients_scatter(rng):
+    layer = layers.Embedding(6, 3, dtype="float64")
+    ids = np.array([[0, 5, 2], [2, 2, 1]], np.int32)
+    out = layer(ids)
+    table = layer.embeddings.numpy()
+    np.testing.assert_array_equal(out.numpy(), table[ids])
+    assert np.all(np.abs(table) <= 0.05)  # Keras's uniform(-0.05, 0.05)
+    r = rng.normal(size=(2, 3, 3))
+    with jf.GradientTape() as tape:
+        loss = jf.reduce_sum(layer(ids) * r)
+    g = jf.convert_to_tensor(tape.gradient(loss, layer.embeddings)).numpy()
+    want = np.zeros_like(table)
+    np.add.at(want, ids.reshape(-1), r.reshape(-1, 3))
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+
+
+def test_dropout_training_flag():
+    x = np.ones((200, 50), np.float32)
+    layer = layers.Dropout(0.3, seed=1)
+    np.testing.assert_array_equal(layer(x).numpy(), x)  # Keras's default: training=False
+    np.testing.assert_array_equal(layer(x, training=False).numpy(), x)
+    y = layer(x, training=True).numpy()
+    kept = y != 0
+    np.testing.assert_allclose(y[kept], 1 / 0.7, rtol=1e-6)
+    assert abs(kept.mean() - 0.7) < 0.02
+    # a model called with training=True passes it to the layers it calls
+    model = jf.keras.Sequential([layers.Dense(50, kernel_initializer="identity", use_bias=False), layers.Dropout(0.5)])
+    assert np.all(model(x).numpy() == 1)
+    assert 0.4 < (model(x, training=True).numpy() == 0).mean() < 0.6
+
+
+def test_layer_normalization(rng):
+    x = rng.normal(size=(3, 5)) * 3 + 1
+
+    def ref(x, gamma, beta):
+        m = x.mean(-1, keepdims=True)
+        v = ((x - m) ** 2).mean(-1, keepdims=True)
+        return (x - m) / np.sqrt(v + 1e-3) * gamma + beta
+
+    layer = layers.LayerNormalization(dtype="float64", gamma_initializer="random_normal",
+                                      beta_initializer="random_normal")
+    _check(layer, [x], ref, rng)
+    assert [w.path.split("/")[-1] for w in layer.weights] == ["gamma", "beta"]
+
+
+def test_batch_normalization_training_and_inference(rng):
+    x = rng.normal(size=(8, 4)) * 2 + 3
+    layer = layers.BatchNormalization(dtype="float64", gamma_initializer="random_normal")
+    assert layer.momentum == 0.99 and layer.epsilon == 1e-3  # TF's defaults
+    out = layer(x, training=True).numpy()
+    gamma, beta = layer.gamma.numpy(), layer.beta.numpy()
+    m, v = x.mean(0), x.var(0)
+    np.testing.assert_allclose(out, (x - m) / np.sqrt(v + 1e-3) * gamma + beta, rtol=1e-10)
+    np.testing.assert_allclose(layer.moving_mean.numpy(), 0.01 * m, rtol=1e-10)
+    np.testing.assert_allclose(layer.moving_variance.numpy(), 0.99 + 0.01 * v, rtol=1e-10)
+    assert [w.path.split("/")[-1] for w in layer.non_trainable_weights] == ["moving_mean", "moving_variance"]
+    assert [w.path.split("/")[-1] for w in layer.trainable_weights] == ["gamma", "beta"]
+    # inference: the moving statistics, nothing updated
+    before = layer.moving_mean.numpy()
+    inf = layer(x).numpy()
+    np.testing.assert_allclose(inf, (x - 0.01 * m) / np.sqrt(0.99 + 0.01 * v + 1e-3) * gamma + beta, rtol=1e-10)
+    np.testing.assert_array_equal(layer.moving_mean.numpy(), before)
+
+    def ref(x, gamma, beta):
+        mu, var = x.mean(0), x.var(0)
+        return (x - mu) / np.sqrt(var + 1e-3) * gamma + beta
+
+    _check(layer, [x], ref, rng, call=lambda x: layer(x, training=True), rtol=1e-9)
+
+
+def test_shape_layers_and_merges(rng):
+    x = rng.normal(size=(2, 3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(layers.Flatten()(x).numpy(), x.reshape(2, 12))
+    np.testing.assert_array_equal(layers.Reshape((4, -1))(x).numpy(), x.reshape(2, 4, 3))
+    np.testing.assert_allclose(layers.Activation("relu")(x).numpy(), np.maximum(x, 0))
+    np.testing.assert_array_equal(layers.Concatenate()([x, 2 * x]).numpy(), np.concatenate([x, 2 * x], -1))
+    np.testing.assert_array_equal(layers.Concatenate(axis=1)([x, x]).numpy(), np.concatenate([x, x], 1))
+    np.testing.assert_allclose(layers.Add()([x, x, x]).numpy(), 3 * x, rtol=1e-6)
+    with pytest.raises(ValueError, match="list of inputs"):
+        layers.Add()(x)
+
+
+def _lstm_ref(x, h, c, k, rk, b):
+    z = x @ k + h @ rk + b
+    i, f, g, o = np.split(z, 4, axis=-1)
+    c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+    return _sigmoid(o) * np.tanh(c), c
+
+
+def test_lstm_cell_matches_kerass_layout_and_gradients(rng):
+    cell = layers.LSTMCell(3, dtype="float64")
+    x, h, c = rng.normal(size=(2, 4)), rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    out, (h1, c1) = cell(jf.constant(x), [jf.constant(h), jf.constant(c)])
+    assert [w.path for w in cell.weights] == [f"{cell.name}/{n}" for n in ("kernel", "recurrent_kernel", "bias")]
+    assert cell.kernel.shape == (4, 12) and cell.recurrent_kernel.shape == (3, 12)
+    np.testing.assert_array_equal(cell.bias.numpy(), [0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0])  # unit_forget_bias
+    rk = cell.recurrent_kernel.numpy()
+    np.testing.assert_allclose(rk @ rk.T, np.eye(3), atol=1e-12)  # orthogonal rows
+    want_h, want_c = _lstm_ref(x, h, c, *[w.numpy() for w in cell.weights])
+    np.testing.assert_allclose(h1.numpy(), want_h, rtol=1e-10)
+    np.testing.assert_allclose(c1.numpy(), want_c, rtol=1e-10)
+    assert out is h1 or np.array_equal(out.numpy(), h1.numpy())
+    _check(cell, [x, h, c], lambda x, h, c, k, rk, b: _lstm_ref(x, h, c, k, rk, b)[0], rng,
+           call=lambda x, h, c: cell(x, [h, c])[0])
+
+
+def _gru_ref(x, h, k, rk, b):
+    u = h.shape[-1]
+    xz, xr, xh = np.split(x @ k + b[0], 3, -1)
+    rz, rr, rh = np.split(h @ rk + b[1], 3, -1)
+    z, r = _sigmoid(xz + rz), _sigmoid(xr + rr)
+    hh = np.tanh(xh + r * rh)
+    assert hh.shape[-1] == u
+    return z * h + (1 - z) * hh
+
+
+def test_gru_cell_reset_after(rng):
+    cell = layers.GRUCell(3, dtype="float64", bias_initializer="random_normal")
+    x, h = rng.normal(size=(2, 4)), rng.normal(size=(2, 3))
+    out, states = cell(jf.constant(x), [jf.constant(h)])
+    assert cell.bias.shape == (2, 9) and isinstance(states, list)  # Keras 3: reset_after=True
+    np.testing.assert_allclose(out.numpy(), _gru_ref(x, h, *[w.numpy() for w in cell.weights]), rtol=1e-10)
+    _check(cell, [x, h], _gru_ref, rng, call=lambda x, h: cell(x, [h])[0])
+
+
+def test_lstm_over_time_static_and_dynamic_lengths(rng):
+    x = rng.normal(size=(2, 5, 3))
+    lstm = layers.LSTM(4, return_sequences=True, return_state=True, dtype="float64")
+    seq, h, c = lstm(x)
+    k, rk, b = [w.numpy() for w in lstm.weights]
+    assert lstm.weights[0].path == f"{lstm.name}/lstm_cell/kernel"
+    hs, hh, cc = [], np.zeros((2, 4)), np.zeros((2, 4))
+    for t in range(5):
+        hh, cc = _lstm_ref(x[:, t], hh, cc, k, rk, b)
+        hs.append(hh)
+    np.testing.assert_allclose(seq.numpy(), np.stack(hs, 1), rtol=1e-10)
+    np.testing.assert_allclose(h.numpy(), hh, rtol=1e-10)
+    np.testing.assert_allclose(c.numpy(), cc, rtol=1e-10)
+    # a time dim unknown when traced goes through jf.while_loop
+    f = jf.function(lambda x: lstm(x), input_signature=[jf.TensorSpec([None, None, 3], jf.float64)])
+    seq2, h2, _ = f(jf.constant(x))
+    np.testing.assert_allclose(seq2.numpy(), seq.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(h2.numpy(), hh, rtol=1e-10)
+    # the last output only, and gradients through time
+    last = layers.LSTM(2, dtype="float64")
+
+    def ref(x, k, rk, b):
+        hh, cc = np.zeros((2, 2)), np.zeros((2, 2))
+        for t in range(5):
+            hh, cc = _lstm_ref(x[:, t], hh, cc, k, rk, b)
+        return hh
+
+    _check(last, [x], ref, rng)
+
+
+def test_multi_head_attention(rng):
+    q, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))
+    mha = layers.MultiHeadAttention(num_heads=2, key_dim=3, dtype="float64", bias_initializer="random_normal")
+
+    def ref(q, v, qk, qb, kk, kb, vk, vb, ok, ob, causal=False):
+        qq = np.einsum("btd,dhk->bthk", q, qk) + qb
+        kk_ = np.einsum("bsd,dhk->bshk", v, kk) + kb
+        vv = np.einsum("bsd,dhk->bshk", v, vk) + vb
+        s = np.einsum("bthk,bshk->bhts", qq / np.sqrt(3), kk_)
+        if causal:
+            s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, s - 1e9)
+        p = _softmax(s)
+        ctx = np.einsum("bhts,bshk->bthk", p, vv)
+        return np.einsum("bthk,hko->bto", ctx, ok) + ob
+
+    _check(mha, [q, v], ref, rng, call=lambda q, v: mha(q, v))
+    shapes = [(w.path.split("/", 1)[1], w.shape) for w in mha.weights]
+    assert shapes == [("query/kernel", (4, 2, 3)), ("query/bias", (2, 3)), ("key/kernel", (4, 2, 3)),
+                      ("key/bias", (2, 3)), ("value/kernel", (4, 2, 3)), ("value/bias", (2, 3)),
+                      ("attention_output/kernel", (2, 3, 4)), ("attention_output/bias", (4,))]
+    out, scores = mha(q, q, use_causal_mask=True, return_attention_scores=True)
+    ws = [w.numpy() for w in mha.weights]
+    np.testing.assert_allclose(out.numpy(), ref(q, q, *ws, causal=True), rtol=1e-8)
+    assert scores.shape == (2, 2, 3, 3) and np.allclose(np.triu(scores.numpy()[0, 0], 1), 0)
+
+
+def test_layers_compile_under_jit_compile(rng):
+    model = jf.keras.Sequential([layers.Dense(8, activation="relu"), layers.LayerNormalization(),
+                                 layers.Dense(2)])
+    x = rng.normal(size=(4, 3)).astype(np.float32)
+    eager = model(x).numpy()
+    np.testing.assert_allclose(compiled_runs(lambda x: model(x), jf.constant(x)).numpy(), eager, rtol=1e-5,
+                               atol=1e-6)
+    cell = layers.LSTMCell(5)
+    s = [jf.zeros([4, 5])] * 2
+    want = cell(jf.constant(x), s)[0].numpy()
+    got = compiled_runs(lambda x, h, c: cell(x, [h, c])[0], jf.constant(x), *s)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_layer_arguments_checked():
+    with pytest.raises(ValueError, match="Unrecognized keyword arguments passed to Dense"):
+        layers.Dense(3, foo=1)
+    with pytest.raises(ValueError, match="cannot contain character `/`"):
+        layers.Dense(3, name="a/b")
+    with pytest.raises(ValueError, match="positive integer"):
+        layers.Dense(0)
