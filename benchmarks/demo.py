@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 
 def lstm_demo(number=10):
-    lstm_cell = jf.nn.LSTMCell(10)
+    lstm_cell = jf.keras.layers.LSTMCell(10)  # the seed spells it tf.keras.layers.LSTMCell
 
     @jf.function
     def lstm_fn(input, state):

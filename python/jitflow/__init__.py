@@ -4,11 +4,11 @@ jit_scope clusters. `import jitflow as jf`, then use it like `tf`.
 The package is laid out in processing order, each layer importing only those below it:
 core (dtypes, the Tensor's Python face, shapes, nest, errors, export) -> ops (the op
 functions and variables) -> tracing (jf.function, control flow, TensorArray, AutoGraph) ->
-autodiff (tapes and gradients) -> state (Module, checkpoints, optimizers, layers). This file
+autodiff (tapes and gradients) -> state (Module, checkpoints, optimizers) -> data -> keras. This file
 is the public namespace on top (docs/architecture.md)."""
 import sys
 
-from . import _C, autodiff
+from . import _C, autodiff, keras
 from ._C import Tensor, from_dlpack, init_scope, jit_scope, name_scope
 from .autodiff import GradientTape, gradients
 from .autodiff import register_gradient as RegisterGradient
@@ -31,7 +31,7 @@ from .ops import (
 from .ops.printing import print
 from .ops.strings import string
 from .ops.variables import Variable
-from .state import checkpoint, layers, optimizers, random_generator
+from .state import checkpoint, optimizers, random_generator
 from .state.module import Module
 from .tracing import autograph, experimental, xla
 from .tracing.control_flow import cond, control_dependencies, while_loop
@@ -48,6 +48,6 @@ random = random_ops
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__])
 del sys, array_ops, basic_ops, mask_ops, scatter_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del layers, checkpoint, random_generator, export
+del checkpoint, random_generator, export
 
 __version__ = "0.1.0"

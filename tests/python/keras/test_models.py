@@ -19,7 +19,7 @@ def test_unique_layer_names_and_variable_paths():
                                                "sequential/dense_1/kernel:0", "sequential/dense_1/bias:0"]
     assert model.weights[0].path == "sequential/dense/kernel"
 
-    class MLP(jf.Module):  # two Keras layers in a plain Module no longer share "mlp/kernel:0"
+    class MLP(jf.Module):  # two Keras layers in a Module: their own scopes, tf.Module's sorted order
         def __init__(self):
             super().__init__()
             self.l1, self.l2 = layers.Dense(2), layers.Dense(2)
@@ -31,7 +31,7 @@ def test_unique_layer_names_and_variable_paths():
     m = MLP()
     m(jf.ones([1, 3]))
     assert [v.name for v in m.trainable_variables] == [
-        "mlp/dense_2/kernel:0", "mlp/dense_2/bias:0", "mlp/dense_3/kernel:0", "mlp/dense_3/bias:0"]
+        "mlp/dense_2/bias:0", "mlp/dense_2/kernel:0", "mlp/dense_3/bias:0", "mlp/dense_3/kernel:0"]
 
 
 def test_nn_aliases_are_the_keras_layers():

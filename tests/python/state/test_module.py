@@ -179,12 +179,14 @@ def test_layers_are_modules_with_kerass_names_and_weight_order(rng):
     assert d3.name != d2.name  # Keras makes layer names unique: dense, dense_1, ...
     assert d2.variables == [] and d2.trainable_variables == []
     d2(rng.normal(size=(2, 4)).astype(np.float32))
-    assert [v.name for v in d2.variables] == ["kernel:0", "bias:0"]  # Keras's creation order
+    # Keras's creation order; TF names a Keras layer's variables by the layer's scope
+    assert [v.name for v in d2.variables] == [f"{d2.name}/kernel:0", f"{d2.name}/bias:0"]
     assert d2.weights == d2.trainable_variables == [d2.kernel, d2.bias]
     cell = jf.nn.LSTMCell(2)
     assert isinstance(cell, jf.Module)
     cell(jf.ones([1, 3]), cell.get_initial_state(1))
-    assert [v.name for v in cell.trainable_variables] == ["kernel:0", "recurrent_kernel:0", "bias:0"]
+    assert [v.name for v in cell.trainable_variables] == [
+        f"{cell.name}/kernel:0", f"{cell.name}/recurrent_kernel:0", f"{cell.name}/bias:0"]
 
 
 def test_optimizers_are_modules_whose_variables_include_slots():

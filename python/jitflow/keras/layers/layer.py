@@ -103,6 +103,13 @@ class Layer(Module):
     compute in call(inputs, ...); __call__ converts inputs, builds once, and runs call under the
     layer's name scope."""
 
+    # Bookkeeping that jf.Module's walk and checkpoints skip: a Module holding layers lists their
+    # variables in TF's sorted-attribute order (bias before kernel), as it did for jf.nn layers.
+    _jf_untracked = Module._jf_untracked | frozenset(
+        "_jf_" + n for n in ("autocast", "axes", "axis", "batch_input_shape", "build_config", "dtype",
+                             "inbound_nodes", "init_args", "initial_weights", "input_layer", "inputs", "losses",
+                             "nodes", "output_shape", "outputs", "path", "trainable", "weights"))
+
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
         # Keras 3's auto-config: the constructor arguments, used by get_config when a subclass
