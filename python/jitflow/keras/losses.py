@@ -1,0 +1,269 @@
+"""jf.keras.losses: Keras 3's losses as classes (reduction, sample weights, get_config) and as
+functions (per-sample values, averaged over the last axis), on jitflow ops. Probabilities are
+clipped to [1e-7, 1 - 1e-7] before their log, logits go through TF's fused cross-entropy ops, as
+Keras's TF backend does."""
+from ..core import dtypes as _dt
+from ..ops import array_ops as _array
+from ..ops import basic_ops as _ops
+from ..ops import losses_clipping as _xent
+from ..ops.dispatch import to_tensor as _t
+
+EPSILON = 1e-7
+_REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
+
+
+def _float(x, like=None):
+    x = _t(x)
+    dt = like.dtype if like is not None and like.dtype.is_floating else _dt.float32
+    return x if x.dtype == dt else _ops.cast(x, dt)
+
+
+def _rank(x):
+    return len(x.shape)
+
+
+def squeeze_or_expand_to_same_rank(a, b, expand_rank_1=True):
+    """Ranks one apart with a last dim of 1 on the longer one: a rank-1 shorter one gets that
+    axis too (labels [N] against predictions [N, 1]), otherwise the longer one's is squeezed, as
+    Keras lines up y_true, y_pred and sample weights."""
+    ra, rb = _rank(a), _rank(b)
+    if ra == rb + 1 and a.shape[-1] == 1:
+        if rb == 1 and expand_rank_1:
+            return a, _ops.expand_dims(b, -1)
+        return _ops.squeeze(a, [-1]), b
+    if rb == ra + 1 and b.shape[-1] == 1:
+        if ra == 1 and expand_rank_1:
+            return _ops.expand_dims(a, -1), b
+        return a, _ops.squeeze(b, [-1])
+    return a, b
+
+
+def _prepare(y_true, y_pred):
+    y_pred = _float(y_pred)
+    y_true = _float(y_true, y_pred)
+    return squeeze_or_expand_to_same_rank(y_true, y_pred)
+
+
+# ---- the functions: one value per sample ------------------------------------------------
+def mean_squared_error(y_true, y_pred):
+    y_true, y_pred = _prepare(y_true, y_pred)
+    return _ops.reduce_mean(_ops.square(y_pred - y_true), axis=-1)
+
+
+def mean_absolute_error(y_true, y_pred):
+    y_true, y_pred = _prepare(y_true, y_pred)
+    return _ops.reduce_mean(_ops.abs(y_pred - y_true), axis=-1)
+
+
+def huber(y_true, y_pred, delta=1.0):
+    """0.5 e^2 where |e| <= delta, delta |e| - 0.5 delta^2 beyond, e = y_pred - y_true."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    error = _ops.abs(y_pred - y_true)
+    d = _ops.cast(delta, y_pred.dtype)
+    quadratic = 0.5 * _ops.square(error)
+    linear = d * error - 0.5 * d * d
+    return _ops.reduce_mean(_ops.where(_ops.less_equal(error, d), quadratic, linear), axis=-1)
+
+
+def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    y_true, y_pred = _prepare(y_true, y_pred)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        per_entry = _xent.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+    else:
+        p = _xent.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+        per_entry = -(y_true * _ops.log(p) + (1.0 - y_true) * _ops.log(1.0 - p))
+    return _ops.reduce_mean(per_entry, axis=axis)
+
+
+def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    y_pred = _float(y_pred)
+    y_true = _float(y_true, y_pred)
+    if y_true.shape[-1] is not None and y_pred.shape[-1] is not None and len(y_true.shape) != len(y_pred.shape):
+        raise ValueError("Arguments `target` and `output` must have the same shape. Received: "
+                         f"target.shape={tuple(y_true.shape)}, output.shape={tuple(y_pred.shape)}")
+    if label_smoothing:
+        classes = _ops.cast(_ops.shape(y_true)[axis], y_pred.dtype)
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / classes
+    if from_logits:
+        return _xent.softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred, axis=axis)
+    p = y_pred / _ops.reduce_sum(y_pred, axis=axis, keepdims=True)
+    p = _xent.clip_by_value(p, EPSILON, 1.0 - EPSILON)
+    return -_ops.reduce_sum(y_true * _ops.log(p), axis=axis)
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
+    if ignore_class is not None:
+        raise NotImplementedError("jf.keras.losses.sparse_categorical_crossentropy does not implement "
+                                  "`ignore_class` yet")
+    y_pred = _float(y_pred)
+    y_true = _t(y_true)
+    if _rank(y_true) == _rank(y_pred) and y_true.shape[-1] == 1:
+        y_true = _ops.squeeze(y_true, [-1])
+    labels = y_true if y_true.dtype in (_dt.int32, _dt.int64) else _ops.cast(y_true, _dt.int64)
+    if from_logits:
+        return _xent.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=y_pred)
+    p = y_pred / _ops.reduce_sum(y_pred, axis=axis, keepdims=True)
+    p = _xent.clip_by_value(p, EPSILON, 1.0 - EPSILON)
+    depth = y_pred.shape[-1]
+    if depth is None:
+        raise ValueError("sparse_categorical_crossentropy needs the number of classes (y_pred's last dim) "
+                         "known when traced")
+    onehot = _array.one_hot(labels, depth, dtype=y_pred.dtype)
+    return -_ops.reduce_sum(onehot * _ops.log(p), axis=axis)
+
+
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+
+
+# ---- the classes: reduced over the batch ------------------------------------------------
+def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
+    """Weights each value (sample_weight lined up with the values' rank) and reduces: the
+    mean over every value ("sum_over_batch_size"/"mean"), the sum, the weighted mean
+    ("mean_with_sample_weight"), or no reduction ("none"/None)."""
+    if sample_weight is not None:
+        sw = _float(sample_weight, values)
+        values, sw = squeeze_or_expand_to_same_rank(values, sw)
+        while _rank(sw) < _rank(values):
+            sw = _ops.expand_dims(sw, -1)
+        weighted = values * sw
+    else:
+        weighted, sw = values, None
+    if reduction in (None, "none"):
+        return weighted
+    if reduction == "sum":
+        return _ops.reduce_sum(weighted)
+    if reduction == "mean_with_sample_weight" and sw is not None:
+        return _ops.reduce_sum(weighted) / _ops.reduce_sum(sw * _ops.ones_like(values))
+    return _ops.reduce_mean(weighted)
+
+
+class Loss:
+    """loss(y_true, y_pred, sample_weight=None): `call`'s per-sample values, reduced."""
+
+    def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"Invalid value for argument `reduction`. Expected one of {list(_REDUCTIONS)}. "
+                             f"Received: reduction={reduction}")
+        self.name = name or type(self).__name__
+        self.reduction = reduction
+        self.dtype = dtype
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        values = self.call(y_true, y_pred)
+        if self.dtype is not None:
+            values = _ops.cast(values, _dt.as_dtype(self.dtype))
+        return reduce_values(values, sample_weight, self.reduction)
+
+    def call(self, y_true, y_pred):
+        raise NotImplementedError(f"{type(self).__name__} must implement call(y_true, y_pred)")
+
+    def get_config(self):
+        return {"name": self.name, "reduction": self.reduction}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+class LossFunctionWrapper(Loss):
+    """A loss class around a per-sample function and its keyword arguments."""
+
+    def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+        self.fn, self._fn_kwargs = fn, kwargs
+
+    def call(self, y_true, y_pred):
+        return self.fn(y_true, y_pred, **self._fn_kwargs)
+
+    def get_config(self):
+        return {**super().get_config(), **self._fn_kwargs}
+
+
+class MeanSquaredError(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_error", dtype=None):
+        super().__init__(mean_squared_error, reduction, name, dtype)
+
+
+class MeanAbsoluteError(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_error", dtype=None):
+        super().__init__(mean_absolute_error, reduction, name, dtype)
+
+
+class Huber(LossFunctionWrapper):
+    def __init__(self, delta=1.0, reduction="sum_over_batch_size", name="huber_loss", dtype=None):
+        super().__init__(huber, reduction, name, dtype, delta=delta)
+
+
+class BinaryCrossentropy(LossFunctionWrapper):
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
+                 name="binary_crossentropy", dtype=None):
+        super().__init__(binary_crossentropy, reduction, name, dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+        self.from_logits = from_logits
+
+
+class CategoricalCrossentropy(LossFunctionWrapper):
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
+                 name="categorical_crossentropy", dtype=None):
+        super().__init__(categorical_crossentropy, reduction, name, dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+        self.from_logits = from_logits
+
+
+class SparseCategoricalCrossentropy(LossFunctionWrapper):
+    def __init__(self, from_logits=False, ignore_class=None, reduction="sum_over_batch_size",
+                 name="sparse_categorical_crossentropy", dtype=None):
+        super().__init__(sparse_categorical_crossentropy, reduction, name, dtype, from_logits=from_logits,
+                         ignore_class=ignore_class)
+        self.from_logits = from_logits
+
+
+_CLASSES = (MeanSquaredError, MeanAbsoluteError, Huber, BinaryCrossentropy, CategoricalCrossentropy,
+            SparseCategoricalCrossentropy)
+_FUNCTIONS = {"mean_squared_error": mean_squared_error, "mse": mean_squared_error, "MSE": mean_squared_error,
+              "mean_absolute_error": mean_absolute_error, "mae": mean_absolute_error, "MAE": mean_absolute_error,
+              "huber": huber, "binary_crossentropy": binary_crossentropy,
+              "categorical_crossentropy": categorical_crossentropy,
+              "sparse_categorical_crossentropy": sparse_categorical_crossentropy}
+_BY_NAME = {c.__name__: c for c in _CLASSES}
+
+
+def serialize(loss):
+    if isinstance(loss, Loss):
+        return {"module": "keras.losses", "class_name": type(loss).__name__, "config": loss.get_config(),
+                "registered_name": None}
+    name = getattr(loss, "__name__", None)
+    if _FUNCTIONS.get(name) is loss:
+        return name
+    raise ValueError(f"Could not serialize loss {loss!r}")
+
+
+def deserialize(config, custom_objects=None):
+    if isinstance(config, str):
+        return get(config)
+    name = config["class_name"]
+    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
+    if cls is None:
+        raise ValueError(f"Could not interpret loss identifier: {config}")
+    return cls.from_config(config.get("config", {}))
+
+
+def get(identifier):
+    """None, a Loss, a function, a function's name ("mse", "categorical_crossentropy"), a class
+    name ("MeanSquaredError": an instance), or a dict from serialize()."""
+    if identifier is None or isinstance(identifier, Loss):
+        return identifier
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, str):
+        if identifier in _FUNCTIONS:
+            return _FUNCTIONS[identifier]
+        if identifier in _BY_NAME:
+            return _BY_NAME[identifier]()
+        raise ValueError(f"Could not interpret loss identifier: {identifier}")
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret loss identifier: {identifier}")
