@@ -56,6 +56,12 @@ def test_dense_regularizers_are_losses(rng):
     k = layer.kernel.numpy()
     got = sorted(float(v) for v in layer.losses)
     np.testing.assert_allclose(got, sorted([0.1 * np.sum(k ** 2), 0.01 * 2.0]), rtol=1e-12)
+    # an activity penalty is the last call's (Keras: l2 of the outputs over the batch size)
+    act = layers.Dense(2, activity_regularizer="l2", dtype="float64")
+    for x in (rng.normal(size=(3, 4)), rng.normal(size=(5, 4))):
+        y = act(x).numpy()
+        (loss,) = act.losses
+        np.testing.assert_allclose(float(loss), 0.01 * np.sum(y ** 2) / len(x), rtol=1e-12)
 
 
 def test_embedding_gathers_rows_and_gradients_scatter(rng):
@@ -260,3 +266,30 @@ def test_layer_arguments_checked():
         layers.Dense(3, name="a/b")
     with pytest.raises(ValueError, match="positive integer"):
         layers.Dense(0)
+
+
+def test_seed_example_with_tf_spelling(rng):
+    """The seed's example with `tf.` replaced by `jf.`: LSTMCell called eagerly and in a
+    jf.function on a list state [h, c]."""
+    lstm_cell = jf.keras.layers.LSTMCell(10)
+
+    @jf.function
+    def lstm_fn(input, state):
+        return lstm_cell(input, state)
+
+    input = jf.constant(rng.normal(size=(10, 10)).astype(np.float32))
+    state = [jf.zeros([10, 10])] * 2
+    out_eager, (h, c) = lstm_cell(input, state)
+    out_fn, (h2, c2) = lstm_fn(input, state)
+    k, rk, b = [w.numpy().astype(np.float64) for w in lstm_cell.weights]
+    want_h, want_c = _lstm_ref(input.numpy().astype(np.float64), np.zeros((10, 10)), np.zeros((10, 10)), k, rk, b)
+    for got in (out_eager, h, out_fn, h2):
+        np.testing.assert_allclose(got.numpy(), want_h, rtol=1e-5, atol=1e-6)
+    for got in (c, c2):
+        np.testing.assert_allclose(got.numpy(), want_c, rtol=1e-5, atol=1e-6)
+
+
+def test_missing_keras_layers_say_so():
+    with pytest.raises(AttributeError, match=r"jitflow does not implement tf.keras.layers.Conv3D yet"):
+        layers.Conv3D  # noqa: B018
+    np.testing.assert_array_equal(layers.add([jf.ones([2]), jf.ones([2])]).numpy(), [2, 2])

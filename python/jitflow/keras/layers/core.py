@@ -249,3 +249,13 @@ class Add(_Merge):
         for x in inputs[1:]:
             out = out + x
         return out
+
+
+def add(inputs, **kwargs):
+    """Keras's functional form: Add(**kwargs)(inputs)."""
+    return Add(**kwargs)(inputs)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """Keras's functional form: Concatenate(axis, **kwargs)(inputs)."""
+    return Concatenate(axis=axis, **kwargs)(inputs)

@@ -7,6 +7,7 @@ import functools
 import inspect
 import math
 import threading
+import weakref
 
 import numpy as np
 
@@ -43,6 +44,8 @@ class _CallContext(threading.local):
 
 
 _context = _CallContext()
+# The layers holding add_loss values (id -> layer), so a call clears losses only when some exist.
+_with_losses = weakref.WeakValueDictionary()
 
 
 class KerasVariable(Variable):
@@ -74,7 +77,7 @@ def shapes_of(structure):
     return _shape_tuple(structure)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _training_arg(call):
     """(whether call takes `training`, its default): looked up once per call method, since
     inspecting a signature costs more than a small layer's eager call."""
@@ -315,6 +318,8 @@ class Layer(Module):
 
     # ---- losses ----------------------------------------------------------------------------------
     def add_loss(self, loss):
+        if not self._jf_losses:
+            _with_losses[id(self)] = self
         self._jf_losses.append(loss)
 
     @property
@@ -331,8 +336,12 @@ class Layer(Module):
         return out
 
     def _jf_clear_losses(self):
+        if not _with_losses:  # walking every sublayer on each call costs more than a small layer's call
+            return
         for layer in self._flatten_layers():
-            layer._jf_losses = []
+            if layer._jf_losses:
+                layer._jf_losses = []
+                _with_losses.pop(id(layer), None)
 
     # ---- building and calling --------------------------------------------------------------------
     def build(self, input_shape=None):
