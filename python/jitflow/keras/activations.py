@@ -6,7 +6,7 @@ from ..ops.dispatch import to_tensor as _t
 
 
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
-    """max(x, 0) by default; below `threshold` the output is negative_slope * (x - threshold),
+    """max(x, 0) by default; at or below `threshold` the output is negative_slope * (x - threshold),
     and it is clipped at max_value when given (Keras's arguments)."""
     x = _t(x)
     if negative_slope == 0.0 and max_value is None and threshold == 0.0:
@@ -15,7 +15,7 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
         return _ops.relu6(x)
     dt = x.dtype
     th = _ops.cast(threshold, dt)
-    y = _ops.where(_ops.greater_equal(x, th), x, _ops.zeros_like(x))
+    y = _ops.where(_ops.greater(x, th), x, _ops.zeros_like(x))
     if max_value is not None:
         y = _ops.minimum(y, _ops.cast(max_value, dt))
     if negative_slope:
