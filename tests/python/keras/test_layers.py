@@ -293,3 +293,20 @@ def test_missing_keras_layers_say_so():
     with pytest.raises(AttributeError, match=r"jitflow does not implement tf.keras.layers.Conv3D yet"):
         layers.Conv3D  # noqa: B018
     np.testing.assert_array_equal(layers.add([jf.ones([2]), jf.ones([2])]).numpy(), [2, 2])
+
+
+def test_batch_norm_updates_and_dropout_inside_compiled_functions(rng):
+    x = (rng.normal(size=(16, 3)) * 2 + 1).astype(np.float32)
+    eager_bn, jit_bn = layers.BatchNormalization(), layers.BatchNormalization()
+    for _ in range(3):
+        want = eager_bn(x, training=True).numpy()
+        got = compiled_runs(lambda x: jit_bn(x, training=True), jf.constant(x)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(jit_bn.moving_mean.numpy(), eager_bn.moving_mean.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(jit_bn.moving_variance.numpy(), eager_bn.moving_variance.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(eager_bn.moving_mean.numpy(), x.mean(0) * (1 - 0.99 ** 3), rtol=1e-5)
+    inp = jf.keras.Input((3,))
+    model = jf.keras.Model(inp, layers.Dropout(0.5)(layers.Dense(64)(inp)))
+    y = jf.function(lambda x: model(x, training=True))(x).numpy()
+    assert 0.3 < (y == 0).mean() < 0.7
+    np.testing.assert_array_equal(jf.function(lambda x: model(x))(x).numpy() != 0, True)
