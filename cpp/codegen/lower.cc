@@ -285,9 +285,20 @@ class Lowering {
       case LowerKind::kCast:
         outs.push_back(elementwise(KKind::kCast, n, {in(0)}, op));
         break;
-      case LowerKind::kBinary:
-        outs.push_back(elementwise(KKind::kBinary, n, {in(0), in(1)}, op));
+      case LowerKind::kBinary: {
+        KExpr* y = in(1);
+        // An NCHW BiasAdd's bias [C] broadcasts as [C, 1, ..., 1] (its channel is dim 1).
+        if (op == OpId::BiasAdd && n->attrs.get<std::string>("data_format", "NHWC") == "NCHW" &&
+            n->outputs[0].shape.rank() >= 3) {
+          std::vector<int> d = y->dims;
+          d.resize(n->outputs[0].shape.rank() - 1, -1);
+          KExpr* r = make(KKind::kReshape, y->dtype, d);
+          r->operands = {y};
+          y = r;
+        }
+        outs.push_back(elementwise(KKind::kBinary, n, {in(0), y}, op));
         break;
+      }
       case LowerKind::kSelect:
         outs.push_back(elementwise(KKind::kSelect, n, {in(0), in(1), in(2)}, op));
         break;

@@ -833,3 +833,52 @@ EXEMPT.update({
     "RandomPhiloxState": "internal and stateful (a fresh state per run): tests/python/ops/test_random_philox.py",
     "RngReadAndSkip": "a Generator's state variable op: tests/python/state/test_random_generator.py",
 })
+
+
+# ---- convolution and pooling (conv_ref.py's direct loops; tests/python/ops/test_conv.py and
+# test_pool.py cover layouts, paddings, dilations and errors). The batch is the row's 2-dim.
+def _conv_rows():
+    import conv_ref as C
+
+    from jitflow.ops.dispatch import OP, run
+
+    def conv(x, w):
+        return jf.nn.conv2d(x, w, [1, 2, 1, 1], "SAME")
+
+    def batch_sizes(t, rest):  # [t's batch, *rest], known only at run time under input_signature
+        return jf.concat([jf.shape(t)[:1], jf.constant(rest)], 0)
+
+    pool = {"k": (3, 3), "strides": (2, 2), "padding": "SAME"}
+    return {
+        "Conv2D": Row(inputs(data((2, 5, 5, 3), -1, 1), data((3, 3, 3, 3), -1, 1)), conv,
+                      _f64(lambda x, w: C.conv2d(x, w, (2, 1), "SAME")), (0, 1), resizable=True),
+        "Conv2DBackpropInput": Row(
+            inputs(data((2, 3, 5, 4), -1, 1), data((3, 3, 3, 4), -1, 1)),
+            lambda dy, w: jf.nn.conv2d_transpose(dy, w, batch_sizes(dy, [5, 5, 3]), [1, 2, 1, 1], "SAME"),
+            _f64(lambda dy, w: C.conv2d_input_grad((dy.shape[0], 5, 5, 3), w, dy, (2, 1), "SAME")), (0, 1)),
+        "Conv2DBackpropFilter": Row(
+            inputs(data((2, 5, 5, 3), -1, 1), data((2, 3, 5, 4), -1, 1)),
+            lambda x, dy: run(OP["Conv2DBackpropFilter"], (x, jf.constant([3, 3, 3, 4]), dy),
+                              {"strides": [1, 2, 1, 1], "padding": "SAME"}, None),
+            _f64(lambda x, dy: C.conv2d_filter_grad(x, (3, 3, 3, 4), dy, (2, 1), "SAME")), (0, 1)),
+        "BiasAdd": Row(inputs(data((2, 3, 4)), data((4,))), jf.nn.bias_add, _f64(lambda x, b: x + b), (0, 1)),
+        "BiasAddGrad": Row(inputs(data((2, 3, 4))), lambda g: run(OP["BiasAddGrad"], (g,), None, None),
+                           _f64(lambda g: g.sum(axis=(0, 1))), (0,)),
+        "MaxPool": Row(inputs(data((2, 5, 5, 3))), lambda x: jf.nn.max_pool2d(x, 3, 2, "SAME"),
+                       lambda x: C.max_pool(x, **pool).astype(x.dtype), (0,)),
+        "MaxPoolGrad": Row(
+            inputs(data((2, 5, 5, 3)), data((2, 3, 3, 3))),
+            lambda x, g: run(OP["MaxPoolGrad"], (x, jf.nn.max_pool2d(x, 3, 2, "SAME"), g),
+                             {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1], "padding": "SAME"}, None),
+            lambda x, g: C.max_pool_grad(x, g, **pool).astype(x.dtype)),
+        "AvgPool": Row(inputs(data((2, 5, 5, 3))), lambda x: jf.nn.avg_pool2d(x, 3, 2, "SAME"),
+                       _f64(lambda x: C.avg_pool(x, **pool)), (0,)),
+        "AvgPoolGrad": Row(
+            inputs(data((2, 3, 3, 3))),
+            lambda g: run(OP["AvgPoolGrad"], (batch_sizes(g, [5, 5, 3]), g),
+                          {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1], "padding": "SAME"}, None),
+            _f64(lambda g: C.avg_pool_grad((g.shape[0], 5, 5, 3), g, **pool)), (0,)),
+    }
+
+
+ROWS.update(_conv_rows())

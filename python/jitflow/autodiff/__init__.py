@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (importing them registers the gradients)
     grads_activations,
     grads_array,
     grads_control,
+    grads_conv,
     grads_debugging,
     grads_index,
     grads_math,

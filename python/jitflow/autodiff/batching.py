@@ -283,6 +283,8 @@ def _rule(op_type):
         return lambda t, ins, b, a: [(y, True) for y in _run(t, ins, a)]
     if op_type in ("MatMul", "BatchMatMulV2"):
         return _matmul
+    if op_type == "BiasAdd":  # elementwise, but along a channel dim a batch dim would move
+        return None
     if op_type in ("ConcatV2", "Pack"):
         return _concat_like
     if op_type in ("Split", "SplitV"):

@@ -501,6 +501,23 @@ def leaky_relu(features, alpha=0.2, name=None):
     return run(OP["LeakyRelu"], (x,), {"alpha": float(alpha)}, name)
 
 
+@export("nn.bias_add")
+def bias_add(value, bias, data_format=None, name=None):
+    """value + bias along value's channel dim: the last ("N...C", the default) or the second
+    ("NC..."), as TF's BiasAdd. Hand-written here, before the record's generated wrapper would
+    be, for its data_format."""
+    if data_format is not None:
+        if data_format.startswith("NC"):
+            data_format = "NCHW"
+        elif data_format.startswith("N") and data_format.endswith("C"):
+            data_format = "NHWC"
+        else:
+            raise ValueError("data_format must be of the form `N...C` or `NC...`")
+    x = to_tensor(value)
+    b = bias if isinstance(bias, Tensor) else convert_to_tensor(bias, x.dtype)
+    return run(OP["BiasAdd"], (x, b), {"data_format": data_format or "NHWC"}, name)
+
+
 def _export_elementwise():
     """A wrapper `f(x[, y], name=None)` for each unary, binary or math op record whose public
     names have no hand-written function, exported under those names and kept here under the

@@ -1,0 +1,35 @@
+// The geometry of a convolution or pooling window (TF's attrs resolved on shapes): shape
+// inference and the kernels read the same struct, so their output sizes and paddings agree.
+#pragma once
+#include <string>
+
+#include "ir/op_registry.h"
+
+namespace jf {
+
+struct ConvGeom {
+  static constexpr int kMaxSpatial = 3;
+  int sp = 2;                   // spatial dims
+  bool channels_first = false;  // NCHW (NCDHW) rather than NHWC (NDHWC)
+  int64_t batch = -1, c_in = -1, c_out = -1;
+  // Per spatial dim: input and output sizes, window, stride, dilation, padding before/after.
+  int64_t in[kMaxSpatial] = {}, out[kMaxSpatial] = {}, k[kMaxSpatial] = {};
+  int64_t stride[kMaxSpatial] = {}, dil[kMaxSpatial] = {}, pad_lo[kMaxSpatial] = {}, pad_hi[kMaxSpatial] = {};
+
+  // The dim index of batch, channel and spatial dim i in a tensor of this layout.
+  int batch_dim() const { return 0; }
+  int channel_dim() const { return channels_first ? 1 : sp + 1; }
+  int spatial_dim(int i) const { return channels_first ? 2 + i : 1 + i; }
+  // A tensor shape in this layout from its batch, channels and spatial sizes.
+  Shape layout_shape(int64_t n, int64_t c, const int64_t* s) const;
+  Shape input_shape() const { return layout_shape(batch, c_in, in); }
+  Shape output_shape() const { return layout_shape(batch, c_out, out); }
+};
+
+// Conv2D's geometry from its input and filter shapes (HWIO filter) and attrs; raises TF's
+// errors (rank, strides, dilations, padding, depths). Unknown dims give unknown outputs.
+ConvGeom conv_geom(const OpCall& c, const Shape& input, const Shape& filter);
+// MaxPool / AvgPool: ksize, strides, padding (and MaxPool's explicit_paddings).
+ConvGeom pool_geom(const OpCall& c, const Shape& input);
+
+}  // namespace jf

@@ -1,0 +1,380 @@
+// Eager convolutions (Conv2D and its input and filter gradients) and the bias add. float32 runs
+// on oneDNN's primitives (forward, backward-data, backward-weights), each created once per
+// shape signature and kept in a cache shared by all threads: creating one costs far more than
+// a small convolution. oneDNN has no float64 or int32 convolutions, so those run on Eigen's
+// GEMM, one per filter tap.
+#include <cstring>
+#include <dnnl.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "ir/conv_geom.h"
+#include "kernels/dispatch.h"
+#include "support/thread_pool.h"
+
+namespace jf {
+namespace {
+
+template <class T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using CMap = Eigen::Map<const RowMat<T>>;
+template <class T>
+using MMap = Eigen::Map<RowMat<T>>;
+
+void zero(Tensor& t) {
+  if (t.num_elements()) std::memset(t.raw(), 0, t.nbytes());
+}
+
+// ---- oneDNN (float32) -----------------------------------------------------------------------
+enum class ConvKind { kForward, kBackwardData, kBackwardWeights };
+
+// One cached primitive: the convolution and, when oneDNN wants the filter in a blocked layout,
+// the reorder between TF's HWIO filter and that layout.
+struct DnnlConv {
+  dnnl::primitive conv;
+  dnnl::memory::desc act_in, act_out, user_w, prim_w, scratch;
+  bool reorder = false;
+  dnnl::reorder w_reorder;
+};
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+std::vector<int64_t> cache_key(ConvKind k, const ConvGeom& g) {
+  std::vector<int64_t> key = {static_cast<int64_t>(k), g.channels_first, g.batch, g.c_in, g.c_out};
+  for (int i = 0; i < g.sp; ++i)
+    for (int64_t v : {g.in[i], g.out[i], g.k[i], g.stride[i], g.dil[i], g.pad_lo[i], g.pad_hi[i]})
+      key.push_back(v);
+  return key;
+}
+
+std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g) {
+  using dnnl::memory;
+  using tag = memory::format_tag;
+  const auto f32 = memory::data_type::f32;
+  const tag act = g.channels_first ? tag::nchw : tag::nhwc;
+  memory::desc src({g.batch, g.c_in, g.in[0], g.in[1]}, f32, act);
+  memory::desc dst({g.batch, g.c_out, g.out[0], g.out[1]}, f32, act);
+  memory::dims wdims = {g.c_out, g.c_in, g.k[0], g.k[1]};
+  memory::desc w_any(wdims, f32, tag::any);
+  memory::dims strides = {g.stride[0], g.stride[1]}, dil = {g.dil[0] - 1, g.dil[1] - 1};
+  memory::dims pl = {g.pad_lo[0], g.pad_lo[1]}, pr = {g.pad_hi[0], g.pad_hi[1]};
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per call: primitives run on many threads
+  auto& eng = cpu_engine();
+  auto r = std::make_shared<DnnlConv>();
+  r->user_w = memory::desc(wdims, f32, tag::hwio);
+  auto algo = dnnl::algorithm::convolution_direct;
+  if (kind == ConvKind::kForward) {
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algo, src, w_any, dst, strides, dil,
+                                      pl, pr);
+    dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
+    r->conv = dnnl::convolution_forward(pd);
+    r->prim_w = pd.weights_desc();
+    r->scratch = pd.scratchpad_desc();
+    r->act_in = src;
+    r->act_out = dst;
+  } else {
+    dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, algo, src, w_any, dst, strides, dil,
+                                       pl, pr);
+    dnnl::convolution_forward::primitive_desc hint(fd, eng);
+    if (kind == ConvKind::kBackwardData) {
+      dnnl::convolution_backward_data::desc d(algo, src, w_any, dst, strides, dil, pl, pr);
+      dnnl::convolution_backward_data::primitive_desc pd(d, attr, eng, hint);
+      r->conv = dnnl::convolution_backward_data(pd);
+      r->prim_w = pd.weights_desc();
+      r->scratch = pd.scratchpad_desc();
+      r->act_in = dst;  // out_backprop
+      r->act_out = src;
+    } else {
+      dnnl::convolution_backward_weights::desc d(algo, src, w_any, dst, strides, dil, pl, pr);
+      dnnl::convolution_backward_weights::primitive_desc pd(d, attr, eng, hint);
+      r->conv = dnnl::convolution_backward_weights(pd);
+      r->prim_w = pd.diff_weights_desc();
+      r->scratch = pd.scratchpad_desc();
+      r->act_in = src;
+      r->act_out = dst;  // out_backprop
+    }
+  }
+  r->reorder = r->prim_w != r->user_w;
+  if (r->reorder) {
+    bool to_user = kind == ConvKind::kBackwardWeights;
+    const memory::desc& from = to_user ? r->prim_w : r->user_w;
+    const memory::desc& to = to_user ? r->user_w : r->prim_w;
+    r->w_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to));
+  }
+  return r;
+}
+
+// The primitive for a signature, made on first use. Thread-safe: the map is guarded, and a
+// cached primitive is only executed (with its own scratchpad per call) after that.
+std::shared_ptr<DnnlConv> cached_conv(ConvKind kind, const ConvGeom& g) {
+  static std::mutex mu;
+  static std::map<std::vector<int64_t>, std::shared_ptr<DnnlConv>> cache;
+  std::vector<int64_t> key = cache_key(kind, g);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  std::shared_ptr<DnnlConv> made = make_conv(kind, g);  // outside the lock: creation is slow
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= 512) cache.clear();  // a bound for programs that see endless shapes
+  return cache.emplace(std::move(key), std::move(made)).first->second;
+}
+
+// Runs one convolution of `kind`: for the forward, a = input, w = filter, out = output; for
+// backward-data, a = out_backprop, w = filter, out = input gradient; for backward-weights,
+// a = input, b = out_backprop, out = filter gradient.
+void dnnl_conv(ConvKind kind, const ConvGeom& g, const float* a, const float* w_or_b, float* out) {
+  std::shared_ptr<DnnlConv> p = cached_conv(kind, g);
+  auto& eng = cpu_engine();
+  dnnl::stream s(eng);
+  std::vector<char> scratch_buf(p->scratch.get_size());
+  dnnl::memory scratch(p->scratch, eng, scratch_buf.data());
+  std::vector<float> wbuf;
+  auto user_w = [&](const float* ptr) { return dnnl::memory(p->user_w, eng, const_cast<float*>(ptr)); };
+  auto prim_w_mem = [&]() {
+    wbuf.resize(p->prim_w.get_size() / sizeof(float) + 1);
+    return dnnl::memory(p->prim_w, eng, wbuf.data());
+  };
+  if (kind == ConvKind::kBackwardWeights) {
+    dnnl::memory src(p->act_in, eng, const_cast<float*>(a));
+    dnnl::memory ddst(p->act_out, eng, const_cast<float*>(w_or_b));
+    dnnl::memory dw = p->reorder ? prim_w_mem() : user_w(out);
+    p->conv.execute(s, {{DNNL_ARG_SRC, src},
+                        {DNNL_ARG_DIFF_DST, ddst},
+                        {DNNL_ARG_DIFF_WEIGHTS, dw},
+                        {DNNL_ARG_SCRATCHPAD, scratch}});
+    if (p->reorder) {
+      dnnl::memory uw = user_w(out);
+      p->w_reorder.execute(s, dw, uw);
+    }
+  } else {
+    dnnl::memory w = user_w(w_or_b);
+    if (p->reorder) {
+      dnnl::memory pw = prim_w_mem();
+      p->w_reorder.execute(s, w, pw);
+      w = pw;
+    }
+    dnnl::memory in(p->act_in, eng, const_cast<float*>(a));
+    dnnl::memory res(p->act_out, eng, out);
+    if (kind == ConvKind::kForward)
+      p->conv.execute(
+          s,
+          {{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, res}, {DNNL_ARG_SCRATCHPAD, scratch}});
+    else
+      p->conv.execute(s, {{DNNL_ARG_DIFF_DST, in},
+                          {DNNL_ARG_WEIGHTS, w},
+                          {DNNL_ARG_DIFF_SRC, res},
+                          {DNNL_ARG_SCRATCHPAD, scratch}});
+  }
+  s.wait();
+}
+
+// ---- Eigen's GEMM per filter tap (float64, int32) ------------------------------------------------
+// NCHW <-> NHWC copies: the fallback computes in NHWC.
+template <class T>
+std::vector<T> to_nhwc(const T* x, int64_t n, int64_t c, int64_t hw) {
+  std::vector<T> r(static_cast<size_t>(n * c * hw));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < hw; ++i) r[(b * hw + i) * c + ch] = x[(b * c + ch) * hw + i];
+  return r;
+}
+template <class T>
+void from_nhwc(const T* x, T* y, int64_t n, int64_t c, int64_t hw) {
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < hw; ++i) y[(b * c + ch) * hw + i] = x[(b * hw + i) * c + ch];
+}
+
+// One filter tap (kh, kw) of output row (n, oh): the output columns [ow0, ow1) whose input
+// column lies inside the input, and the input row they read. Padding takes no part: a filter
+// or gradient holding inf or NaN gives what oneDNN's float32 kernels give (TF's default on
+// x86), not the NaN that 0 * inf would add.
+struct Tap {
+  int64_t ih, ow0, ow1, iw0;  // iw0: the input column of ow0
+  bool empty() const { return ow0 >= ow1; }
+};
+Tap tap_of(const ConvGeom& g, int64_t oh, int64_t kh, int64_t kw) {
+  Tap t{oh * g.stride[0] - g.pad_lo[0] + kh * g.dil[0], 0, 0, 0};
+  if (t.ih < 0 || t.ih >= g.in[0]) return t;
+  const int64_t off = kw * g.dil[1] - g.pad_lo[1], s = g.stride[1];  // iw = ow * s + off
+  t.ow0 = off >= 0 ? 0 : (-off + s - 1) / s;
+  t.ow1 = std::min<int64_t>(g.out[1], off >= g.in[1] ? 0 : (g.in[1] - 1 - off) / s + 1);
+  t.iw0 = t.ow0 * s + off;
+  return t;
+}
+
+template <class T>
+using StridedMap = Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>>;
+template <class T>
+using MStridedMap = Eigen::Map<RowMat<T>, 0, Eigen::OuterStride<>>;
+
+// Per output row and tap, a GEMM on the input rows the tap reads (a strided view of the NHWC
+// input, no im2col copy): forward y[ow0:ow1] += x_tap w_tap, backward-data dx_tap += dy w_tap^T,
+// backward-weights dw_tap += x_tap^T dy.
+template <class T>
+void gemm_conv(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T* out_p) {
+  const int64_t N = g.batch, C = g.c_in, OC = g.c_out, OH = g.out[0], OW = g.out[1];
+  const int64_t H = g.in[0], W = g.in[1], hw_in = H * W, hw_out = OH * OW;
+  // NHWC views of NCHW operands.
+  std::vector<T> a_buf, b_buf, out_buf;
+  const T* x = a_in;  // input (forward, weights) or out_backprop (data)
+  const T* dy = b_in;
+  T* out = out_p;
+  if (g.channels_first) {
+    a_buf = kind == ConvKind::kBackwardData ? to_nhwc(a_in, N, OC, hw_out) : to_nhwc(a_in, N, C, hw_in);
+    x = a_buf.data();
+    if (kind == ConvKind::kBackwardWeights) {
+      b_buf = to_nhwc(b_in, N, OC, hw_out);
+      dy = b_buf.data();
+    } else {
+      out_buf.resize(static_cast<size_t>(kind == ConvKind::kForward ? N * OC * hw_out : N * C * hw_in));
+      out = out_buf.data();
+    }
+  }
+  const int64_t s = g.stride[1];
+  auto x_rows = [&](const T* base, int64_t n, const Tap& t) {
+    return StridedMap<T>(base + ((n * H + t.ih) * W + t.iw0) * C, t.ow1 - t.ow0, C,
+                         Eigen::OuterStride<>(s * C));
+  };
+  auto w_tap = [&](const T* w, int64_t kh, int64_t kw) {
+    return CMap<T>(w + (kh * g.k[1] + kw) * C * OC, C, OC);
+  };
+  if (kind == ConvKind::kForward) {
+    parallel_for(N * OH, static_cast<double>(OW * g.k[0] * g.k[1] * C * OC), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        MMap<T> y(out + r * OW * OC, OW, OC);
+        y.setZero();
+        for (int64_t kh = 0; kh < g.k[0]; ++kh)
+          for (int64_t kw = 0; kw < g.k[1]; ++kw) {
+            const Tap t = tap_of(g, r % OH, kh, kw);
+            if (t.empty()) continue;
+            y.middleRows(t.ow0, t.ow1 - t.ow0).noalias() += x_rows(x, r / OH, t) * w_tap(b_in, kh, kw);
+          }
+      }
+    });
+  } else if (kind == ConvKind::kBackwardData) {
+    std::fill(out, out + N * hw_in * C, T(0));
+    parallel_for(N, static_cast<double>(hw_out * g.k[0] * g.k[1] * C * OC), [&](int64_t b, int64_t e) {
+      for (int64_t n = b; n < e; ++n)
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          CMap<T> dyr(x + (n * OH + oh) * OW * OC, OW, OC);
+          for (int64_t kh = 0; kh < g.k[0]; ++kh)
+            for (int64_t kw = 0; kw < g.k[1]; ++kw) {
+              const Tap t = tap_of(g, oh, kh, kw);
+              if (t.empty()) continue;
+              MStridedMap<T> dx(out + ((n * H + t.ih) * W + t.iw0) * C, t.ow1 - t.ow0, C,
+                                Eigen::OuterStride<>(s * C));
+              dx.noalias() += dyr.middleRows(t.ow0, t.ow1 - t.ow0) * w_tap(b_in, kh, kw).transpose();
+            }
+        }
+    });
+  } else {
+    std::fill(out, out + g.k[0] * g.k[1] * C * OC, T(0));
+    // Taps are independent output blocks: split over them.
+    parallel_for(g.k[0] * g.k[1], static_cast<double>(N * hw_out * C * OC), [&](int64_t b, int64_t e) {
+      for (int64_t tap = b; tap < e; ++tap) {
+        const int64_t kh = tap / g.k[1], kw = tap % g.k[1];
+        MMap<T> dw(out + tap * C * OC, C, OC);
+        for (int64_t r = 0; r < N * OH; ++r) {
+          const Tap t = tap_of(g, r % OH, kh, kw);
+          if (t.empty()) continue;
+          dw.noalias() += x_rows(x, r / OH, t).transpose() *
+                          CMap<T>(dy + r * OW * OC, OW, OC).middleRows(t.ow0, t.ow1 - t.ow0);
+        }
+      }
+    });
+  }
+  if (g.channels_first && kind == ConvKind::kForward) from_nhwc(out, out_p, N, OC, hw_out);
+  if (g.channels_first && kind == ConvKind::kBackwardData) from_nhwc(out, out_p, N, C, hw_in);
+}
+
+template <TypeSet kTypes>
+void run_conv(OpCall& c, ConvKind kind, const ConvGeom& g, const Tensor& a, const Tensor& b) {
+  Tensor& y = c.alloc(0);
+  // Empty batches, channels or windows: nothing to convolve (a filter gradient of zeros).
+  int64_t work = g.batch * g.c_in * g.c_out * g.out[0] * g.out[1] * g.k[0] * g.k[1];
+  if (work == 0 || g.in[0] * g.in[1] == 0) {
+    zero(y);
+    return;
+  }
+  JF_SWITCH_CLAIMED(kTypes, y.dtype(), T, {
+    if constexpr (std::is_same_v<T, float>)
+      dnnl_conv(kind, g, a.data<float>(), b.data<float>(), y.data<float>());
+    else
+      gemm_conv<T>(kind, g, a.data<T>(), b.data<T>(), y.data<T>());
+  });
+}
+
+}  // namespace
+
+void k_Conv2D(OpCall& c) {
+  ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
+  run_conv<op_types(OpId::Conv2D)>(c, ConvKind::kForward, g, c.in[0], c.in[1]);
+}
+
+void k_Conv2DBackpropInput(OpCall& c) {
+  ConvGeom g = conv_geom(c, c.spec(0).shape, c.in[1].shape());
+  run_conv<op_types(OpId::Conv2DBackpropInput)>(c, ConvKind::kBackwardData, g, c.in[2], c.in[1]);
+}
+
+void k_Conv2DBackpropFilter(OpCall& c) {
+  ConvGeom g = conv_geom(c, c.in[0].shape(), c.spec(0).shape);
+  run_conv<op_types(OpId::Conv2DBackpropFilter)>(c, ConvKind::kBackwardWeights, g, c.in[0], c.in[2]);
+}
+
+// ---- BiasAdd / BiasAddGrad ----------------------------------------------------------------------
+// The value as [outer, C, inner]: NHWC is [N*H*W, C, 1], NCHW [N, C, H*W].
+static void bias_layout(const OpCall& c, const Shape& v, int64_t* outer, int64_t* ch, int64_t* inner) {
+  const bool cf = c.attrs.get<std::string>("data_format", "NHWC") == "NCHW" && v.rank() >= 3;
+  const int cd = cf ? 1 : v.rank() - 1;
+  *outer = *inner = 1;
+  for (int i = 0; i < cd; ++i) *outer *= v[i];
+  for (int i = cd + 1; i < v.rank(); ++i) *inner *= v[i];
+  *ch = v[cd];
+}
+
+void k_BiasAdd(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  int64_t outer, ch, inner;
+  bias_layout(c, c.in[0].shape(), &outer, &ch, &inner);
+  JF_SWITCH_CLAIMED(op_types(OpId::BiasAdd), y.dtype(), T, {
+    const T* x = c.in[0].data<T>();
+    const T* b = c.in[1].data<T>();
+    T* o = y.data<T>();
+    parallel_for(outer, static_cast<double>(ch * inner), [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i)
+        for (int64_t k = 0; k < ch; ++k) {
+          const int64_t base = (i * ch + k) * inner;
+          for (int64_t j = 0; j < inner; ++j) o[base + j] = x[base + j] + b[k];
+        }
+    });
+  });
+}
+
+void k_BiasAddGrad(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  int64_t outer, ch, inner;
+  bias_layout(c, c.in[0].shape(), &outer, &ch, &inner);
+  JF_SWITCH_CLAIMED(op_types(OpId::BiasAddGrad), y.dtype(), T, {
+    const T* x = c.in[0].data<T>();
+    T* o = y.data<T>();
+    std::fill(o, o + ch, T(0));
+    for (int64_t i = 0; i < outer; ++i)
+      for (int64_t k = 0; k < ch; ++k) {
+        const T* row = x + (i * ch + k) * inner;
+        T acc = T(0);
+        for (int64_t j = 0; j < inner; ++j) acc += row[j];
+        o[k] += acc;
+      }
+  });
+}
+
+}  // namespace jf

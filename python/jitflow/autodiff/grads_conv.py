@@ -1,0 +1,86 @@
+"""Gradients of the convolution, bias and pooling ops, as TF's nn_grad: a convolution's input
+and filter gradients are its Conv2DBackpropInput / Conv2DBackpropFilter ops (whose own
+gradients are convolutions again), a bias add's is BiasAddGrad, a max pool's goes through the
+window's argmax (MaxPoolGrad) and an average pool's is spread by AvgPoolGrad."""
+from ..ops import basic_ops as ops
+from ..ops.dispatch import OP, run
+from .grads_math import _grad
+
+
+def _attrs(op, names):
+    """The forward op's attrs named here that it has (explicit_paddings only when used)."""
+    out = {}
+    for n in names:
+        v = op.get_attr(n, None)
+        if v is not None and not (n == "explicit_paddings" and op.get_attr("padding", "") != "EXPLICIT"):
+            out[n] = v
+    return out
+
+
+_CONV = ("strides", "padding", "explicit_paddings", "dilations", "data_format")
+_POOL = ("ksize", "strides", "padding", "explicit_paddings", "data_format")
+
+
+def _input_grad(op, sizes, w, g):
+    return run(OP["Conv2DBackpropInput"], (sizes, w, g), _attrs(op, _CONV), None)
+
+
+def _filter_grad(op, x, sizes, g):
+    return run(OP["Conv2DBackpropFilter"], (x, sizes, g), _attrs(op, _CONV), None)
+
+
+def _conv(op, x, w):
+    return run(OP["Conv2D"], (x, w), _attrs(op, _CONV), None)
+
+
+@_grad("Conv2D")
+def _conv2d_grad(op, g):
+    x, w = op.inputs
+    return [_input_grad(op, ops.shape(x), w, g), _filter_grad(op, x, ops.shape(w), g)]
+
+
+@_grad("Conv2DBackpropInput")
+def _conv2d_backprop_input_grad(op, g):
+    # Linear in the filter and in out_backprop: d/dfilter is a filter gradient of g against
+    # out_backprop, d/dout_backprop the forward convolution of g.
+    _, w, dy = op.inputs
+    return [None, _filter_grad(op, g, ops.shape(w), dy), _conv(op, g, w)]
+
+
+@_grad("Conv2DBackpropFilter")
+def _conv2d_backprop_filter_grad(op, g):
+    x, _, dy = op.inputs
+    return [_input_grad(op, ops.shape(x), g, dy), None, _conv(op, x, g)]
+
+
+@_grad("BiasAdd")
+def _bias_add_grad(op, g):
+    fmt = {"data_format": op.get_attr("data_format", "NHWC")}
+    return [g, run(OP["BiasAddGrad"], (g,), fmt, None)]
+
+
+@_grad("BiasAddGrad")
+def _bias_add_grad_grad(op, g):
+    # The bias gradient sums over every dim but the channel: its gradient broadcasts back.
+    x = op.inputs[0]
+    rank = len(x.shape)
+    if op.get_attr("data_format", "NHWC") == "NCHW" and rank >= 3:
+        g = ops.reshape(g, [-1] + [1] * (rank - 2))
+    return [ops.broadcast_to(g, ops.shape(x))]
+
+
+@_grad("MaxPool")
+def _max_pool_grad(op, g):
+    x, = op.inputs
+    return [run(OP["MaxPoolGrad"], (x, op.outputs[0], g), _attrs(op, _POOL), None)]
+
+
+@_grad("AvgPool")
+def _avg_pool_grad(op, g):
+    x, = op.inputs
+    return [run(OP["AvgPoolGrad"], (ops.shape(x), g), _attrs(op, _POOL), None)]
+
+
+@_grad("AvgPoolGrad")
+def _avg_pool_grad_grad(op, g):
+    return [None, run(OP["AvgPool"], (g,), _attrs(op, _POOL), None)]

@@ -1,0 +1,184 @@
+"""jf.nn's convolutions and pooling with TF 2's signatures: conv2d, conv1d and conv2d_transpose
+on the Conv2D / Conv2DBackpropInput records, max_pool2d / avg_pool2d (and the 1-D and
+rank-dispatching forms) on MaxPool / AvgPool. As TF, the 1-D forms are the 2-D ops on an
+expanded dim, and an int stride or window size stands for every spatial dim."""
+import numbers
+
+from .._C import Tensor
+from ..core.export import export
+from . import basic_ops as _ops
+from .dispatch import OP, run, shape_tensor, to_tensor
+
+
+def _sequence(value, n, channel_index, name):
+    """TF's _get_sequence: an int or a list of 1, n or n + 2 ints as the n + 2 entries of a
+    stride / window / dilation attr, 1 on the batch and channel dims."""
+    if value is None:
+        value = 1
+    if isinstance(value, numbers.Integral):
+        value = [int(value)]
+    value = [int(v) for v in value]
+    if len(value) == n + 2:
+        return value
+    if len(value) == 1:
+        value = value * n
+    elif len(value) != n:
+        raise ValueError(f"{name} should be of length 1, {n} or {n + 2}. Received: {name}={value} of length "
+                         f"{len(value)}")
+    full = [1] * (n + 2)
+    first = 2 if channel_index == 1 else 1
+    full[first:first + n] = value
+    return full
+
+
+def _padding_attrs(padding, n, data_format, explicit_ok=True):
+    """padding as a string attr, or a list of [before, after] pairs (one per dim, batch and
+    channel included) as TF's EXPLICIT padding with its explicit_paddings."""
+    if isinstance(padding, str):
+        p = padding.upper()
+        if p not in ("SAME", "VALID") and not (p == "EXPLICIT" and explicit_ok):
+            raise ValueError(f"`padding` must be one of 'SAME', 'VALID' or a list of pairs. Received: padding={padding}")
+        return {"padding": p}
+    if not explicit_ok:
+        raise TypeError(f"Expected string for argument 'padding' not {padding!r}.")
+    pairs = [list(p) if isinstance(p, (list, tuple)) else p for p in padding]
+    if len(pairs) != n + 2 or any(not isinstance(p, list) or len(p) != 2 for p in pairs):
+        raise ValueError(f"When padding is a list, it must have {n + 2} elements, each a list of 2 ints "
+                         f"(data_format {data_format}). Received: padding={padding}")
+    return {"padding": "EXPLICIT", "explicit_paddings": [int(v) for p in pairs for v in p]}
+
+
+def _channel_index(data_format):
+    return 1 if data_format is not None and data_format.startswith("NC") else -1
+
+
+def _conv_attrs(strides, padding, data_format, dilations):
+    ci = _channel_index(data_format)
+    attrs = {"strides": _sequence(strides, 2, ci, "strides"),
+             "dilations": _sequence(dilations, 2, ci, "dilations"),
+             "data_format": "NCHW" if ci == 1 else "NHWC"}
+    attrs.update(_padding_attrs(padding, 2, data_format))
+    return attrs
+
+
+@export("nn.conv2d")
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):
+    """2-D convolution of a [batch, height, width, channels] input (NCHW with data_format)
+    with an HWIO filter [filter_height, filter_width, in_channels, out_channels]."""
+    if data_format not in ("NHWC", "NCHW", None):
+        raise ValueError(f"`data_format` must be 'NHWC' or 'NCHW'. Received: data_format={data_format}")
+    x = to_tensor(input)
+    w = _ops.convert_to_tensor(filters, x.dtype) if not isinstance(filters, Tensor) else filters
+    return run(OP["Conv2D"], (x, w), _conv_attrs(strides, padding, data_format or "NHWC", dilations), name)
+
+
+@export("nn.conv2d_transpose")
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC", dilations=None,
+                     name=None):
+    """The gradient of conv2d with respect to its input (TF's Conv2DBackpropInput): an input of
+    conv2d's output shape becomes a tensor of `output_shape`."""
+    if data_format not in ("NHWC", "NCHW", None):
+        raise ValueError(f"`data_format` must be 'NHWC' or 'NCHW'. Received: data_format={data_format}")
+    x = to_tensor(input)
+    w = _ops.convert_to_tensor(filters, x.dtype) if not isinstance(filters, Tensor) else filters
+    sizes = output_shape if isinstance(output_shape, Tensor) else shape_tensor(list(output_shape))
+    attrs = _conv_attrs(strides, padding, data_format or "NHWC", dilations)
+    return run(OP["Conv2DBackpropInput"], (sizes, w, x), attrs, name)
+
+
+@export("nn.conv1d")
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):
+    """1-D convolution of a [batch, width, channels] input (NCW with data_format) with a
+    [filter_width, in_channels, out_channels] filter: conv2d on an added height of 1, as TF."""
+    if data_format not in ("NWC", "NCW", None):
+        raise ValueError(f"`data_format` must be 'NWC' or 'NCW'. Received: data_format={data_format}")
+    first = data_format == "NCW"
+    x = _ops.expand_dims(to_tensor(input), 2 if first else 1)
+    w = _ops.expand_dims(to_tensor(filters), 0)
+    ci = 1 if first else -1
+    s = _sequence(stride, 1, ci, "stride")
+    d = _sequence(dilations, 1, ci, "dilations")
+    spatial = 2 if first else 1
+    strides = s[:spatial] + [1] + s[spatial:]
+    dil = d[:spatial] + [1] + d[spatial:]
+    if not isinstance(padding, str):
+        padding = list(padding)[:spatial] + [[0, 0]] + list(padding)[spatial:]
+    y = conv2d(x, w, strides, padding, "NCHW" if first else "NHWC", dil)
+    return _ops.squeeze(y, [2 if first else 1], name=name)
+
+
+def _pool(op, input, ksize, strides, padding, data_format, name, explicit_ok):
+    if data_format not in ("NHWC", "NCHW", None):
+        raise ValueError(f"`data_format` must be 'NHWC' or 'NCHW'. Received: data_format={data_format}")
+    ci = _channel_index(data_format)
+    attrs = {"ksize": _sequence(ksize, 2, ci, "ksize"), "strides": _sequence(strides, 2, ci, "strides"),
+             "data_format": "NCHW" if ci == 1 else "NHWC"}
+    attrs.update(_padding_attrs(padding, 2, data_format, explicit_ok))
+    return run(OP[op], (to_tensor(input),), attrs, name)
+
+
+@export("nn.max_pool2d")
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
+    """The largest value of each window (padding takes no part in it)."""
+    return _pool("MaxPool", input, ksize, strides, padding, data_format, name, True)
+
+
+@export("nn.avg_pool2d")
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
+    """The mean of each window over the elements inside the input (SAME padding adds none)."""
+    return _pool("AvgPool", input, ksize, strides, padding, data_format, name, False)
+
+
+def _pool1d(fn, input, ksize, strides, padding, data_format, name):
+    if data_format not in ("NWC", "NCW", None):
+        raise ValueError(f"`data_format` must be 'NWC' or 'NCW'. Received: data_format={data_format}")
+    first = data_format == "NCW"
+    spatial = 2 if first else 1
+    ci = 1 if first else -1
+    k = _sequence(ksize, 1, ci, "ksize")
+    s = _sequence(strides, 1, ci, "strides")
+    if not isinstance(padding, str):
+        padding = list(padding)[:spatial] + [[0, 0]] + list(padding)[spatial:]
+    x = _ops.expand_dims(to_tensor(input), spatial)
+    y = fn(x, k[:spatial] + [1] + k[spatial:], s[:spatial] + [1] + s[spatial:], padding,
+           "NCHW" if first else "NHWC")
+    return _ops.squeeze(y, [spatial], name=name)
+
+
+@export("nn.max_pool1d")
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
+    return _pool1d(max_pool2d, input, ksize, strides, padding, data_format, name)
+
+
+@export("nn.avg_pool1d")
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
+    return _pool1d(avg_pool2d, input, ksize, strides, padding, data_format, name)
+
+
+def _pool_nd(fns, input, ksize, strides, padding, data_format, name):
+    x = to_tensor(input)
+    n = len(x.shape) - 2
+    if n not in (1, 2, 3):
+        raise ValueError(f"`input.shape.rank` must be 3, 4 or 5. Received: input.shape={tuple(x.shape)} of rank "
+                         f"{n + 2}")
+    if n == 3:
+        raise NotImplementedError("jitflow does not implement 3-D pooling (tf.nn.max_pool3d / avg_pool3d) yet")
+    if data_format is None:
+        data_format = "NWC" if n == 1 else "NHWC"
+    return fns[n - 1](x, ksize, strides, padding, data_format, name)
+
+
+@export("nn.max_pool")
+def max_pool(input, ksize, strides, padding, data_format=None, name=None):
+    """max_pool1d or max_pool2d by the input's rank (TF's max_pool_v2)."""
+    return _pool_nd((max_pool1d, max_pool2d), input, ksize, strides, padding, data_format, name)
+
+
+@export("nn.avg_pool")
+def avg_pool(input, ksize, strides, padding, data_format=None, name=None):
+    """avg_pool1d or avg_pool2d by the input's rank (TF's avg_pool_v2)."""
+    return _pool_nd((avg_pool1d, avg_pool2d), input, ksize, strides, padding, data_format, name)
+
+
+__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_transpose", "max_pool",
+           "max_pool1d", "max_pool2d"]

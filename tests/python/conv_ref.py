@@ -1,0 +1,144 @@
+"""float64 numpy references for convolution and pooling, by direct loops over output positions
+and window taps (NHWC; callers transpose NCHW): TF's window arithmetic (SAME pads the
+difference, the smaller half before), a max pool that skips NaN and starts from the dtype's
+lowest value, an average over the window's elements inside the input, a max-pool gradient
+to the window's first largest element."""
+import numpy as np
+
+
+def out_and_pad(n, k, s, d, padding):
+    """Output size and padding before, for one spatial dim; padding is "SAME", "VALID" or a
+    (before, after) pair."""
+    eff = (k - 1) * d + 1
+    if padding == "VALID":
+        lo = hi = 0
+    elif padding == "SAME":
+        out = -(-n // s)
+        need = max((out - 1) * s + eff - n, 0)
+        lo, hi = need // 2, need - need // 2
+    else:
+        lo, hi = padding
+    return max((n + lo + hi - eff) // s + 1, 0), lo
+
+
+def _geometry(x_shape, k, strides, dilations, padding):
+    pads = padding if isinstance(padding, str) else None
+    dims = []
+    for i in range(2):
+        p = pads if pads else padding[i]
+        dims.append(out_and_pad(x_shape[1 + i], k[i], strides[i], dilations[i], p))
+    return dims
+
+
+def _taps(x_shape, k, strides, dilations, padding):
+    """(oh, ow, kh, kw, ih, iw) for every tap of every output position that reads the input."""
+    (oh_n, pt), (ow_n, pl) = _geometry(x_shape, k, strides, dilations, padding)
+    for oh in range(oh_n):
+        for ow in range(ow_n):
+            for kh in range(k[0]):
+                ih = oh * strides[0] - pt + kh * dilations[0]
+                if not 0 <= ih < x_shape[1]:
+                    continue
+                for kw in range(k[1]):
+                    iw = ow * strides[1] - pl + kw * dilations[1]
+                    if 0 <= iw < x_shape[2]:
+                        yield oh, ow, kh, kw, ih, iw
+
+
+def conv2d(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1)):
+    """NHWC x, HWIO w; padding "SAME", "VALID" or [(top, bottom), (left, right)]."""
+    x = np.asarray(x, np.float64)
+    w = np.asarray(w, np.float64)
+    (oh_n, _), (ow_n, _) = _geometry(x.shape, w.shape[:2], strides, dilations, padding)
+    y = np.zeros((x.shape[0], oh_n, ow_n, w.shape[3]))
+    for oh, ow, kh, kw, ih, iw in _taps(x.shape, w.shape[:2], strides, dilations, padding):
+        y[:, oh, ow, :] += x[:, ih, iw, :] @ w[kh, kw]
+    return y
+
+
+def conv2d_input_grad(x_shape, w, dy, strides=(1, 1), padding="VALID", dilations=(1, 1)):
+    w = np.asarray(w, np.float64)
+    dy = np.asarray(dy, np.float64)
+    dx = np.zeros(x_shape)
+    for oh, ow, kh, kw, ih, iw in _taps(x_shape, w.shape[:2], strides, dilations, padding):
+        dx[:, ih, iw, :] += dy[:, oh, ow, :] @ w[kh, kw].T
+    return dx
+
+
+def conv2d_filter_grad(x, w_shape, dy, strides=(1, 1), padding="VALID", dilations=(1, 1)):
+    x = np.asarray(x, np.float64)
+    dy = np.asarray(dy, np.float64)
+    dw = np.zeros(w_shape)
+    for oh, ow, kh, kw, ih, iw in _taps(x.shape, w_shape[:2], strides, dilations, padding):
+        dw[kh, kw] += x[:, ih, iw, :].T @ dy[:, oh, ow, :]
+    return dw
+
+
+def _windows(x_shape, k, strides, padding):
+    """(oh, ow, rows, cols) of each window, clipped to the input."""
+    (oh_n, pt), (ow_n, pl) = _geometry(x_shape, k, strides, (1, 1), padding)
+    for oh in range(oh_n):
+        h0 = oh * strides[0] - pt
+        rows = range(max(h0, 0), min(h0 + k[0], x_shape[1]))
+        for ow in range(ow_n):
+            w0 = ow * strides[1] - pl
+            yield oh, ow, rows, range(max(w0, 0), min(w0 + k[1], x_shape[2]))
+
+
+def _out(x_shape, k, strides, padding):
+    (oh_n, _), (ow_n, _) = _geometry(x_shape, k, strides, (1, 1), padding)
+    return (x_shape[0], oh_n, ow_n, x_shape[3])
+
+
+def max_pool(x, k, strides, padding):
+    x = np.asarray(x)
+    lowest = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    y = np.zeros(_out(x.shape, k, strides, padding), np.float64 if x.dtype.kind == "f" else x.dtype)
+    for oh, ow, rows, cols in _windows(x.shape, k, strides, padding):
+        win = x[:, rows.start:rows.stop, cols.start:cols.stop, :].astype(y.dtype)
+        if x.dtype.kind == "f":
+            win = np.where(np.isnan(win), -np.inf, win)
+        y[:, oh, ow, :] = np.maximum(win.max(axis=(1, 2)), lowest)
+    return y
+
+
+def avg_pool(x, k, strides, padding):
+    x = np.asarray(x, np.float64)
+    y = np.zeros(_out(x.shape, k, strides, padding))
+    for oh, ow, rows, cols in _windows(x.shape, k, strides, padding):
+        y[:, oh, ow, :] = x[:, rows.start:rows.stop, cols.start:cols.stop, :].mean(axis=(1, 2))
+    return y
+
+
+def max_pool_grad(x, g, k, strides, padding):
+    x = np.asarray(x)
+    g = np.asarray(g, np.float64)
+    dx = np.zeros(x.shape)
+    for oh, ow, rows, cols in _windows(x.shape, k, strides, padding):
+        for n in range(x.shape[0]):
+            for c in range(x.shape[3]):
+                best = None
+                for h in rows:
+                    for w in cols:
+                        if best is None or x[n, best[0], best[1], c] < x[n, h, w, c]:
+                            best = (h, w)
+                if best is not None:
+                    dx[n, best[0], best[1], c] += g[n, oh, ow, c]
+    return dx
+
+
+def avg_pool_grad(x_shape, g, k, strides, padding):
+    g = np.asarray(g, np.float64)
+    dx = np.zeros(x_shape)
+    for oh, ow, rows, cols in _windows(x_shape, k, strides, padding):
+        count = len(rows) * len(cols)
+        dx[:, rows.start:rows.stop, cols.start:cols.stop, :] += g[:, oh:oh + 1, ow:ow + 1, :] / count
+    return dx
+
+
+def nchw(x):
+    return np.transpose(x, (0, 3, 1, 2))
+
+
+def nhwc(x):
+    return np.transpose(x, (0, 2, 3, 1))

@@ -1,0 +1,274 @@
+"""Convolutions (nn.conv2d, conv1d, conv2d_transpose) and nn.bias_add in the five modes against
+float64 direct loops (conv_ref.py): strides, dilations, SAME / VALID / explicit padding, odd
+sizes, NCHW, empty batches; gradients against finite differences; TF 2.21's errors; a
+jit_compile=True conv-bias-relu step compiles with the bias and relu fused; the cached oneDNN
+primitives from many threads."""
+import conv_ref as R
+import numpy as np
+import pytest
+from conftest import numeric_grad, run_in_threads, run_mode
+
+import jitflow as jf
+
+MODES = ["eager", "function", "signature", "jit_scope", "jit_compile"]
+
+# name: (x shape NHWC, filter shape HWIO, strides, padding, dilations, data_format)
+CASES = {
+    "same": ((2, 7, 6, 3), (3, 3, 3, 5), (1, 1), "SAME", (1, 1), "NHWC"),
+    "valid_strided": ((1, 9, 8, 2), (3, 2, 2, 4), (2, 3), "VALID", (1, 1), "NHWC"),
+    "dilated": ((2, 7, 7, 3), (3, 3, 3, 2), (1, 1), "SAME", (2, 1), "NHWC"),
+    "strided_dilated": ((1, 9, 9, 2), (2, 3, 2, 2), (2, 2), "VALID", (2, 2), "NHWC"),
+    "explicit": ((1, 6, 5, 2), (2, 3, 2, 3), (2, 1), [(1, 2), (0, 1)], (1, 1), "NHWC"),
+    "nchw": ((2, 7, 6, 3), (3, 3, 3, 4), (1, 2), "SAME", (1, 1), "NCHW"),
+    "nchw_explicit_dilated": ((1, 8, 7, 2), (3, 2, 2, 3), (1, 1), [(2, 0), (1, 1)], (2, 3), "NCHW"),
+    "empty_batch": ((0, 5, 5, 2), (3, 3, 2, 3), (1, 1), "SAME", (1, 1), "NHWC"),
+    "filter_past_input": ((1, 2, 4, 2), (3, 3, 2, 3), (1, 1), "VALID", (1, 1), "NHWC"),
+}
+
+
+def _tf_padding(padding, fmt):
+    if isinstance(padding, str):
+        return padding
+    spatial = [list(p) for p in padding]
+    return [[0, 0], [0, 0], *spatial] if fmt == "NCHW" else [[0, 0], *spatial, [0, 0]]
+
+
+def _case(name, dtype, rng):
+    xs, ws, strides, padding, dil, fmt = CASES[name]
+    x = rng.uniform(-1, 1, xs).astype(dtype)
+    w = rng.uniform(-1, 1, ws).astype(dtype)
+    want = R.conv2d(x, w, strides, padding, dil)
+    if fmt == "NCHW":
+        x, want = R.nchw(x), R.nchw(want)
+    fn = lambda a, b: jf.nn.conv2d(a, b, list(strides), _tf_padding(padding, fmt), fmt, list(dil))
+    return x, w, fn, want
+
+
+def _tol(dtype):
+    return {"rtol": 2e-5, "atol": 2e-5} if dtype == "float32" else {"rtol": 1e-12, "atol": 1e-12}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_conv2d_against_direct_loops(name, mode, rng):
+    x, w, fn, want = _case(name, "float32", rng)
+    y = run_mode(mode, fn, jf.constant(x), jf.constant(w))
+    assert y.dtype == jf.float32 and y.shape == want.shape
+    np.testing.assert_allclose(y.numpy(), want, **_tol("float32"))
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit_compile"])
+@pytest.mark.parametrize("name", ["same", "explicit", "nchw", "strided_dilated", "empty_batch"])
+def test_conv2d_float64_and_int32(name, mode, rng):
+    """float64 and int32 take the im2col path (oneDNN has neither)."""
+    x, w, fn, want = _case(name, "float64", rng)
+    y = run_mode(mode, fn, jf.constant(x), jf.constant(w))
+    np.testing.assert_allclose(y.numpy(), want, **_tol("float64"))
+    xi, wi = (rng.integers(-3, 4, a.shape).astype(np.int32) for a in (x, w))
+    yi = run_mode(mode, fn, jf.constant(xi), jf.constant(wi))
+    assert yi.dtype == jf.int32
+    nhwc = R.nhwc if CASES[name][5] == "NCHW" else (lambda a: a)
+    _, _, strides, padding, dil, fmt = CASES[name]
+    want_i = R.conv2d(nhwc(xi), wi, strides, padding, dil)
+    np.testing.assert_array_equal(yi.numpy(), R.nchw(want_i) if fmt == "NCHW" else want_i)
+
+
+# Small shapes: the finite differences evaluate the loops twice per element.
+GRAD_CASES = {
+    "same": ((1, 5, 4, 2), (3, 2, 2, 3), (1, 1), "SAME", (1, 1), "NHWC"),
+    "strided_valid": ((2, 5, 5, 1), (2, 2, 1, 2), (2, 2), "VALID", (1, 1), "NHWC"),
+    "dilated_explicit": ((1, 5, 4, 2), (2, 2, 2, 2), (1, 2), [(1, 0), (2, 1)], (2, 1), "NHWC"),
+    "nchw": ((1, 4, 5, 2), (3, 3, 2, 2), (2, 1), "SAME", (1, 1), "NCHW"),
+}
+
+
+@pytest.mark.parametrize("mode", ["eager", "function", "jit_compile"])
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_conv2d_gradients_by_finite_differences(name, mode, rng):
+    xs, ws, strides, padding, dil, fmt = GRAD_CASES[name]
+    x = rng.uniform(-1, 1, xs)
+    w = rng.uniform(-1, 1, ws)
+    y_shape = R.conv2d(x, w, strides, padding, dil).shape
+    r = rng.standard_normal(y_shape)
+    to = R.nchw if fmt == "NCHW" else (lambda a: a)
+
+    def loss_np(xv, wv):
+        return float(np.sum(R.conv2d(xv, wv, strides, padding, dil) * r))
+
+    def grads(a, b):
+        with jf.GradientTape() as tape:
+            tape.watch([a, b])
+            y = jf.nn.conv2d(a, b, list(strides), _tf_padding(padding, fmt), fmt, list(dil))
+            loss = jf.reduce_sum(y * jf.constant(to(r)))
+        return tape.gradient(loss, [a, b])
+
+    gx, gw = run_mode(mode, grads, jf.constant(to(x)), jf.constant(w))
+    want_x, want_w = numeric_grad(loss_np, [x, w])
+    np.testing.assert_allclose(gx.numpy(), to(want_x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gw.numpy(), want_w, rtol=1e-6, atol=1e-8)
+
+
+def test_second_order_gradient_through_the_backprop_ops(rng):
+    """d/dw of sum(dL/dx) where dL/dx is Conv2DBackpropInput: against finite differences of
+    the reference's input gradient."""
+    x = rng.uniform(-1, 1, (1, 4, 4, 2))
+    w = rng.uniform(-1, 1, (2, 2, 2, 2))
+    r = rng.standard_normal((1, 2, 2, 2))
+    q = rng.standard_normal(x.shape)
+
+    def outer_np(wv):
+        return float(np.sum(R.conv2d_input_grad(x.shape, wv, r, (2, 2), "VALID") * q))
+
+    xt, wt = jf.constant(x), jf.constant(w)
+    with jf.GradientTape() as outer:
+        outer.watch(wt)
+        with jf.GradientTape() as inner:
+            inner.watch(xt)
+            loss = jf.reduce_sum(jf.nn.conv2d(xt, wt, 2, "VALID") * jf.constant(r))
+        gx = inner.gradient(loss, xt)
+        second = jf.reduce_sum(gx * jf.constant(q))
+    gw = outer.gradient(second, wt)
+    np.testing.assert_allclose(gw.numpy(), numeric_grad(outer_np, [w])[0], rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_conv2d_transpose_is_the_input_gradient(mode, rng):
+    dy = rng.uniform(-1, 1, (2, 4, 3, 4)).astype(np.float32)
+    w = rng.uniform(-1, 1, (3, 3, 2, 4)).astype(np.float32)
+    want = R.conv2d_input_grad((2, 8, 6, 2), w, dy, (2, 2), "SAME")
+    y = run_mode(mode, lambda a, b: jf.nn.conv2d_transpose(a, b, [2, 8, 6, 2], 2), jf.constant(dy), jf.constant(w))
+    assert y.shape == (2, 8, 6, 2)
+    np.testing.assert_allclose(y.numpy(), want, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fmt", ["NWC", "NCW"])
+def test_conv1d(fmt, mode, rng):
+    x = rng.uniform(-1, 1, (2, 9, 3))
+    w = rng.uniform(-1, 1, (3, 3, 4))
+    want = R.conv2d(x[:, None], w[None], (1, 2), "SAME", (1, 1))[:, 0]
+    xin = np.transpose(x, (0, 2, 1)) if fmt == "NCW" else x
+    y = run_mode(mode, lambda a, b: jf.nn.conv1d(a, b, 2, "SAME", fmt), jf.constant(xin), jf.constant(w))
+    np.testing.assert_allclose(y.numpy(), np.transpose(want, (0, 2, 1)) if fmt == "NCW" else want,
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW", "N...C 3-D", "NC.. 3-D"])
+def test_bias_add(fmt, mode, rng):
+    shape = (2, 3, 4, 5) if "3-D" not in fmt else (2, 3, 5)
+    first = fmt.startswith("NC")
+    c = shape[1] if first else shape[-1]
+    x = rng.uniform(-1, 1, shape)
+    b = rng.uniform(-1, 1, (c,))
+    bshape = [1] * len(shape)
+    bshape[1 if first else -1] = c
+    df = {"NHWC": "NHWC", "NCHW": "NCHW", "N...C 3-D": "NWC", "NC.. 3-D": "NCW"}[fmt]
+    y = run_mode(mode, lambda a, v: jf.nn.bias_add(a, v, df), jf.constant(x), jf.constant(b))
+    np.testing.assert_array_equal(y.numpy(), x + b.reshape(bshape))
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+def test_bias_add_gradients(fmt, rng):
+    x = rng.uniform(-1, 1, (2, 3, 4, 5))
+    b = rng.uniform(-1, 1, (3 if fmt == "NCHW" else 5,))
+    r = rng.standard_normal(x.shape)
+    bs = [1, -1, 1, 1] if fmt == "NCHW" else [1, 1, 1, -1]
+    xt, bt = jf.constant(x), jf.constant(b)
+
+    @jf.function(jit_compile=True)
+    def grads(a, v):
+        with jf.GradientTape() as tape:
+            tape.watch([a, v])
+            loss = jf.reduce_sum(jf.nn.bias_add(a, v, fmt) * jf.constant(r))
+        return tape.gradient(loss, [a, v])
+
+    gx, gb = grads(xt, bt)
+    want = numeric_grad(lambda xv, bv: float(np.sum((xv + bv.reshape(bs)) * r)), [x, b])
+    np.testing.assert_allclose(gx.numpy(), want[0], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(gb.numpy(), want[1], rtol=1e-7, atol=1e-9)
+
+
+def test_conv_bias_relu_step_compiles_with_the_bias_and_relu_fused(rng):
+    """Under jit_compile=True the convolution is a library step and bias + relu the one loop
+    after it, in one cluster."""
+    x = jf.constant(rng.uniform(-1, 1, (2, 8, 8, 3)).astype(np.float32))
+    w = jf.constant(rng.uniform(-1, 1, (3, 3, 3, 4)).astype(np.float32))
+    b = jf.constant(rng.uniform(-1, 1, (4,)).astype(np.float32))
+
+    def step(a, k, v):
+        return jf.nn.relu(jf.nn.bias_add(jf.nn.conv2d(a, k, 1, "SAME"), v))
+
+    f = jf.function(step, jit_compile=True)
+    y = run_mode("jit_compile", step, x, w, b)
+    want = np.maximum(R.conv2d(x.numpy(), w.numpy(), (1, 1), "SAME") + b.numpy(), 0)
+    np.testing.assert_allclose(y.numpy(), want, rtol=2e-5, atol=2e-5)
+    cf = f.get_concrete_function(x, w, b)
+    assert len(cf.clusters) == 1 and {"Conv2D", "BiasAdd", "Relu"} <= set(cf.clusters[0].ops), cf.clusters
+    # The same lowering's loop steps as GPU kernels: the conv is a library step (no kernel),
+    # the bias add and relu one fused loop.
+    (module,) = cf._cf.emit_ptx("sm_80").values()
+    assert len(module["kernels"]) == 1, module["kernels"]
+
+
+def test_cached_primitives_from_many_threads(rng):
+    x = rng.uniform(-1, 1, (2, 9, 9, 4)).astype(np.float32)
+    w = rng.uniform(-1, 1, (3, 3, 4, 6)).astype(np.float32)
+    want = R.conv2d(x, w, (1, 1), "SAME")
+    results = [None] * 8
+
+    def worker(k):
+        outs = []
+        for _ in range(5):
+            outs.append(jf.nn.conv2d(jf.constant(x), jf.constant(w), 1, "SAME").numpy())
+        results[k] = outs
+
+    run_in_threads(worker, 8)
+    for outs in results:
+        for o in outs:
+            np.testing.assert_allclose(o, want, rtol=2e-5, atol=2e-5)
+
+
+# ---- TF 2.21's errors ------------------------------------------------------------------------
+def _raises(exc, match, fn):
+    with pytest.raises(exc, match=match):
+        fn()
+
+
+def test_errors_name_the_op_and_shapes():
+    x, w = jf.zeros([1, 5, 5, 3]), jf.zeros([3, 3, 3, 4])
+    E = jf.errors
+    _raises(E.InvalidArgumentError, r"Conv2D: input depth must be evenly divisible by filter depth: 3 vs 2",
+            lambda: jf.nn.conv2d(x, jf.zeros([3, 3, 2, 4]), 1, "SAME"))
+    _raises(E.InvalidArgumentError, r"Conv2D: convolution input must be 4-dimensional: \[5,5,3\]",
+            lambda: jf.nn.conv2d(jf.zeros([5, 5, 3]), w, 1, "SAME"))
+    _raises(E.InvalidArgumentError, r"Conv2D: convolution filter must be 4-dimensional: \[3,3,3\]",
+            lambda: jf.nn.conv2d(x, jf.zeros([3, 3, 3]), 1, "SAME"))
+    _raises(E.InvalidArgumentError, r"Computed output size would be negative: -1 \[input_size: 1, "
+            r"effective_filter_size: 3, stride: 1\]", lambda: jf.nn.conv2d(jf.zeros([1, 1, 5, 3]), w, 1, "VALID"))
+    _raises(E.UnimplementedError, r"strides in the batch and depth dimensions",
+            lambda: jf.nn.conv2d(x, w, [2, 1, 1, 1], "VALID"))
+    _raises(ValueError, r"strides should be of length 1, 2 or 4. Received: strides=\[1, 1, 1\] of length 3",
+            lambda: jf.nn.conv2d(x, w, [1, 1, 1], "VALID"))
+    _raises(E.InvalidArgumentError, r"Nonzero explicit padding in the batch or depth dimensions",
+            lambda: jf.nn.conv2d(x, w, 1, [[1, 0], [1, 2], [0, 1], [0, 0]]))
+    _raises(E.InvalidArgumentError, r"All elements of explicit_paddings must be nonnegative",
+            lambda: jf.nn.conv2d(x, w, 1, [[0, 0], [-1, 2], [0, 1], [0, 0]]))
+    _raises(E.InvalidArgumentError, r"Conv2D: input #1 was expected to be a float32 tensor but is a float64",
+            lambda: jf.nn.conv2d(x, jf.zeros([3, 3, 3, 4], jf.float64), 1, "SAME"))
+    _raises(TypeError, r"Conv2D: expected a float32, float64 or int32 input, got int64",
+            lambda: jf.nn.conv2d(jf.zeros([1, 5, 5, 3], jf.int64), jf.zeros([3, 3, 3, 4], jf.int64), 1, "SAME"))
+    _raises(E.InvalidArgumentError, r"Must provide as many biases as the last dimension of the input tensor: "
+            r"\[4\] vs. \[1,5,5,3\]", lambda: jf.nn.bias_add(x, jf.zeros([4])))
+    _raises(E.InvalidArgumentError, r"Biases must be 1D: \[3,1\]", lambda: jf.nn.bias_add(x, jf.zeros([3, 1])))
+    _raises(E.InvalidArgumentError, r"Input tensor must be at least 2D: \[3\]",
+            lambda: jf.nn.bias_add(jf.zeros([3]), jf.zeros([3])))
+    _raises(E.InvalidArgumentError, r"Size of out_backprop doesn't match computed: actual = 4, computed = 5",
+            lambda: jf.nn.conv2d_transpose(jf.zeros([1, 4, 5, 4]), w, [1, 5, 5, 3], 1))
+
+
+def test_errors_when_traced():
+    """A shape function error surfaces while tracing, as TF's does."""
+    f = jf.function(lambda a, b: jf.nn.conv2d(a, b, 1, "SAME"))
+    with pytest.raises(jf.errors.InvalidArgumentError, match="input depth must be evenly divisible"):
+        f(jf.zeros([1, 5, 5, 3]), jf.zeros([3, 3, 2, 4]))
