@@ -228,9 +228,8 @@ def test_multi_head_attention(rng):
         kk_ = np.einsum("bsd,dhk->bshk", v, kk) + kb
         vv = np.einsum("bsd,dhk->bshk", v, vk) + vb
         s = np.einsum("bthk,bshk->bhts", qq / np.sqrt(3), kk_)
-        if causal:
-            s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, s - 1e9)
-        p = _softmax(s)
+        keep = np.tril(np.ones(s.shape[-2:], bool)) if causal else np.ones(s.shape[-2:], bool)
+        p = np.where(keep, _softmax(np.where(keep, s, -1e9)), 0)
         ctx = np.einsum("bhts,bshk->bthk", p, vv)
         return np.einsum("bthk,hko->bto", ctx, ok) + ob
 
@@ -243,6 +242,14 @@ def test_multi_head_attention(rng):
     ws = [w.numpy() for w in mha.weights]
     np.testing.assert_allclose(out.numpy(), ref(q, q, *ws, causal=True), rtol=1e-8)
     assert scores.shape == (2, 2, 3, 3) and np.allclose(np.triu(scores.numpy()[0, 0], 1), 0)
+    # an attention_mask [B, T, S]; a query masked everywhere attends to nothing (Keras zeroes
+    # its probabilities), so its output is the output projection's bias
+    mask = rng.uniform(size=(2, 3, 5)) > 0.4
+    mask[1, 2] = False
+    out, scores = mha(q, v, attention_mask=mask, return_attention_scores=True)
+    np.testing.assert_array_equal(scores.numpy()[1, :, 2], 0)
+    np.testing.assert_allclose(out.numpy()[1, 2], ws[-1], rtol=1e-12)
+    assert np.all(scores.numpy()[np.broadcast_to(~mask[:, None], scores.shape)] == 0)
 
 
 def test_layers_compile_under_jit_compile(rng):

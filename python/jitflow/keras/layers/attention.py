@@ -103,8 +103,13 @@ class MultiHeadAttention(Layer):
         if mask is not None:
             if len(mask.shape) == 3:
                 mask = _ops.expand_dims(mask, 1)
-            scores = scores + (1.0 - _ops.cast(mask, scores.dtype)) * _ops.convert_to_tensor(-1e9, scores.dtype)
-        probs = _nn.softmax(scores, axis=-1)
+            # Keras's masked softmax: masked scores become -1e9 and their probabilities 0 (a
+            # row masked everywhere gives zeros, not a uniform distribution).
+            mask = _ops.logical_and(mask, _ops.ones_like(scores, dtype=_dt.bool))
+            scores = _ops.where(mask, scores, _ops.convert_to_tensor(-1e9, scores.dtype))
+            probs = _ops.where(mask, _nn.softmax(scores, axis=-1), _ops.zeros([], scores.dtype))
+        else:
+            probs = _nn.softmax(scores, axis=-1)
         if training and self.dropout > 0:
             probs_used = _nn.dropout(probs, self.dropout, seed=self.seed)
         else:
