@@ -286,6 +286,7 @@ class Lowering {
         outs.push_back(elementwise(KKind::kCast, n, {in(0)}, op));
         break;
       case LowerKind::kBinary: {
+        KExpr* x = in(0);  // operands in order: cluster inputs are numbered as first met
         KExpr* y = in(1);
         // An NCHW BiasAdd's bias [C] broadcasts as [C, 1, ..., 1] (its channel is dim 1).
         if (op == OpId::BiasAdd && n->attrs.get<std::string>("data_format", "NHWC") == "NCHW" &&
@@ -296,7 +297,7 @@ class Lowering {
           r->operands = {y};
           y = r;
         }
-        outs.push_back(elementwise(KKind::kBinary, n, {in(0), y}, op));
+        outs.push_back(elementwise(KKind::kBinary, n, {x, y}, op));
         break;
       }
       case LowerKind::kSelect:
