@@ -3,7 +3,8 @@ reference written here (gradients by central differences of that reference), the
 of Dropout and BatchNormalization, and Keras 3's weight layouts."""
 import numpy as np
 import pytest
-from conftest import compiled_runs, numeric_grad
+from conftest import compiled_runs
+from keras_ref import check_layer as _check
 
 import jitflow as jf
 
@@ -17,25 +18,6 @@ def _sigmoid(z):
 def _softmax(z, axis=-1):
     e = np.exp(z - z.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
-
-
-def _check(layer, inputs, ref, rng, call=None, rtol=1e-6, grad_atol=1e-6):
-    """The layer's output (float64) against ref(*inputs, *weights) and the gradients of
-    sum(output * r) for every trainable weight against central differences of the reference."""
-    call = call or (lambda *a: layer(*a))
-    out = call(*[jf.constant(a) for a in inputs])  # builds the layer
-    weights = [w.numpy() for w in layer.trainable_weights]
-    want = ref(*inputs, *weights)
-    np.testing.assert_allclose(out.numpy(), want, rtol=rtol, atol=1e-9)
-    r = rng.normal(size=want.shape)
-    with jf.GradientTape() as tape:
-        loss = jf.reduce_sum(call(*[jf.constant(a) for a in inputs]) * r)
-    grads = tape.gradient(loss, layer.trainable_weights)
-    n = len(inputs)
-    num = numeric_grad(lambda *ws: np.sum(ref(*inputs, *ws) * r), weights)
-    for w, g, ng in zip(layer.trainable_weights, grads, num):
-        np.testing.assert_allclose(jf.convert_to_tensor(g).numpy(), ng, rtol=1e-5, atol=grad_atol, err_msg=w.path)
-    return n
 
 
 def test_dense_output_gradients_and_layout(rng):

@@ -6,6 +6,7 @@ itself through get_config/from_config."""
 import functools
 import inspect
 import math
+import re
 import threading
 import weakref
 
@@ -18,13 +19,20 @@ from ...core.tensor import Tensor
 from ...core.tensor_spec import TensorSpec
 from ...ops import basic_ops as _ops
 from ...ops.variables import Variable
-from ...state.module import Module, camel_to_snake
+from ...state.module import Module
 from ...tracing.function import function as _jf_function
 from .. import initializers, regularizers
 from .keras_tensor import KerasTensor, Node, any_keras_tensor
 
 # Keras's global name counters ("dense", "dense_1", ...); clear_session() resets them.
 _uids = {}
+
+
+def snake_case(name):
+    """Keras's snake case of a class name: Conv2D -> conv2d, LSTMCell -> lstm_cell (jf.Module's
+    TF rule would give conv2_d)."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 def unique_name(base):
@@ -133,7 +141,7 @@ class Layer(Module):
         elif batch_shape is None and input_dim is not None:
             batch_shape = (batch_size, input_dim)
         if name is None:
-            name = unique_name(camel_to_snake(type(self).__name__))
+            name = unique_name(snake_case(type(self).__name__))
         elif not isinstance(name, str) or "/" in name:
             raise ValueError(f"Argument `name` must be a string and cannot contain character `/`. "
                              f"Received: name={name!r} (of type {type(name)})")
