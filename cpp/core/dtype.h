@@ -7,8 +7,11 @@
 
 namespace jf {
 
-enum class DType : uint8_t { kFloat32 = 0, kFloat64, kInt32, kInt64, kBool, kInvalid };
-constexpr int kNumDTypes = 5;
+// kString: each element a std::string (TF's tf.string). Only the ops whose record claims it
+// (graph plumbing, comparisons, the string ops) take it; no compiled code and no numeric
+// kernel ever sees it (see Tensor::empty for its buffers).
+enum class DType : uint8_t { kFloat32 = 0, kFloat64, kInt32, kInt64, kBool, kString, kInvalid };
+constexpr int kNumDTypes = 6;
 
 inline size_t dtype_size(DType d) {
   switch (d) {
@@ -22,6 +25,8 @@ inline size_t dtype_size(DType d) {
       return 8;
     case DType::kBool:
       return 1;
+    case DType::kString:
+      return sizeof(std::string);
     default:
       return 0;
   }
@@ -38,6 +43,8 @@ inline const char* dtype_name(DType d) {
       return "int64";
     case DType::kBool:
       return "bool";
+    case DType::kString:
+      return "string";
     default:
       return "invalid";
   }

@@ -17,11 +17,24 @@ size_t dense_bytes(DType dtype, const Shape& shape) {
   }
   return overflow ? SIZE_MAX : n;
 }
+
+// A string tensor's elements are constructed std::strings: the buffer owns an array of them
+// and destroys it with the last reference (never the caching allocator's raw bytes).
+Tensor empty_strings(const Shape& shape) {
+  const int64_t n = shape.num_elements();
+  if (static_cast<uint64_t>(n) > max_allocation_bytes() / sizeof(std::string))
+    throw_resource_exhausted("OOM when allocating tensor with shape", shape.str(), " and type string");
+  auto* data = new std::string[n > 0 ? n : 1];
+  BufferPtr buf = wrap_external(
+      data, n * sizeof(std::string), [](void* p) { delete[] static_cast<std::string*>(p); }, data);
+  return Tensor(DType::kString, shape, std::move(buf));
+}
 }  // namespace
 
 Tensor Tensor::empty(DType dtype, const Shape& shape) {
   for (int64_t d : shape)
     if (d < 0) throw_invalid("cannot allocate a tensor with unknown or negative dims ", shape.str());
+  if (dtype == DType::kString) return empty_strings(shape);
   size_t bytes = dense_bytes(dtype, shape);
   if (bytes > max_allocation_bytes())  // TF's message; raised before anything is tried
     throw_resource_exhausted("OOM when allocating tensor with shape", shape.str(), " and type ",
@@ -33,6 +46,7 @@ Tensor Tensor::empty(DType dtype, const Shape& shape) {
 }
 
 Tensor Tensor::empty_reusing(DType dtype, const Shape& shape, BufferPtr* keep) {
+  if (dtype == DType::kString) return empty(dtype, shape);  // its elements are objects: fresh ones
   BufferPtr& r = *keep;
   size_t bytes = dense_bytes(dtype, shape);
   if (r && r.use_count() == 1 && r->bytes == bytes) return Tensor(dtype, shape, r);
@@ -82,6 +96,8 @@ Tensor Tensor::reshaped(const Shape& s) const {
 
 Tensor Tensor::to_device(Device d) const {
   if (is_symbolic() || !buf_ || device() == d) return *this;
+  if (dtype_ == DType::kString)
+    throw_invalid("a string tensor cannot be copied to ", device_name(d), ": strings live on the host");
   Tensor t(dtype_, shape_, allocate_on(d, nbytes()));
   const DeviceHooks& h = device_hooks();
   JF_CHECK(h.copy, "device copy without a GPU runtime");

@@ -79,7 +79,8 @@ const OpDef* find_op(const std::string& name) {
 std::string type_set_text(TypeSet s) {
   if (s == kNumericTypes) return "numeric";
   std::vector<const char*> names;
-  for (DType d : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool})
+  for (DType d :
+       {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool, DType::kString})
     if (has_type(s, d)) names.push_back(dtype_name(d));
   std::string t;
   for (size_t i = 0; i < names.size(); ++i)
@@ -133,6 +134,15 @@ Tensor& OpCall::alloc(size_t i) {
 static void check_arity(const OpDef& def, const std::vector<Tensor>& inputs) {
   if (def.num_inputs >= 0 && static_cast<int>(inputs.size()) != def.num_inputs)
     throw_invalid(def.name, ": expected ", def.num_inputs, " inputs, got ", inputs.size());
+  // A string reaches only the ops whose record claims strings: every other kernel and shape
+  // function switches on numeric dtypes, so the refusal is made once, here, in TF's words
+  // (its op constructor's TypeError). Control flow passes its values through.
+  if (has_type(def.types, DType::kString) || (def.flags & kControlFlow)) return;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].dtype() == DType::kString)
+      throw_type("Value passed to parameter '", def.is_shape_input(i, inputs.size()) ? "shape" : "x",
+                 "' has DataType string not in list of allowed values: ", type_set_text(def.types), " (op ",
+                 def.name, ", input #", i, ")");
 }
 
 std::vector<TensorSpec> infer_specs(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs) {

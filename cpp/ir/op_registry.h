@@ -45,6 +45,10 @@ constexpr TypeSet kNumericTypes = kFloatTypes | kIntTypes;
 constexpr TypeSet kBoolTypes = type_bit(DType::kBool);
 constexpr TypeSet kAllTypes = kNumericTypes | kBoolTypes;
 inline bool has_type(TypeSet s, DType d) { return d != DType::kInvalid && (s & type_bit(d)) != 0; }
+// Strings are claimed only by graph plumbing, comparisons and the string ops; kAllTypes
+// leaves them out, so every other op refuses them (check_strings in op_registry.cc).
+constexpr TypeSet kStringTypes = type_bit(DType::kString);
+#define NO_STRINGS_IN_XLA "XLA has no string type: string values stay on the executor"
 // The types column at compile time, for kernels that instantiate one loop per dtype their
 // record claims (kernels/dispatch.h): op_types(OpId::Exp) is kFloatTypes.
 inline constexpr TypeSet kOpTypes[] = {

@@ -9,6 +9,7 @@
 #include "core/broadcast.h"
 #include "ir/op_registry.h"
 #include "kernels/dispatch.h"
+#include "kernels/strings.h"
 
 namespace jf {
 namespace {
@@ -537,8 +538,14 @@ void k_Pow(OpCall& c) {
   check_int_exponent(c);
   binary<OpId::Pow, PowF>(c, 20);
 }
-void k_Equal(OpCall& c) { compare<OpId::Equal, EqF>(c); }
-void k_NotEqual(OpCall& c) { compare<OpId::NotEqual, NeF>(c); }
+void k_Equal(OpCall& c) {
+  if (c.in[0].dtype() == DType::kString) return compare_strings(c, false);
+  compare<OpId::Equal, EqF>(c);
+}
+void k_NotEqual(OpCall& c) {
+  if (c.in[0].dtype() == DType::kString) return compare_strings(c, true);
+  compare<OpId::NotEqual, NeF>(c);
+}
 void k_Less(OpCall& c) { compare<OpId::Less, LtF>(c); }
 void k_LessEqual(OpCall& c) { compare<OpId::LessEqual, LeF>(c); }
 void k_Greater(OpCall& c) { compare<OpId::Greater, GtF>(c); }

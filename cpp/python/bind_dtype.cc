@@ -11,11 +11,17 @@ void bind_dtype(py::module_& m) {
       .value("int32", DType::kInt32)
       .value("int64", DType::kInt64)
       .value("bool", DType::kBool)
+      .value("string", DType::kString)
       .def_property_readonly("is_floating", [](DType d) { return is_float(d); })
       .def_property_readonly("is_integer", [](DType d) { return is_int(d); })
       .def_property_readonly("is_bool", [](DType d) { return d == DType::kBool; })
       .def_property_readonly("size", [](DType d) { return dtype_size(d); })
-      .def_property_readonly("as_numpy_dtype", [](DType d) { return numpy_dtype(d).attr("type"); })
+      .def_property_readonly("as_numpy_dtype",
+                             [](DType d) -> py::object {
+                               // TF: tf.string.as_numpy_dtype is Python's object
+                               if (d == DType::kString) return py::module_::import("builtins").attr("object");
+                               return numpy_dtype(d).attr("type");
+                             })
       .def("__repr__", [](DType d) { return std::string("jf.") + dtype_name(d); })
       .def("__str__", [](DType d) { return std::string("<dtype: '") + dtype_name(d) + "'>"; });
   m.def("as_dtype", [](py::handle h) { return to_dtype(h); });

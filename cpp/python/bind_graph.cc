@@ -155,9 +155,13 @@ void bind_graph(py::module_& m) {
           "call",
           [](const ConcreteFunction& f, std::vector<Tensor> in, const std::vector<int64_t>& traced_vars,
              const std::vector<int64_t>& vars) {
-            py::gil_scoped_release release;
-            VariableBinding bind(&traced_vars, &vars);  // other variables of the same specs (checked there)
-            return f.call(std::move(in));
+            std::vector<Tensor> out;
+            {
+              py::gil_scoped_release release;
+              VariableBinding bind(&traced_vars, &vars);  // other variables of the same specs (checked there)
+              out = f.call(std::move(in));
+            }
+            return tensors_to_py(out);
           },
           py::arg("inputs"), py::arg("traced_vars") = std::vector<int64_t>(),
           py::arg("vars") = std::vector<int64_t>())

@@ -249,16 +249,20 @@ void bind_ops(py::module_& m) {
       [](py::handle op, py::handle inputs, py::handle attrs, py::handle name) {
         auto out = run(op, inputs, attrs, name);
         JF_CHECK(out.size() == 1);
-        return std::move(out[0]);
+        return tensor_to_py(out[0]);
       },
       py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::none(), py::arg("name") = py::none());
-  m.def("execute_n", &run, py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::none(),
-        py::arg("name") = py::none());
+  m.def(
+      "execute_n",
+      [](py::handle op, py::handle inputs, py::handle attrs, py::handle name) {
+        return tensors_to_py(run(op, inputs, attrs, name));
+      },
+      py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::none(), py::arg("name") = py::none());
   m.def(
       "convert_to_tensor",
       [](py::handle v, py::handle dtype, py::handle hint, bool soft_hint) {
-        return to_tensor(v, dtype.is_none() ? DType::kInvalid : to_dtype(dtype),
-                         hint.is_none() ? DType::kInvalid : to_dtype(hint), soft_hint);
+        return tensor_to_py(to_tensor(v, dtype.is_none() ? DType::kInvalid : to_dtype(dtype),
+                                      hint.is_none() ? DType::kInvalid : to_dtype(hint), soft_hint));
       },
       py::arg("value"), py::arg("dtype") = py::none(), py::arg("dtype_hint") = py::none(),
       py::arg("soft_hint") = false);

@@ -14,6 +14,12 @@ Tensor other_operand(const Tensor& self, py::handle other) {
 
 template <OpId kOp, bool kReverse>
 py::object binop(const Tensor& self, py::handle other) {
+  // A traced string tensor: `+` concatenates (StringJoin) and ==/!= compare strings, taking
+  // Python strings as TF does; core/strings.py converts the operand and records the op.
+  if (self.dtype() == DType::kString && (kOp == OpId::AddV2 || kOp == OpId::Equal || kOp == OpId::NotEqual) &&
+      !other.is_none())
+    return py::module_::import("jitflow.core.strings")
+        .attr("_string_operator")(op_def(kOp).name, kReverse, py::cast(self), other);
   if (other.is_none() || py::isinstance<py::str>(other))
     return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   Tensor o = other_operand(self, other);
@@ -88,6 +94,7 @@ void bind_tensor(py::module_& m) {
           py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def_buffer([](const Tensor& t) {
         if (t.is_symbolic()) throw_type("a symbolic tensor has no buffer");
+        if (t.dtype() == DType::kString) throw_type("a string tensor has no buffer: use .numpy()");
         if (!t.on_host())
           throw_type("a tensor on ", device_name(t.device()),
                      " has no host buffer: use .numpy() or np.asarray(t), which copy it to the host");

@@ -130,7 +130,7 @@ void print_hook(const std::vector<Tensor>& in, const Attrs& attrs) {
   py::gil_scoped_acquire gil;
   py::dict a;
   for (auto& kv : attrs.items()) a[py::str(kv.first)] = attr_to_py(kv.second);
-  py::module_::import("jitflow.ops.printing").attr("_print_hook")(in, a);
+  py::module_::import("jitflow.ops.printing").attr("_print_hook")(tensors_to_py(in), a);
 }
 
 const std::string* opt_name(const py::object& name, std::string& buf) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "python/nest.h"
 #include "support/errors.h"
 
 namespace jf::py_bridge {
@@ -23,6 +24,8 @@ py::dtype numpy_dtype(DType d) {
       return py::dtype("int64");
     case DType::kBool:
       return py::dtype("bool");
+    case DType::kString:
+      return py::dtype("O");
     default:
       throw_type("invalid dtype");
   }
@@ -202,7 +205,43 @@ static Tensor numpy_value(py::handle h, DType dt) {
   return from_array(arr, own);
 }
 
+py::object tensor_to_py(const Tensor& t) {
+  if (t.dtype() == DType::kString && !t.is_symbolic() && string_tensor_type())
+    return py::handle(reinterpret_cast<PyObject*>(string_tensor_type())).attr("_from_c")(py::cast(t));
+  return py::cast(t);
+}
+
+py::list tensors_to_py(const std::vector<Tensor>& ts) {
+  py::list l;
+  for (const Tensor& t : ts) l.append(tensor_to_py(t));
+  return l;
+}
+
+Tensor string_tensor(py::sequence values, const Shape& shape) {
+  Tensor t = Tensor::empty(DType::kString, shape);
+  if (static_cast<int64_t>(values.size()) != t.num_elements())
+    throw_invalid("string_tensor: ", values.size(), " values for shape ", shape.str());
+  std::string* d = t.data<std::string>();
+  for (size_t i = 0; i < values.size(); ++i) {
+    py::handle v = values[i];
+    if (py::isinstance<py::bytes>(v)) {
+      d[i] = v.cast<std::string>();
+    } else if (py::isinstance<py::str>(v)) {
+      d[i] = v.cast<std::string>();
+    } else {
+      throw_type("string_tensor: expected bytes or str, got ", short_repr(v));
+    }
+  }
+  return t;
+}
+
 Tensor to_tensor(py::handle h, DType want, DType hint, bool soft_hint) {
+  if (is_string_tensor(h.ptr())) {  // jitflow's eager string tensor holds its kString value
+    Tensor t = h.attr("_c_tensor")().cast<Tensor>();
+    if (want != DType::kInvalid && want != DType::kString)
+      throw_invalid("Tensor conversion requested dtype ", dtype_name(want), " for Tensor with dtype string");
+    return t;
+  }
   if (py::isinstance<Tensor>(h)) {
     const Tensor& t = h.cast<const Tensor&>();
     if (want != DType::kInvalid && t.dtype() != want)
@@ -312,6 +351,16 @@ py::array to_numpy(const Tensor& t, py::handle owner) {
     return to_numpy(keep.cast<const Tensor&>(), keep);
   }
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(t.rank());
+  if (t.dtype() == DType::kString) {  // an object array of bytes, as TF's .numpy()
+    py::array out(py::dtype("O"), shape);
+    auto** cells = static_cast<PyObject**>(out.mutable_data());
+    const std::string* s = t.data<std::string>();
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      Py_XDECREF(cells[i]);
+      cells[i] = py::bytes(s[i]).release().ptr();
+    }
+    return out;
+  }
   py::ssize_t st = dtype_size(t.dtype());
   for (int i = t.rank() - 1; i >= 0; --i) {
     strides[i] = st;

@@ -21,7 +21,13 @@ DType to_dtype(py::handle h);  // accepts jf dtypes, numpy dtypes/types and stri
 py::dtype numpy_dtype(DType d);
 Attrs to_attrs(py::handle dict);
 py::object attr_to_py(const AttrValue& v);
-py::array to_numpy(const Tensor& t, py::handle owner);  // zero-copy, read-only view
+py::array to_numpy(const Tensor& t, py::handle owner);  // zero-copy, read-only view (strings: a copy)
+// A value for Python: a jf.Tensor, or for a string tensor jitflow's eager StringTensor (the
+// value jf.constant("a") gives), so graph outputs look like eager values.
+py::object tensor_to_py(const Tensor& t);
+py::list tensors_to_py(const std::vector<Tensor>& ts);
+// A kString tensor of these elements (bytes or str, UTF-8) and shape.
+Tensor string_tensor(py::sequence values, const Shape& shape);
 void register_error_translator(py::module_& m);
 
 }  // namespace jf::py_bridge

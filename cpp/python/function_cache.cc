@@ -16,11 +16,6 @@
 
 namespace jf::py_bridge {
 
-PyObject*& value_keyed_type() {
-  static PyObject* t = nullptr;  // a strong reference, never released (the type lives as long)
-  return t;
-}
-
 PyObject*& variable_type() {
   static PyObject* t = nullptr;  // a strong reference, never released
   return t;
@@ -64,7 +59,7 @@ struct KeyVisitor {
       return add_leaf(
           f, *reinterpret_cast<py::detail::instance*>(o)->get_value_and_holder().value_ptr<Tensor>());
     py::handle h(o);
-    if (is_ndarray(o)) return add_leaf(f, to_tensor(h));
+    if (is_ndarray(o) || is_string_tensor(o)) return add_leaf(f, to_tensor(h));
     add_leaf(f, h.cast<const Tensor&>());  // a subclass of Tensor
   }
   void other(PyObject* o) {
@@ -94,12 +89,6 @@ struct KeyVisitor {
       f.key += 's';
       put(f.key, static_cast<int64_t>(n));
       put(f.key, s, n);
-    } else if (value_keyed_type() && Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(value_keyed_type())) {
-      py::bytes b = py::handle(o).attr("__jf_value_key__")();
-      std::string v = b;
-      f.key += 'S';
-      put(f.key, static_cast<int64_t>(v.size()));
-      put(f.key, v.data(), v.size());
     } else if (variable_type() && PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(variable_type())) &&
                variable(o)) {
     } else if (PyTuple_Check(o)) {  // a nest atom (jf.TensorShape): keyed by value, its repr
@@ -381,7 +370,7 @@ py::object FunctionCache::call(py::handle args, py::handle kwargs) {
     if (f.var_ids != e->var_ids) bind.emplace(&e->var_ids, &f.var_ids);  // other variables, same specs
     out = matched ? e->fn->call_matched(std::move(f.leaves)) : e->fn->call(std::move(f.leaves));
   }
-  return e->out->build([&](int i) { return py::cast(out[i]); });
+  return e->out->build([&](int i) { return tensor_to_py(out[i]); });
 }
 
 }  // namespace jf::py_bridge

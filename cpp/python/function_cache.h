@@ -26,9 +26,6 @@ struct Flat {
   std::string var_key;
 };
 Flat flatten_inputs(py::handle args, py::handle kwargs);
-// Instances of this type (jitflow.strings.StringTensor) are keyed by value, the bytes their
-// __jf_value_key__() returns, not by identity (set by bind_py_func.cc; null: none).
-PyObject*& value_keyed_type();
 // jitflow.variables.Variable (set by bind_function.cc): its instances are keyed by spec.
 PyObject*& variable_type();
 

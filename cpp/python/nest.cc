@@ -18,6 +18,11 @@ PyTypeObject* tensor_type() {
 
 bool is_ndarray(PyObject* o) { return py::isinstance<py::array>(o); }
 
+PyTypeObject*& string_tensor_type() {
+  static PyTypeObject* t = nullptr;  // a strong reference, never released
+  return t;
+}
+
 namespace {
 bool is_numpy_object(PyObject* o) {
   if (is_ndarray(o)) return true;
@@ -82,7 +87,8 @@ NodeKind other_container_kind(PyObject* o) {
 }
 
 NodeKind classify_output(PyObject* o) {
-  if (PyObject_TypeCheck(o, tensor_type()) || PyObject_HasAttrString(o, "__jf_tensor__"))
+  if (PyObject_TypeCheck(o, tensor_type()) || is_string_tensor(o) ||
+      PyObject_HasAttrString(o, "__jf_tensor__"))
     return NodeKind::kLeaf;
   // TF returns a traced function's Python numbers (and bools) as tensors.
   if (PyLong_Check(o) || PyFloat_Check(o)) return NodeKind::kLeaf;

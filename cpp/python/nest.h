@@ -66,6 +66,12 @@ enum class NodeKind : uint8_t {
 enum class LeafRule : uint8_t { kInputs, kSpecs, kOutputs, kNest };
 
 PyTypeObject* tensor_type();  // the bound jf.Tensor type, looked up once
+// jitflow's eager string tensor (core/strings.py's StringTensor, registered at import; null
+// before): a tensor leaf everywhere a jf.Tensor is, converted to a kString Tensor.
+PyTypeObject*& string_tensor_type();
+inline bool is_string_tensor(PyObject* o) {
+  return string_tensor_type() && Py_TYPE(o) == string_tensor_type();
+}
 bool is_ndarray(PyObject* o);
 
 // The container rules for every type but the exact tuple, list and dict: a container kind,
@@ -86,7 +92,7 @@ inline bool is_mapping(NodeKind k) { return k == NodeKind::kDict || k == NodeKin
 // The kInputs rule; an exact Tensor is recognized first (the cached-call fast path).
 inline NodeKind classify_input(PyObject* o) {
   PyTypeObject* t = Py_TYPE(o);
-  if (t == tensor_type()) return NodeKind::kLeaf;
+  if (t == tensor_type() || is_string_tensor(o)) return NodeKind::kLeaf;
   if (PyLong_Check(o) || PyFloat_Check(o) || PyUnicode_Check(o) || o == Py_None) return NodeKind::kOther;
   NodeKind k = container_kind(o);
   if (k != NodeKind::kOther) return k;

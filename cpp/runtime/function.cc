@@ -47,6 +47,12 @@ std::vector<Tensor> ConcreteFunction::call(std::vector<Tensor> inputs) const {
     for (const TensorSpec& s : input_specs_)
       want += str_cat(want.empty() ? "" : ", ", dtype_name(s.dtype), s.shape.str());
     for (const Tensor& t : inputs) got += str_cat(got.empty() ? "" : ", ", t.desc());
+    // TF's words for an input of another dtype (its function call's kernel check)
+    for (size_t i = 0; i < inputs.size() && i < input_specs_.size(); ++i)
+      if (inputs[i].dtype() != input_specs_[i].dtype)
+        throw_invalid("cannot compute ", name_, " as input #", i, "(zero-based) was expected to be a ",
+                      dtype_name(input_specs_[i].dtype), " tensor but is a ", dtype_name(inputs[i].dtype()),
+                      " tensor: inputs (", got, ") do not match the traced signature (", want, ")");
     throw_invalid(name_, ": inputs (", got, ") do not match the traced signature (", want, ")");
   }
   return run_plan(*plan_, std::move(inputs));

@@ -720,6 +720,11 @@ EXEMPT = {
     "PrintV2": "prints, returns nothing: tests/python/tracing/test_function.py (test_print_*)",
     "EagerPyFunc": "calls Python (jf.py_function): tests/python/tracing/test_py_function.py, every mode and dtype",
     "PyFunc": "calls Python (jf.numpy_function): tests/python/tracing/test_py_function.py",
+    "StringJoin": "strings: tests/python/tracing/test_string_inputs.py and ops/test_strings.py",
+    "StringLength": "strings: tests/python/tracing/test_string_inputs.py and ops/test_strings.py",
+    "StringFormat": "strings: tests/python/tracing/test_string_inputs.py and ops/test_strings.py",
+    "AsString": "strings: tests/python/tracing/test_string_inputs.py and ops/test_strings.py",
+    "StringToNumber": "strings: tests/python/tracing/test_string_inputs.py and ops/test_strings.py",
 }
 
 

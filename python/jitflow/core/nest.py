@@ -12,6 +12,7 @@ jf.TensorShape. `expand_composites` is accepted: jitflow has no composite tensor
 Variable also stays a leaf), so it changes nothing."""
 from .. import _C
 from .export import export
+from .strings import StringTensor
 
 __all__ = ["assert_same_structure", "flatten", "is_nested", "map_structure", "pack_sequence_as"]
 
@@ -130,4 +131,4 @@ def flatten_outputs(out):
     """(tensors, TreeDef) for a traced function's return value: its leaves (tensors,
     variables, numpy values) converted to tensors, in the C++ nest order."""
     leaves, tree = _C.nest_flatten(out, outputs=True)
-    return [_C.convert_to_tensor(x) for x in leaves], tree
+    return [x._c_tensor() if isinstance(x, StringTensor) else _C.convert_to_tensor(x) for x in leaves], tree

@@ -1,12 +1,10 @@
-"""String tensors (jf.string) as Python values: a string tensor is an
-immutable numpy object array of bytes, never a node of a traced graph.
-
-Why not a C++ dtype: every kernel family, the op records' dtype columns, the coverage harness
-and both code generators switch on the C++ DType; strings are eager-only in TF's XLA anyway.
-The departure this costs (docs/py_function_nest_strings.md): a jf.function keys a string tensor
-argument by its value, as it keys Python strings (TF traces Python strings per value too, but a
-tf.string tensor once); string ops run while a function is traced, so only their numeric
-results (Const nodes) reach the graph, and string ops on a traced numeric tensor raise."""
+"""String tensors (jf.string): eager string tensors are immutable numpy object arrays of bytes
+(StringTensor); inside a traced function a string is a graph value of the C++ dtype kString,
+like any other dtype: a jf.function argument is a placeholder (one trace per shape), and the
+string ops record graph nodes (cpp/kernels/string_ops.cc), never compiled (XLA has no
+strings). A StringTensor converts to a kString tensor where C++ takes a tensor (its
+_c_tensor()), and a kString value C++ gives back to Python is one (_from_c).
+docs/py_function_nest_strings.md says what runs where."""
 import numpy as np
 
 from .. import _C
@@ -14,40 +12,13 @@ from .errors import InvalidArgumentError
 from .export import export
 from .shapes import TensorShape
 
-
-class StringDType:
-    """jf.string: the dtype of string tensors (TF's tf.string)."""
-
-    name = "string"
-    is_floating = is_integer = is_bool = is_complex = is_unsigned = is_quantized = False
-    is_numpy_compatible = True
-    as_numpy_dtype = object
-    size = 0
-
-    def __repr__(self):
-        return "jf.string"
-
-    def __str__(self):
-        return "<dtype: 'string'>"
-
-    def __eq__(self, other):
-        return isinstance(other, StringDType) or other == "string"
-
-    def __ne__(self, other):
-        return not self == other
-
-    def __hash__(self):
-        return hash("jf.string")
-
-    def __reduce__(self):
-        return "string"
-
-
-string = export("string", "dtypes.string")(StringDType())
+string = export("string", "dtypes.string")(_C.DType.string)
 
 
 def is_string_dtype(d):
-    return isinstance(d, StringDType) or (isinstance(d, str) and d == "string") or d is bytes or d is str
+    if isinstance(d, _C.DType):
+        return d == string
+    return (isinstance(d, str) and d == "string") or d is bytes or d is str
 
 
 def _first_leaf(v):
@@ -130,12 +101,31 @@ class StringTensor:
     """An eager tensor of dtype jf.string: shape, dtype, numpy() (bytes, or an object array of
     bytes, as TF), indexing, len/iter, == and != elementwise (a bool jf.Tensor), + (concatenation)."""
 
-    __slots__ = ("__weakref__", "_value")
+    __slots__ = ("__weakref__", "_c", "_value")
     __array_priority__ = 200  # numpy defers `ndarray == StringTensor` to us
     _is_symbolic = False
 
     def __init__(self, value):
         self._value = to_string_array(value)
+        self._c = None
+
+    def _c_tensor(self):
+        """This value as a C++ tensor of dtype string (made once)."""
+        if self._c is None:
+            self._c = _C.string_tensor(self._value.ravel().tolist(), list(self._value.shape))
+        return self._c
+
+    @classmethod
+    def _from_c(cls, t):
+        """A C++ string tensor's value as an eager string tensor (C++ calls this for every
+        kString value it gives Python: function outputs, callbacks' inputs)."""
+        a = t.numpy()
+        if not isinstance(a, np.ndarray):  # a scalar's numpy() is its bytes
+            a = np.array(a, dtype=object)
+        a.flags.writeable = False
+        out = object.__new__(cls)
+        out._value, out._c = a, t
+        return out
 
     @property
     def dtype(self):
@@ -172,12 +162,6 @@ class StringTensor:
 
     def __str__(self):
         return f"jf.Tensor({self._text(False)}, shape={self.shape}, dtype=string)"
-
-    def __jf_value_key__(self):
-        """The bytes jf.function keys this argument by (its shape and contents)."""
-        a = self._value
-        parts = [repr(a.shape).encode()] + [len(x).to_bytes(8, "little") + x for x in a.ravel().tolist()]
-        return b"".join(parts)
 
     def __hash__(self):
         raise TypeError("Tensor is unhashable. Instead, use tensor.ref() as the key.")
@@ -287,32 +271,26 @@ def constant(value, dtype=None, shape=None):
     t = object.__new__(StringTensor)
     a = a.view()
     a.flags.writeable = False
-    t._value = a
+    t._value, t._c = a, None
     return t
 
 
-# ---- arguments of string ops, and the concatenation `+` makes -----------------------------
+# ---- arguments of string ops, graph nodes, and the concatenation `+` makes ------------------
 
-def _static(op, x):
-    """x itself, or for a traced tensor its value when it is a constant of the trace; anything
-    else raises TypeError."""
-    if not (isinstance(x, _C.Tensor) and x._is_symbolic):
+def is_symbolic(x):
+    return isinstance(x, _C.Tensor) and x._is_symbolic
+
+
+def as_graph_input(x):
+    """x for a graph op's input list: a tensor as it is, any other value as a string tensor."""
+    if isinstance(x, (_C.Tensor, StringTensor)) or hasattr(x, "__jf_tensor__"):
         return x
-    ref = x._node_ref
-    if ref is not None and ref[0].op == "Const":
-        return _C.evaluate_lifted(x)
-    _symbolic_refusal(op, x)
-
-
-def _symbolic_refusal(op, x):
-    if isinstance(x, _C.Tensor) and x._is_symbolic:
-        raise TypeError(f"jf.strings.{op} of a traced tensor ({x!r}): jitflow's string tensors are "
-                        "eager Python values, so string ops run while a jf.function is traced and "
-                        "cannot take a tensor whose value is only known when it runs")
+    return constant(x)
 
 
 def _strings_arg(op, x):
-    x = _static(op, x)
+    """An eager string op's argument as an object array of bytes; a non-string tensor is TF's
+    error."""
     if isinstance(x, (_C.Tensor,)) or hasattr(x, "__jf_tensor__"):
         dt = x.dtype.name
         raise InvalidArgumentError(f"cannot compute {op} as input #0(zero-based) was expected to be a "
@@ -320,9 +298,35 @@ def _strings_arg(op, x):
     return to_string_array(x)
 
 
+def _string_operator(op, reverse, self, other):
+    """`+`, `==` and `!=` of a traced string tensor (the C++ operators hand them here)."""
+    if op == "AddV2":
+        return join([other, self] if reverse else [self, other])
+    if isinstance(other, (_C.Tensor, StringTensor)) and other.dtype != string:
+        return _C.convert_to_tensor(op == "NotEqual")  # TF 2: another dtype compares unequal
+    try:
+        other = as_graph_input(other)
+    except (TypeError, ValueError):
+        return _C.convert_to_tensor(op == "NotEqual")
+    a, b = tuple(self.shape), tuple(other.shape)
+    for x, y in zip(reversed(a), reversed(b)):
+        if x is not None and y is not None and x != y and x != 1 and y != 1:
+            return _C.convert_to_tensor(op == "NotEqual")  # TF 2's incompatible shapes
+    return _C.execute(op, [self, other])
+
+
 @export("strings.join")
 def join(inputs, separator="", name=None):
     """Elementwise concatenation of string tensors of one shape (scalars broadcast), TF's StringJoin."""
+    inputs = list(inputs)
+    if any(is_symbolic(x) for x in inputs):
+        for x in inputs:
+            if isinstance(x, _C.Tensor) and x.dtype != string:
+                dts = ", ".join(getattr(y, "dtype", string).name for y in inputs)
+                raise TypeError(f"Tensors in list passed to 'inputs' of 'StringJoin' Op have types [{dts}] "
+                                "that do not match expected type string.")
+        return _C.execute("StringJoin", [as_graph_input(x) for x in inputs],
+                          {"separator": _encode(separator, separator).decode("utf-8")}, name)
     arrays = [_strings_arg("StringJoin", x) for x in inputs]
     shape = ()
     for a in arrays:
@@ -335,3 +339,6 @@ def join(inputs, separator="", name=None):
     cols = [np.broadcast_to(a, shape).ravel().tolist() for a in arrays]
     out = [sep.join(parts) for parts in zip(*cols)] if cols else [b""] * int(np.prod(shape))
     return constant(np.array(out + [None], dtype=object)[:-1].reshape(shape))
+
+
+_C.set_string_tensor_type(StringTensor)

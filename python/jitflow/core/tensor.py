@@ -4,6 +4,7 @@ Python number protocols, pickling and graph properties. The class, its data and 
 operators are defined in C++ (bind_tensor.cc); nothing later replaces what is set here."""
 import numpy as _np
 
+from .._C import DType as _DType
 from .._C import Tensor
 from .._C import convert_to_tensor as _convert_to_tensor
 from .graph import FuncGraph
@@ -173,13 +174,16 @@ def broadcastable(a, b):
     return True
 
 
+_STRING = _DType.string
+
+
 def _compare(op, incompatible):
     """TF 2's `==`/`!=` of a tensor: op elementwise when the shapes broadcast, else one scalar
     answer (TF's incompatible_shape_error=False); None compares as a Python bool."""
     def f(self, other):
         if other is None:
             return incompatible
-        if isinstance(other, str):  # TF: the string cannot become a tensor of self's dtype
+        if isinstance(other, str) and self.dtype != _STRING:  # TF: it cannot become one of self's dtype
             _convert_to_tensor(other, self.dtype)
         shape = _shape_of(other)
         if shape is not None and not broadcastable(tuple(self.shape), tuple(shape)):

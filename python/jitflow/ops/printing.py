@@ -11,7 +11,7 @@ import sys
 from .. import _C
 from .._C import Tensor
 from ..core import nest
-from .strings import StringTensor, summarize_array, summarize_strings
+from .strings import StringTensor, string, summarize_array, summarize_strings
 
 _PRINT = _C.op_id("PrintV2")
 _LOGGER = logging.getLogger("jitflow")
@@ -30,12 +30,16 @@ def print(*inputs, **kwargs):
     end = kwargs.pop("end", os.linesep)
     if kwargs:
         raise ValueError(f"Unrecognized keyword arguments for tf.print: {kwargs}")
+    raw = False
     if len(inputs) == 1 and isinstance(inputs[0], StringTensor) and inputs[0].ndim == 0:
         # TF prints a lone string scalar as it is, unformatted (no quotes).
         parts, tensors = [inputs[0].numpy().decode("utf-8", "backslashreplace")], []
+    elif (len(inputs) == 1 and isinstance(inputs[0], Tensor) and inputs[0].dtype == string
+          and inputs[0].ndim == 0):  # a traced one too, when it runs
+        parts, tensors, raw = ["", ""], [inputs[0]], True
     else:
         parts, tensors = _template(inputs, sep, summarize)
-    attrs = {"parts": parts, "end": end, "output_stream": stream, "summarize": summarize}
+    attrs = {"parts": parts, "end": end, "output_stream": stream, "summarize": summarize, "raw_string": raw}
     _C.execute_n(_PRINT, tensors, attrs, name)
 
 
@@ -107,6 +111,9 @@ def _print_hook(tensors, attrs):
         parts = [parts]
     text = [parts[0]]
     for t, rest in zip(tensors, parts[1:]):
+        if attrs.get("raw_string"):
+            text += [t.numpy().decode("utf-8", "backslashreplace"), rest]
+            continue
         text += [summarize_array(t.numpy(), t.dtype.name, limit), rest]
     text = "".join(text) + attrs.get("end", "\n")
     stream = attrs.get("output_stream", "stderr")

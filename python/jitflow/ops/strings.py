@@ -1,20 +1,22 @@
-"""The jf.strings ops (length, format, as_string, to_number, split, ...) on jitflow's string
-tensors (core/strings.py: why they are Python values, and StringJoin, which `+` needs)."""
+"""The jf.strings ops (length, format, as_string, to_number, split, ...): eagerly on jitflow's
+string tensors (core/strings.py, with StringJoin, which `+` needs); given a traced tensor, each
+records its graph op, whose kernel is C++ (StringLength) or this module's eager code called back
+at run time (_graph_kernel: StringFormat, AsString, StringToNumber)."""
 import numpy as np
 
 from .. import _C
 from ..core.dtypes import as_dtype
-from ..core.errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError, OpError
 from ..core.export import export
 from ..core.strings import (  # noqa: F401  (jf.strings' names too)
-    StringDType,
     StringTensor,
     _encode,
-    _static,
     _strings_arg,
+    as_graph_input,
     constant,
     is_string_dtype,
     is_string_value,
+    is_symbolic,
     join,
     string,
     to_string_array,
@@ -36,6 +38,8 @@ def length(input, unit="BYTE", name=None):
     if unit not in ("BYTE", "UTF8_CHAR"):
         raise InvalidArgumentError(f"Value for attr 'unit' of \"{unit}\" is not in the list of allowed "
                                    'values: "BYTE", "UTF8_CHAR"')
+    if is_symbolic(input):
+        return _C.execute("StringLength", [input], {"unit": unit}, name)
     a = _strings_arg("StringLength", input)
     count = len if unit == "BYTE" else _utf8_chars
     return _number_out(np.array([count(x) for x in a.ravel().tolist()], np.int32).reshape(a.shape), np.int32)
@@ -108,7 +112,6 @@ def summarize_strings(x, summarize=3):
 def _value_and_dtype(x):
     if isinstance(x, StringTensor):
         return x._value, "string"
-    x = _static("format", x)
     if not isinstance(x, _C.Tensor):
         if is_string_value(x):
             return to_string_array(x), "string"
@@ -126,6 +129,9 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):
         raise ValueError(f"The template expects {len(pieces) - 1} tensors, but the inputs only has "
                          f"{len(inputs)}. Please ensure the number of placeholders in template matches "
                          "inputs length.")
+    if any(is_symbolic(x) for x in inputs):
+        return _C.execute("StringFormat", [as_graph_input(x) for x in inputs],
+                          {"template": template, "placeholder": placeholder, "summarize": summarize}, name)
     out = [pieces[0]]
     for x, rest in zip(inputs, pieces[1:]):
         a, dt = _value_and_dtype(x)
@@ -138,7 +144,11 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
     """Each element formatted as TF's AsString does (a printf format built from the arguments)."""
     if isinstance(input, StringTensor):
         return input
-    input = _static("as_string", input)
+    if is_symbolic(input) and input.dtype == string:
+        return input
+    if is_symbolic(input):
+        return _C.execute("AsString", [input], {"precision": precision, "scientific": scientific,
+                                                "shortest": shortest, "width": width, "fill": fill}, name)
     x = input if isinstance(input, _C.Tensor) else _C.convert_to_tensor(input)
     dt = x.dtype.name
     is_f = dt in ("float32", "float64")
@@ -194,6 +204,8 @@ def to_number(string_tensor, out_type=None, name=None):
     if dt not in _TO_NUMBER_TYPES:
         raise InvalidArgumentError(f"Value for attr 'out_type' of {dt} is not in the list of allowed values: "
                                    "float, double, int32, int64, uint32, uint64")
+    if is_symbolic(string_tensor):
+        return _C.execute("StringToNumber", [string_tensor], {"out_type": as_dtype(dt)}, name)
     a = _strings_arg("StringToNumber", string_tensor)
     vals = [_parse(s, dt) for s in a.ravel().tolist()]
     with np.errstate(over="ignore"):  # past float32's range is inf, as strtof
@@ -245,7 +257,7 @@ class RaggedStrings:
 def split(input, sep=None, maxsplit=-1, name=None):
     """Splits each string on sep (whitespace runs when sep is None or empty): a vector for a
     scalar input, a RaggedStrings (TF: a RaggedTensor) of rows for a vector input."""
-    a = _strings_arg("StringSplit", input)
+    a = _split_arg("split", input)
     s = None if sep in (None, "", b"") else _encode(sep, sep)
 
     def one(b):
@@ -262,7 +274,7 @@ def split(input, sep=None, maxsplit=-1, name=None):
 def bytes_split(input, name=None):
     """Each string's bytes as one-byte strings: a vector for a scalar input, rows (TF: a
     RaggedTensor) for a vector input."""
-    a = _strings_arg("StringSplit", input)
+    a = _split_arg("bytes_split", input)
 
     def one(b):
         return constant(np.array([b[i:i + 1] for i in range(len(b))] + [None], dtype=object)[:-1])
@@ -274,4 +286,34 @@ def bytes_split(input, name=None):
                      "(jitflow has no ragged tensors of rank > 2)")
 
 
-_C.set_value_keyed_type(StringTensor)  # jf.function keys string tensor arguments by value
+def _split_arg(op, x):
+    if is_symbolic(x):  # TF's result is ragged: its shape depends on the values
+        raise TypeError(f"jf.strings.{op} of a traced tensor ({x!r}): its result is a RaggedTensor in TF, "
+                        "which jitflow lacks; split outside the jf.function, or use jf.py_function")
+    return _strings_arg("StringSplit", x)
+
+
+_KERNEL_ERRORS = {"InvalidArgumentError": "invalid_argument", "OutOfRangeError": "out_of_range",
+                  "UnimplementedError": "unimplemented", "ResourceExhaustedError": "resource_exhausted"}
+
+
+def _graph_kernel(op, inputs, attrs):
+    """The kernel of a StringFormat, AsString or StringToNumber node (C++ calls it when the node
+    runs): this module's eager code on the node's values. Returns the outputs, or (kind,
+    message) for the error the op raises."""
+    try:
+        if op == "StringFormat":
+            out = format(attrs["template"], list(inputs), attrs.get("placeholder", "{}"), attrs.get("summarize", 3))
+        elif op == "AsString":
+            out = as_string(inputs[0], attrs.get("precision", -1), attrs.get("scientific", False),
+                            attrs.get("shortest", False), attrs.get("width", -1), attrs.get("fill", ""))
+        elif op == "StringToNumber":
+            out = to_number(inputs[0], attrs.get("out_type"))
+        else:
+            return ("internal", f"no string kernel for {op}")
+    except OpError as e:
+        msg = str(e).replace(f" [Op:{op}]", "")
+        return (_KERNEL_ERRORS.get(type(e).__name__, "unknown"), msg)
+    except (TypeError, ValueError) as e:
+        return ("invalid_argument", str(e))
+    return [out]

@@ -48,6 +48,11 @@ class ConcreteFunction:
         if var_key != self._var_key:
             raise TypeError(f"{self.name}: this concrete function was traced with variable arguments "
                             "of other dtypes, shapes or trainability (or passed in another pattern)")
+        if len(leaves) != len(self.inputs):  # TF: binding the arguments fails
+            want = ", ".join(f"{t.dtype.name}{list(t.shape)}" for t in self.inputs)
+            raise TypeError(f"Binding inputs to jf.function {self.name} failed: got {len(leaves)} tensor "
+                            f"argument(s) for the {len(self.inputs)} it was traced with ({want}); "
+                            "pass tensors (Python values are part of the trace)")
         return self._output_tree.unflatten(self._cf.call(leaves, self._var_ids, var_ids))
 
     @property

@@ -1,6 +1,6 @@
-"""jf.string tensors (Python values: strings.py) and jf.strings.join/length/format/as_string/
+"""jf.string tensors (eager values: core/strings.py) and jf.strings.join/length/format/as_string/
 to_number/split, with the values, printing and errors TF 2.21 gives; string arguments of
-jf.function (keyed by value), string ops inside traced and compiled functions."""
+jf.function, string ops inside traced and compiled functions (more: tracing/test_string_inputs.py)."""
 import numpy as np
 import pytest
 
@@ -220,26 +220,25 @@ def test_string_arguments_through_jf_function():
     assert f("a").numpy() == b"a!"
     assert f("b").numpy() == b"b!"  # Python strings: one trace per value, as TF
     assert f(jf.constant("c")).numpy() == b"c!"
-    assert f(jf.constant("c")).numpy() == b"c!"  # string tensors: keyed by value (a departure)
+    assert f(jf.constant("d")).numpy() == b"d!"  # string tensors: one trace per shape, as TF
     assert f(jf.constant(["c", "d"])).numpy().tolist() == [b"c!", b"d!"]
     assert len(traces) == 4
 
 
 def test_string_ops_in_traced_and_compiled_functions():
-    @jf.function(jit_compile=True)
-    def f(s, x):
-        n = jf.strings.to_number(s)  # runs while tracing: a constant of the trace
+    def body(s, x):
+        n = jf.strings.to_number(s)  # a graph op: runs when the function runs
         return x * n + jf.cast(jf.strings.length(s), jf.float32)
-    before = jf.debugging.stats()["cluster_runs"]
+    f = jf.function(body)
     out = f(jf.constant(["1.5", "20"]), jf.constant([2.0, 3.0]))
-    assert jf.debugging.stats()["cluster_runs"] > before
     np.testing.assert_allclose(out.numpy(), [2 * 1.5 + 3, 3 * 20 + 2])
+    with pytest.raises(jf.errors.InvalidArgumentError, match="StringToNumber"):  # TF: XLA has no strings
+        jf.function(body, jit_compile=True)(jf.constant(["1.5", "20"]), jf.constant([2.0, 3.0]))
 
     @jf.function
     def g(x):
         return jf.strings.as_string(x)
-    with pytest.raises(TypeError, match="cannot take a tensor whose value is only known when it runs"):
-        g(jf.constant([1.0]))
+    assert g(jf.constant([1.0])).numpy().tolist() == [b"1.000000"]  # TF 2.21
 
     @jf.function
     def h():
