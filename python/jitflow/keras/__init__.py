@@ -4,7 +4,7 @@ runs on jitflow's ops, so a model called inside a jf.function is traced and comp
 other jitflow code (docs/keras.md)."""
 import types as _types
 
-from . import activations, initializers, layers, losses, models, optimizers, regularizers, saving
+from . import activations, initializers, layers, losses, metrics, models, optimizers, regularizers, saving
 from .layers import Input, InputLayer, Layer
 from .layers.layer import clear_session
 from .models import Model, Sequential
@@ -17,4 +17,4 @@ models.save_model = saving.save_model
 backend = _types.SimpleNamespace(clear_session=clear_session)
 
 __all__ = ["Input", "InputLayer", "Layer", "Model", "Sequential", "activations", "backend", "initializers", "layers",
-           "load_model", "losses", "models", "optimizers", "regularizers", "saving"]
+           "load_model", "losses", "metrics", "models", "optimizers", "regularizers", "saving"]
