@@ -1,0 +1,427 @@
+"""jf.keras's training loop: compile/fit/evaluate/predict and the step methods Keras 3 gives a
+Model. The train step is one jf.function per input signature (the batch dim left unknown, so
+the last partial batch does not retrace), compiled whole with jit_compile=True where every op
+compiles. It uses only the Layer interface: self(x, training=...), trainable_variables, losses
+and variables."""
+import warnings
+
+import numpy as np
+
+from ..autodiff import GradientTape
+from ..core import nest
+from ..core.errors import InvalidArgumentError
+from ..core.errors import warn as _warn
+from ..ops import basic_ops as _ops
+from ..tracing.function import function as _function
+from . import callbacks as _callbacks
+from . import data_adapter as _data
+from . import losses as _losses
+from . import metrics as _metrics
+from . import optimizers as _optimizers
+
+_NOT_COMPILABLE = "jf.function(jit_compile=True) must compile the whole function"
+
+
+class _State:
+    """The trainer's bookkeeping, one attribute on the model: a plain object, so neither
+    jf.Module's variable walk nor a Layer's tracking finds the optimizer's or metrics' variables
+    among the model's."""
+
+    def __init__(self):
+        self.compiled = False
+        self.optimizer = None
+        self.loss = None
+        self.loss_fn = None
+        self.metric_specs = []
+        self.metrics = []
+        self.metrics_resolved = False
+        self.loss_tracker = _metrics.Mean(name="loss")
+        self.jit_compile = False
+        self.jit_request = "auto"
+        self.run_eagerly = False
+        self.functions = {}  # (kind, signature key) -> jf.function
+        self.last = {}  # kind -> the last jf.function used
+        self.history = None
+        self.stop_training = False
+
+
+def _accuracy_for(loss, y, y_pred):
+    """The accuracy "accuracy"/"acc" means, chosen as Keras chooses: by the loss when it names
+    one, else by the shapes (one output unit: binary; labels of lower rank or one column:
+    sparse; else categorical)."""
+    name = getattr(loss, "__name__", None) or getattr(loss, "name", None) or ""
+    fn = getattr(loss, "fn", None)
+    name = getattr(fn, "__name__", name)
+    if "sparse_categorical" in name:
+        return _metrics.sparse_categorical_accuracy
+    if "categorical" in name:
+        return _metrics.categorical_accuracy
+    if "binary" in name:
+        return _metrics.binary_accuracy
+    if y_pred.shape[-1] == 1 if len(y_pred.shape) else True:
+        return _metrics.binary_accuracy
+    if len(y.shape) < len(y_pred.shape) or y.shape[-1] == 1:
+        return _metrics.sparse_categorical_accuracy
+    return _metrics.categorical_accuracy
+
+
+def _resolve_metric(spec, loss, y, y_pred):
+    if isinstance(spec, _metrics.Metric):
+        return spec
+    if spec in ("accuracy", "acc"):
+        return _metrics.MeanMetricWrapper(_accuracy_for(loss, y, y_pred), name=spec)
+    if isinstance(spec, str) and spec in ("crossentropy", "ce"):
+        return _metrics.MeanMetricWrapper(getattr(loss, "fn", loss), name=spec)
+    return _metrics.get(spec)
+
+
+def _floats(logs):
+    return {k: float(np.asarray(v.numpy() if hasattr(v, "numpy") else v)) for k, v in logs.items()}
+
+
+def _concat(outputs):
+    return nest.map_structure(lambda *parts: np.concatenate([np.asarray(p) for p in parts], axis=0), *outputs)
+
+
+class Trainer:
+    """compile, fit, evaluate, predict, train_on_batch / test_on_batch / predict_on_batch and the
+    overridable train_step / test_step / predict_step, as Keras 3's Model has them."""
+
+    def __init__(self):
+        self._jf_trainer = _State()
+
+    def _jf_state(self):
+        state = self.__dict__.get("_jf_trainer")
+        if state is None:  # a subclass that did not call Trainer.__init__
+            state = _State()
+            object.__setattr__(self, "_jf_trainer", state)
+        return state
+
+    # ---- attributes Keras users read -------------------------------------------------------
+    @property
+    def optimizer(self):
+        return self._jf_state().optimizer
+
+    @optimizer.setter
+    def optimizer(self, value):
+        self._jf_state().optimizer = value
+
+    @property
+    def loss(self):
+        return self._jf_state().loss
+
+    @property
+    def compiled(self):
+        return self._jf_state().compiled
+
+    @property
+    def history(self):
+        return self._jf_state().history
+
+    @history.setter
+    def history(self, value):
+        self._jf_state().history = value
+
+    @property
+    def stop_training(self):
+        return self._jf_state().stop_training
+
+    @stop_training.setter
+    def stop_training(self, value):
+        self._jf_state().stop_training = bool(value)
+
+    @property
+    def jit_compile(self):
+        """The jit_compile the step functions use: True, False, or "auto" until the first trace decides."""
+        s = self._jf_state()
+        return s.jit_compile if s.jit_request != "auto" or s.functions else "auto"
+
+    @property
+    def run_eagerly(self):
+        return self._jf_state().run_eagerly
+
+    @property
+    def metrics(self):
+        """The loss tracker, then the compiled metrics (once the first batch has resolved them)."""
+        s = self._jf_state()
+        return [s.loss_tracker] + list(s.metrics) if s.compiled else []
+
+    @property
+    def metrics_names(self):
+        return [m.name for m in self.metrics]
+
+    @property
+    def train_function(self):
+        return self._jf_state().last.get("train")
+
+    @property
+    def test_function(self):
+        return self._jf_state().last.get("test")
+
+    @property
+    def predict_function(self):
+        return self._jf_state().last.get("predict")
+
+    # ---- compile ---------------------------------------------------------------------------
+    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
+                run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True):
+        """Sets the optimizer, the loss and metrics. jit_compile=True compiles each step function
+        whole (an op that cannot compile raises); "auto" does so when every op of the step
+        compiles, else runs the traced step uncompiled and says why in a warning."""
+        if isinstance(loss, (list, dict)) or loss_weights is not None or weighted_metrics:
+            raise NotImplementedError("jf.keras's Trainer takes one loss for one output (no per-output loss lists or "
+                                      "dicts, loss_weights or weighted_metrics yet)")
+        if steps_per_execution != 1:
+            raise NotImplementedError("jf.keras's Trainer runs one batch per step function call (steps_per_execution=1)")
+        if jit_compile not in (True, False, "auto", None):
+            raise ValueError(f"jit_compile must be True, False or 'auto'. Received: jit_compile={jit_compile}")
+        s = self._jf_state()
+        s.optimizer = _optimizers.get(optimizer)
+        s.loss = loss
+        fn = _losses.get(loss)
+        s.loss_fn = fn if fn is None or isinstance(fn, _losses.Loss) else _losses.LossFunctionWrapper(
+            fn, name=getattr(fn, "__name__", None))
+        specs = list(metrics or [])
+        if isinstance(metrics, dict):
+            raise NotImplementedError("per-output metrics dicts are not supported yet")
+        s.metric_specs = specs
+        s.metrics = [m for m in specs if isinstance(m, _metrics.Metric)]
+        s.metrics_resolved = len(s.metrics) == len(specs)
+        s.loss_tracker = _metrics.Mean(name="loss")
+        s.jit_request = "auto" if jit_compile in ("auto", None) else bool(jit_compile)
+        s.jit_compile = s.jit_request is True
+        s.run_eagerly = bool(run_eagerly)
+        s.functions, s.last = {}, {}
+        s.compiled = True
+
+    def _jf_assert_compiled(self):
+        if not self._jf_state().compiled:
+            raise ValueError("You must call `compile()` before using the model.")
+
+    # ---- the steps -------------------------------------------------------------------------
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss plus the model's regularization losses (self.losses)."""
+        s = self._jf_state()
+        total = None
+        if s.loss_fn is not None and y is not None:
+            total = s.loss_fn(y, y_pred, sample_weight=sample_weight)
+        for term in list(getattr(self, "losses", None) or []):
+            total = term if total is None else total + _ops.cast(term, total.dtype)
+        if total is None:
+            raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+        return total
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        for m in self._jf_state().metrics:
+            m.update_state(y, y_pred, sample_weight=sample_weight)
+        return self.get_metrics_result()
+
+    def get_metrics_result(self):
+        return {m.name: m.result() for m in self.metrics}
+
+    def reset_metrics(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    def _jf_track_loss(self, loss, x):
+        first = nest.flatten(x)[0]
+        self._jf_state().loss_tracker.update_state(loss, sample_weight=_ops.shape(first)[0])
+
+    def train_step(self, data):
+        """One gradient step on a batch; returns the running loss and metrics."""
+        x, y, sample_weight = _data.unpack(data)
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True)
+        self._jf_track_loss(loss, x)
+        variables = list(self.trainable_variables)
+        if variables:
+            grads = tape.gradient(loss, variables)
+            self.optimizer.apply_gradients(zip(grads, variables))
+        else:
+            warnings.warn("The model does not have any trainable weights.", stacklevel=2)
+        return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+
+    def test_step(self, data):
+        x, y, sample_weight = _data.unpack(data)
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
+        self._jf_track_loss(loss, x)
+        return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+
+    def predict_step(self, data):
+        x, _, _ = _data.unpack(data)
+        return self(x, training=False)
+
+    # ---- step functions --------------------------------------------------------------------
+    def _jf_prepare(self, batch, kind):
+        """Before the first trace: builds the model (one eager call), resolves "accuracy" and
+        builds the optimizer's slots, so the traced step creates no variables (which would trace
+        it a second time)."""
+        s = self._jf_state()
+        x, y, _ = _data.unpack(batch)
+        needs_output = not getattr(self, "built", True) or (kind != "predict" and not s.metrics_resolved)
+        if needs_output:
+            y_pred = self(x, training=False)
+            if not s.metrics_resolved and y is not None:
+                s.metrics = [_resolve_metric(m, s.loss_fn, y, y_pred) for m in s.metric_specs]
+                s.metrics_resolved = True
+        if kind == "train" and s.optimizer is not None:
+            s.optimizer.build(list(self.trainable_variables))
+
+    def _jf_step_function(self, kind, batch):
+        """The jf.function running train_step/test_step/predict_step for this batch's signature."""
+        s = self._jf_state()
+        step = {"train": self.train_step, "test": self.test_step, "predict": self.predict_step}[kind]
+        if s.run_eagerly:
+            return step
+        signature = _data.signature_of(batch)
+        key = (kind, _data.signature_key(signature))
+        fn = s.functions.get(key)
+        if fn is None:
+            self._jf_prepare(batch, kind)
+            fn = self._jf_trace(kind, step, signature, batch)
+            s.functions[key] = fn
+        s.last[kind] = fn
+        return fn
+
+    def _jf_trace(self, kind, step, signature, batch):
+        s = self._jf_state()
+
+        def run(*data):
+            return step(data if len(data) > 1 else data[0] if kind == "predict" else data)
+
+        if s.jit_request is not True and s.jit_request is not False:
+            fn = _function(run, input_signature=list(signature), jit_compile=True)
+            try:
+                fn.get_concrete_function(*batch)
+            except InvalidArgumentError as e:
+                if _NOT_COMPILABLE not in str(e):
+                    raise
+                _warn(f"jit_compile='auto': the {kind} step runs as a traced function without compiling it whole, "
+                      f"since not every op compiles ({str(e).split(': ', 1)[-1].splitlines()[0]})", UserWarning)
+                s.jit_compile = False
+                fn = _function(run, input_signature=list(signature), jit_compile=False)
+            else:
+                s.jit_compile = True
+            return fn
+        return _function(run, input_signature=list(signature), jit_compile=s.jit_request)
+
+    def _jf_run(self, kind, batch):
+        batch = tuple(b for b in batch if b is not None) if kind != "predict" else (batch[0],)
+        batch = _data.to_tensors(batch)
+        return self._jf_step_function(kind, batch)(*batch)
+
+    # ---- fit / evaluate / predict ----------------------------------------------------------
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
+            steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
+        """Trains for `epochs` epochs; returns the History (also model.history)."""
+        self._jf_assert_compiled()
+        if class_weight is not None:
+            raise NotImplementedError("fit(class_weight=...) is not supported yet; pass sample_weight")
+        if validation_split and validation_data is None:
+            (x, y, sample_weight), validation_data = _data.split_validation(x, y, sample_weight, validation_split)
+        verbose = 1 if verbose == "auto" else verbose
+        handler = _data.DataHandler(x, y, sample_weight, batch_size, steps_per_epoch, shuffle, epochs, initial_epoch,
+                                    rng=_data.shuffle_rng())
+        cbs = callbacks if isinstance(callbacks, _callbacks.CallbackList) else _callbacks.CallbackList(
+            callbacks, add_history=True, add_progbar=verbose != 0, model=self)
+        cbs.set_model(self)
+        cbs.set_params({"verbose": verbose, "epochs": epochs, "steps": handler.steps})
+        s = self._jf_state()
+        s.stop_training = False
+        cbs.on_train_begin()
+        logs = {}
+        for epoch, batches in handler.epochs():
+            self.reset_metrics()
+            cbs.on_epoch_begin(epoch)
+            for step, batch in batches:
+                cbs.on_train_batch_begin(step)
+                logs = _floats(self._jf_run("train", batch))
+                cbs.on_train_batch_end(step, logs)
+                if s.stop_training:
+                    break
+            epoch_logs = dict(logs)
+            if validation_data is not None and (epoch + 1) % validation_freq == 0:
+                if isinstance(validation_data, tuple) and _data._is_array_data(validation_data[0]):
+                    vx, vy, vsw = (tuple(validation_data) + (None, None))[:3]
+                else:
+                    vx, vy, vsw = validation_data, None, None
+                val_logs = self.evaluate(vx, vy, batch_size=validation_batch_size or batch_size, sample_weight=vsw,
+                                         steps=validation_steps, callbacks=cbs, return_dict=True, verbose=0)
+                epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
+            cbs.on_epoch_end(epoch, epoch_logs)
+            if s.stop_training:
+                break
+        cbs.on_train_end(logs)
+        return s.history
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+                 callbacks=None, return_dict=False, **kwargs):
+        """The loss and metrics over the data: a scalar (loss only), a list in metrics_names' order,
+        or a dict."""
+        self._jf_assert_compiled()
+        verbose = 1 if verbose == "auto" else verbose
+        handler = _data.DataHandler(x, y, sample_weight, batch_size, steps, shuffle=False)
+        if isinstance(callbacks, _callbacks.CallbackList):
+            cbs = callbacks
+        else:
+            cbs = _callbacks.CallbackList(callbacks, add_progbar=verbose != 0, model=self)
+            cbs.set_params({"verbose": verbose, "epochs": 1, "steps": handler.steps})
+        self.reset_metrics()
+        cbs.on_test_begin()
+        logs = {}
+        for _, batches in handler.epochs():
+            for step, batch in batches:
+                cbs.on_test_batch_begin(step)
+                logs = _floats(self._jf_run("test", batch))
+                cbs.on_test_batch_end(step, logs)
+        cbs.on_test_end(logs)
+        if return_dict:
+            return logs
+        values = [logs[name] for name in self.metrics_names if name in logs]
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """The model's outputs over the data, concatenated along the batch as numpy arrays."""
+        verbose = 1 if verbose == "auto" else verbose
+        handler = _data.DataHandler(x, None, None, batch_size, steps, shuffle=False)
+        cbs = _callbacks.CallbackList(callbacks, add_progbar=verbose != 0, model=self)
+        cbs.set_params({"verbose": verbose, "epochs": 1, "steps": handler.steps})
+        cbs.on_predict_begin()
+        outputs = []
+        for _, batches in handler.epochs():
+            for step, batch in batches:
+                cbs.on_predict_batch_begin(step)
+                out = nest.map_structure(lambda t: t.numpy(), self._jf_run("predict", batch))
+                outputs.append(out)
+                cbs.on_predict_batch_end(step, {"outputs": out})
+        cbs.on_predict_end()
+        if not outputs:
+            raise ValueError("Unexpected result of `predict_function` (Empty batch_outputs). Please use "
+                             "`Model.compile(..., run_eagerly=True)`, or `tf.config.run_functions_eagerly(True)` "
+                             "for more information of where went wrong, or file a issue/bug to `tf.keras`.")
+        return _concat(outputs)
+
+    def _jf_on_batch(self, kind, x, y, sample_weight, return_dict):
+        self._jf_assert_compiled()
+        logs = _floats(self._jf_run(kind, _data.to_tensors(tuple(_data._leaves_to_numpy(v) for v in (x, y, sample_weight)))))
+        if return_dict:
+            return logs
+        values = [logs[name] for name in self.metrics_names if name in logs]
+        return values[0] if len(values) == 1 else values
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        """One train step on this batch (the metrics keep accumulating, as Keras 3's)."""
+        if class_weight is not None:
+            raise NotImplementedError("train_on_batch(class_weight=...) is not supported yet; pass sample_weight")
+        return self._jf_on_batch("train", x, y, sample_weight, return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        return self._jf_on_batch("test", x, y, sample_weight, return_dict)
+
+    def predict_on_batch(self, x):
+        out = self._jf_run("predict", _data.to_tensors((_data._leaves_to_numpy(x),)))
+        return nest.map_structure(lambda t: t.numpy(), out)
+
