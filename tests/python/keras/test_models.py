@@ -175,3 +175,16 @@ def test_sequential_builds_on_first_call_without_input(rng):
     assert model.weights[0].name == f"late/{model.layers[0].name}/kernel:0"
     last = model.layers[-1]
     assert model.pop() is last and model.layers == []
+
+
+def test_input_shape_argument_and_freezing(rng):
+    model = jf.keras.Sequential([layers.Dense(4, input_shape=(3,)), layers.BatchNormalization(), layers.Dense(1)])
+    assert model.built and model.layers[0].kernel.shape == (3, 4)  # built from input_shape at once
+    assert len(model.trainable_weights) == 6 and len(model.non_trainable_weights) == 2
+    model.layers[0].trainable = False
+    assert [v.path for v in model.trainable_weights] == [v.path for v in model.weights[2:4] + model.weights[6:]]
+    assert len(model.non_trainable_weights) == 4
+    model.trainable = False
+    assert model.trainable_weights == [] and len(model.non_trainable_weights) == 8
+    x = rng.normal(size=(2, 3)).astype(np.float32)
+    np.testing.assert_array_equal(model(x).numpy(), model(x).numpy())
