@@ -8,7 +8,7 @@ autodiff (tapes and gradients) -> state (Module, checkpoints, optimizers) -> dat
 is the public namespace on top (docs/architecture.md)."""
 import sys
 
-from . import _C, autodiff, keras
+from . import _C, autodiff, data, keras
 from ._C import Tensor, from_dlpack, init_scope, jit_scope, name_scope
 from .autodiff import GradientTape, gradients
 from .autodiff import register_gradient as RegisterGradient

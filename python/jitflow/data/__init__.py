@@ -1,0 +1,40 @@
+"""jf.data: input pipelines with TF 2.21's tf.data API (Dataset, its sources and
+transformations, the cardinality constants, TextLineDataset). The data layer sits above state
+and below keras (docs/data.md)."""
+from ..core.export import export
+from . import base
+from .dataset import Dataset, NumpyIterator, OwnedIterator
+from .readers import TextLines
+
+AUTOTUNE = export("data.AUTOTUNE", "data.experimental.AUTOTUNE")(base.AUTOTUNE)
+INFINITE_CARDINALITY = export("data.INFINITE_CARDINALITY", "data.experimental.INFINITE_CARDINALITY")(base.INFINITE)
+UNKNOWN_CARDINALITY = export("data.UNKNOWN_CARDINALITY", "data.experimental.UNKNOWN_CARDINALITY")(base.UNKNOWN)
+DatasetSpec = export("data.DatasetSpec")(base.DatasetSpec)
+export("data.NumpyIterator")(NumpyIterator)
+export("data.Iterator")(OwnedIterator)
+
+
+@export("data.TextLineDataset")
+class TextLineDataset(Dataset):
+    """The lines of text files (filenames: a string, list or string tensor), without their
+    line endings, as string scalars."""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        super().__init__(TextLines(filenames, compression_type))
+
+
+@export("data.experimental.cardinality")
+def cardinality(dataset):
+    """The dataset's cardinality as an int64 scalar (INFINITE_CARDINALITY, UNKNOWN_CARDINALITY)."""
+    return dataset.cardinality()
+
+
+__all__ = [
+    "AUTOTUNE",
+    "INFINITE_CARDINALITY",
+    "UNKNOWN_CARDINALITY",
+    "Dataset",
+    "DatasetSpec",
+    "TextLineDataset",
+    "cardinality",
+]

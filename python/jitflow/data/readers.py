@@ -1,0 +1,75 @@
+"""Files as datasets: list_files (the names matching glob patterns) and TextLineDataset (the
+lines of text files, without their line endings). Their elements are string scalars, which
+are Python-side values in jitflow (core/strings.py), so reading stays eager."""
+import bz2
+import glob
+import gzip
+import zlib
+
+import numpy as np
+
+from ..core.errors import InvalidArgumentError, NotFoundError
+from ..core.strings import StringTensor, string
+from ..core.tensor_spec import TensorSpec
+from . import structure
+from .base import Node
+
+
+def _names(value):
+    """A string, list of strings or string tensor as a list of str."""
+    if isinstance(value, StringTensor):
+        a = np.asarray(value.numpy(), dtype=object).ravel()
+    elif isinstance(value, (str, bytes)):
+        a = [value]
+    else:
+        a = list(value.numpy().ravel()) if hasattr(value, "numpy") else list(value)
+    return [x.decode() if isinstance(x, bytes) else str(x) for x in a]
+
+
+def matching_files(patterns):
+    files = []
+    for p in _names(patterns):
+        files.extend(sorted(glob.glob(p)))
+    if not files:
+        raise InvalidArgumentError(f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: "
+                                   f"b'No files matched pattern: {', '.join(_names(patterns))}'")
+    return sorted(files)
+
+
+def _read(path, compression):
+    """The file's bytes, decompressed."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise NotFoundError(f"{path}; No such file or directory") from None
+    if compression == "GZIP":
+        return gzip.decompress(data)
+    if compression == "ZLIB":
+        return zlib.decompress(data)
+    if compression == "BZ2":
+        return bz2.decompress(data)
+    return data
+
+
+def _split(data):
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for line in lines:
+        yield line[:-1] if line.endswith(b"\r") else line
+
+
+class TextLines(Node):
+    def __init__(self, filenames, compression_type):
+        self.files = _names(filenames)
+        self.compression = (compression_type or "").upper()
+        if self.compression not in ("", "GZIP", "ZLIB", "BZ2"):
+            raise InvalidArgumentError(f"Unsupported compression type: {compression_type}")
+        self.tree = structure.Tree.of(None)
+        self.specs = [TensorSpec([], string)]
+
+    def iterate(self):
+        for path in self.files:
+            for line in _split(_read(path, self.compression)):
+                yield [structure.from_numpy(np.array(line, dtype=object), string)]
