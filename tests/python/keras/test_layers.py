@@ -71,6 +71,13 @@ def test_dropout_training_flag():
     kept = y != 0
     np.testing.assert_allclose(y[kept], 1 / 0.7, rtol=1e-6)
     assert abs(kept.mean() - 0.7) < 0.02
+    # compiled, a new mask per call (a seed state variable feeds stateless draws); two layers
+    # with the same seed draw the same masks
+    a, b = layers.Dropout(0.5, seed=3), layers.Dropout(0.5, seed=3)
+    fa = jf.function(lambda x: a(x, training=True), jit_compile=True)
+    m1, m2 = compiled_runs(lambda x: a(x, training=True), jf.constant(x)).numpy(), fa(x).numpy()
+    assert not np.array_equal(m1, m2)
+    np.testing.assert_array_equal(b(x, training=True).numpy(), m1)
     # a model called with training=True passes it to the layers it calls
     model = jf.keras.Sequential([layers.Dense(50, kernel_initializer="identity", use_bias=False), layers.Dropout(0.5)])
     assert np.all(model(x).numpy() == 1)

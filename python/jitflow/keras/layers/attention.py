@@ -8,7 +8,7 @@ from ...core import dtypes as _dt
 from ...ops import basic_ops as _ops
 from ...ops import nn_ops as _nn
 from .. import initializers, regularizers
-from .core import _serialize_initializer
+from .core import SeedState, _serialize_initializer, stateless_dropout
 from .layer import Layer
 
 
@@ -59,6 +59,7 @@ class MultiHeadAttention(Layer):
         self.num_heads, self.key_dim = int(num_heads), int(key_dim)
         self.value_dim = int(value_dim) if value_dim else self.key_dim
         self.dropout, self.use_bias, self.seed = float(dropout), use_bias, seed
+        self._jf_seed_state = SeedState(seed)
         self._output_shape = output_shape
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
@@ -111,7 +112,7 @@ class MultiHeadAttention(Layer):
         else:
             probs = _nn.softmax(scores, axis=-1)
         if training and self.dropout > 0:
-            probs_used = _nn.dropout(probs, self.dropout, seed=self.seed)
+            probs_used = stateless_dropout(probs, self.dropout, self._jf_seed_state)
         else:
             probs_used = probs
         context = _ops.transpose(_ops.matmul(probs_used, v), [0, 2, 1, 3])  # [B, T, H, Dv]

@@ -3,11 +3,15 @@ Reshape, and the merging layers Concatenate and Add. Constructor arguments, weig
 shapes, defaults and configs are Keras's."""
 import math
 
+import numpy as np
+
+from ... import _C
 from ...core import dtypes as _dt
 from ...core.export import export
 from ...ops import array_ops as _array
 from ...ops import basic_ops as _ops
-from ...ops import nn_ops as _nn
+from ...ops import random_ops as _random
+from ...ops.variables import Variable
 from .. import activations, initializers, regularizers
 from .layer import Layer
 
@@ -147,9 +151,33 @@ class Activation(Layer):
         return config
 
 
+class SeedState:
+    """Keras 3's SeedGenerator: a [2] int64 variable that seeds stateless random ops and moves on
+    by one after each draw, so dropout draws new masks on every call yet compiles (a stateful
+    RandomUniform does not). Its start is seed (with jf.random's global seed, as TF's op seeds)."""
+
+    def __init__(self, seed=None):
+        with _C.init_scope():
+            self.state = Variable(np.array(_random.get_seed(seed), np.int64), trainable=False,
+                                  name="seed_generator_state")
+
+    def next(self):
+        seed = self.state.read_value()
+        self.state.assign_add(np.array([0, 1], np.int64))
+        return seed
+
+
+def stateless_dropout(x, rate, seeds, noise_shape=None):
+    """x / (1 - rate) where a uniform draw >= rate, else 0 (TF's dropout, from a seed state)."""
+    shape = _ops.shape(x) if noise_shape is None else noise_shape
+    u = _random.stateless_uniform(shape, seed=seeds.next(), dtype=x.dtype)
+    keep = u >= _ops.convert_to_tensor(float(rate), x.dtype)
+    return _ops.where(keep, x * _ops.convert_to_tensor(1.0 / (1.0 - float(rate)), x.dtype), _ops.zeros([], x.dtype))
+
+
 class Dropout(Layer):
     """In training, zeroes each element with probability `rate` and scales the rest by
-    1 / (1 - rate) (jf.nn.dropout); otherwise the identity."""
+    1 / (1 - rate); otherwise the identity."""
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -159,6 +187,7 @@ class Dropout(Layer):
         self.rate = rate
         self.noise_shape = noise_shape
         self.seed = seed
+        self._jf_seed_state = SeedState(seed)
 
     def call(self, inputs, training=False):
         if training and self.rate > 0:
@@ -166,7 +195,9 @@ class Dropout(Layer):
             if self.noise_shape is not None:
                 dyn = _ops.shape(inputs)
                 noise_shape = [dyn[i] if d is None else d for i, d in enumerate(self.noise_shape)]
-            return _nn.dropout(inputs, self.rate, noise_shape=noise_shape, seed=self.seed)
+            if self.rate >= 1:
+                return _ops.zeros_like(inputs)
+            return stateless_dropout(inputs, self.rate, self._jf_seed_state, noise_shape)
         return inputs
 
     def compute_output_shape(self, input_shape):

@@ -119,7 +119,7 @@ class Layer(Module):
     _jf_untracked = Module._jf_untracked | frozenset(
         "_jf_" + n for n in ("autocast", "axes", "axis", "batch_input_shape", "build_config", "dtype",
                              "inbound_nodes", "init_args", "initial_weights", "input_layer", "inputs", "losses",
-                             "nodes", "output_shape", "outputs", "path", "trainable", "weights"))
+                             "nodes", "output_shape", "outputs", "path", "seed_state", "trainable", "weights"))
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)

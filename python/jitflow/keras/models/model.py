@@ -4,17 +4,10 @@ of layer calls recorded on KerasTensors; subclasses define call()."""
 from ...core import nest
 from ..layers.keras_tensor import KerasTensor
 from ..layers.layer import Layer, unique_name
+from ..trainer import Trainer
 from . import io as _io
 from . import summary as _summary
 from .io import serialize_layer
-
-
-class Trainer:
-    """PLACEHOLDER until jf.keras.trainer lands (the other half of jf.keras owns it): no
-    compile/fit yet."""
-
-    def __init__(self):
-        pass
 
 
 def _is_functional_init(args, kwargs):

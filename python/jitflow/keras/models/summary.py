@@ -129,7 +129,13 @@ def render(model, layers, line_length=None, positions=None, show_trainable=False
     t_count = sum(math.prod(w.shape) for w in trainable)
     n_count = sum(math.prod(w.shape) for w in non_trainable)
     t_mem, n_mem = _memory(trainable), _memory(non_trainable)
-    out.append(f" Total params: {t_count + n_count:,} ({_readable(t_mem + n_mem)})")
+    # A compiled model whose optimizer has made its variables counts them too, as Keras does.
+    optimizer = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
+    opt_vars = list(getattr(optimizer, "variables", None) or [])
+    o_count, o_mem = sum(math.prod(v.shape) for v in opt_vars), _memory(opt_vars)
+    out.append(f" Total params: {t_count + n_count + o_count:,} ({_readable(t_mem + n_mem + o_mem)})")
     out.append(f" Trainable params: {t_count:,} ({_readable(t_mem)})")
     out.append(f" Non-trainable params: {n_count:,} ({_readable(n_mem)})")
+    if opt_vars:
+        out.append(f" Optimizer params: {o_count:,} ({_readable(o_mem)})")
     return "\n".join(out)
