@@ -188,3 +188,35 @@ def test_input_shape_argument_and_freezing(rng):
     assert model.trainable_weights == [] and len(model.non_trainable_weights) == 8
     x = rng.normal(size=(2, 3)).astype(np.float32)
     np.testing.assert_array_equal(model(x).numpy(), model(x).numpy())
+
+
+def _numpy_sgd_fit(w, x, y, epochs, batch, lr):
+    """fit's loop in float64 numpy for Dense(relu) -> Dense: mean softmax cross-entropy, SGD."""
+    w = [a.astype(np.float64) for a in w]
+    for _ in range(epochs):
+        for s in range(0, len(x), batch):
+            xb, yb = x[s:s + batch].astype(np.float64), y[s:s + batch]
+            pre = xb @ w[0] + w[1]
+            h = np.maximum(pre, 0)
+            z = h @ w[2] + w[3]
+            p = np.exp(z - z.max(1, keepdims=True))
+            p /= p.sum(1, keepdims=True)
+            p[np.arange(len(yb)), yb] -= 1
+            dz = p / len(yb)
+            dh = dz @ w[2].T * (pre > 0)
+            for a, g in zip(w, [xb.T @ dh, dh.sum(0), h.T @ dz, dz.sum(0)]):
+                a -= lr * g
+    return w
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_sequential_fit_matches_a_numpy_training_loop(rng, jit_compile):
+    x = rng.normal(size=(64, 3)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64) + (x[:, 1] > 0.5)
+    model = jf.keras.Sequential([jf.keras.Input((3,)), layers.Dense(8, activation="relu"), layers.Dense(3)])
+    model.compile(jf.keras.optimizers.SGD(0.1), jf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  jit_compile=jit_compile)
+    want = _numpy_sgd_fit(model.get_weights(), x, y, epochs=3, batch=16, lr=0.1)
+    model.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0)
+    for got, w in zip(model.get_weights(), want):
+        np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-5)
