@@ -336,12 +336,16 @@ class Trainer:
         for epoch, batches in handler.epochs():
             self.reset_metrics()
             cbs.on_epoch_begin(epoch)
+            ran = 0
             for step, batch in batches:
                 cbs.on_train_batch_begin(step)
                 logs = _floats(self._jf_run("train", batch))
                 cbs.on_train_batch_end(step, logs)
+                ran += 1
                 if s.stop_training:
                     break
+            if ran == 0 and handler.insufficient_data:
+                break  # the data ran out before this epoch (warned): it did not happen
             epoch_logs = dict(logs)
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 if isinstance(validation_data, tuple) and _data._is_array_data(validation_data[0]):
