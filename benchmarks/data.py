@@ -1,0 +1,127 @@
+"""Input pipeline throughput: from_tensor_slices -> map(normalize, one_hot) -> shuffle -> batch
+-> prefetch, iterated alone and feeding a small training step (a 784-128-10 MLP, SGD), in
+elements per second, for jitflow and for tf.data in the same run when TensorFlow can be
+imported (here or by the Python named in JITFLOW_TF_PYTHON, default /tmp/tfvenv/bin/python);
+without it, jitflow's figures alone.
+
+    python benchmarks/data.py [--elements N] [--parallel]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+N_FEATURES, N_CLASSES, HIDDEN, BATCH, SHUFFLE = 784, 10, 128, 128, 1024
+
+
+def _data(n):
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, size=(n, N_FEATURES)).astype(np.float32)
+    y = rng.integers(0, N_CLASSES, size=n).astype(np.int32)
+    return x, y
+
+
+def _measure(lib, n, parallel):
+    """elements/s of the pipeline alone and feeding the training step, for lib (jitflow or tf)."""
+    x, y = _data(n)
+    calls = lib.data.AUTOTUNE if parallel else None
+
+    def normalize(image, label):
+        return image / 255.0, lib.one_hot(label, N_CLASSES)
+
+    def pipeline():
+        return (lib.data.Dataset.from_tensor_slices((x, y)).map(normalize, num_parallel_calls=calls)
+                .shuffle(SHUFFLE, seed=1).batch(BATCH).prefetch(lib.data.AUTOTUNE))
+
+    rng = np.random.default_rng(1)
+    w1 = lib.Variable(rng.normal(0, 0.05, (N_FEATURES, HIDDEN)).astype(np.float32))
+    w2 = lib.Variable(rng.normal(0, 0.05, (HIDDEN, N_CLASSES)).astype(np.float32))
+
+    @lib.function
+    def step(images, labels):
+        with lib.GradientTape() as tape:
+            h = lib.nn.relu(lib.matmul(images, w1))
+            logits = lib.matmul(h, w2)
+            loss = lib.reduce_mean(lib.nn.softmax_cross_entropy_with_logits(labels, logits))
+        g1, g2 = tape.gradient(loss, [w1, w2])
+        w1.assign_sub(0.01 * g1)
+        w2.assign_sub(0.01 * g2)
+        return loss
+
+    for images, labels in pipeline().take(2):  # warm up: traces, compiles
+        step(images, labels)
+    results = {}
+    for name, train in (("pipeline", False), ("training", True)):
+        best = 0.0
+        for _ in range(2):
+            t, count = time.perf_counter(), 0
+            loss = None
+            for images, labels in pipeline():
+                count += int(images.shape[0])
+                if train:
+                    loss = step(images, labels)
+            if loss is not None:
+                float(loss)
+            best = max(best, count / (time.perf_counter() - t))
+        results[name] = best
+    # The step alone on one batch, repeated: what the input has to keep up with.
+    images, labels = next(iter(pipeline()))
+    t = time.perf_counter()
+    reps = max(1, n // BATCH)
+    for _ in range(reps):
+        loss = step(images, labels)
+    float(loss)
+    results["step only"] = reps * BATCH / (time.perf_counter() - t)
+    return results
+
+
+def _tf_figures(n, parallel):
+    """tf.data's figures: measured here if TensorFlow imports, else by the TF Python in a child."""
+    try:
+        import tensorflow as tf
+        return _measure(tf, n, parallel)
+    except ImportError:
+        pass
+    python = os.environ.get("JITFLOW_TF_PYTHON", "/tmp/tfvenv/bin/python")
+    if not os.path.exists(python):
+        return None
+    args = [python, os.path.abspath(__file__), "--tf-only", "--elements", str(n)] + (["--parallel"] if parallel else [])
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    out = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
+    if out.returncode != 0:
+        print(f"tf.data run failed:\n{out.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--elements", type=int, default=20000)
+    p.add_argument("--parallel", action="store_true", help="map with num_parallel_calls=AUTOTUNE")
+    p.add_argument("--tf-only", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args()
+    if a.tf_only:
+        import tensorflow as tf
+        print(json.dumps(_measure(tf, a.elements, a.parallel)))
+        return
+    import jitflow as jf
+    ours = _measure(jf, a.elements, a.parallel)
+    theirs = _tf_figures(a.elements, a.parallel)
+    print(f"{a.elements} elements of {N_FEATURES} floats, batch {BATCH}, shuffle {SHUFFLE}, "
+          f"map {'parallel (AUTOTUNE)' if a.parallel else 'sequential'}; elements/s (best of 2)")
+    print(f"{'':<12}{'jitflow':>12}" + (f"{'tf.data':>12}{'ratio':>8}" if theirs else ""))
+    for k, v in ours.items():
+        line = f"{k:<12}{v:>12.0f}"
+        if theirs:
+            line += f"{theirs[k]:>12.0f}{v / theirs[k]:>8.2f}"
+        print(line)
+    if theirs is None:
+        print("(TensorFlow not found: jitflow's figures alone)")
+
+
+if __name__ == "__main__":
+    main()
