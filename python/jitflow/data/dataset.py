@@ -5,7 +5,7 @@ import numpy as np
 from ..core.errors import InvalidArgumentError, OutOfRangeError
 from ..core.export import export
 from ..ops import basic_ops
-from . import readers, sources, structure, transforms
+from . import readers, sources, structure, traced, transforms
 from .base import INFINITE, UNKNOWN, DatasetSpec
 from .functions import ElementFunction
 from .prefetch import Prefetch, parallel_map
@@ -44,7 +44,14 @@ class Dataset:
         return f"<{type(self._node).__name__}Dataset element_spec={self.element_spec!r}>"
 
     def __iter__(self):
+        if traced.is_tracing():  # inside a jf.function: the graph pulls the elements when it runs
+            return traced.GraphIterator(self._node)
         return OwnedIterator(self)
+
+    def __jf_graph_iterator__(self):
+        """For AutoGraph's `for x in dataset` in a traced function (tracing cannot import this
+        layer): the graph iterator whose pulls a while loop repeats."""
+        return traced.GraphIterator(self._node)
 
     def __bool__(self):
         return True
@@ -185,6 +192,8 @@ class Dataset:
         state = [structure.to_component(x) for x in tree.flatten(initial_state)]
         fn = ElementFunction(reduce_func, self._node.tree, self._node.specs, "reduce",
                              (tree, [structure.spec_of(c) for c in state]))
+        if traced.is_tracing():
+            return traced.reduce(self._node, initial_state, reduce_func, tree, state, fn)
         for comps in self._node.iterate():
             out = fn(comps, state)
             _check_state(tree, state, fn.out_tree, out)

@@ -33,6 +33,7 @@ class ElementFunction:
         self.cf = None
         if not self.eager:
             fn = func if isinstance(func, Function) else Function(func, name=getattr(func, "__name__", what))
+            self.function = fn
             args = self._args([_placeholder_spec(s) for s in specs], extra and list(extra[1]))
             self.cf = fn.get_concrete_function(*args)
             out = _fix_lists(self.cf.structured_outputs)
@@ -54,6 +55,11 @@ class ElementFunction:
         if state is not None:
             args = [self.extra[0].pack(state)] + args
         return args
+
+    def call_traced(self, comps, state=None):
+        """The flat outputs of func on graph tensors (inside another function's trace)."""
+        out = _fix_lists(self.function(*self._args(comps, state)))
+        return [structure.to_component(x) for x in structure.Tree.of(out).flatten(out)]
 
     def __call__(self, comps, state=None):
         """The flat components of func(element) (with the flat state first for scan/reduce)."""

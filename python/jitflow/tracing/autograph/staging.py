@@ -124,6 +124,10 @@ def while_stmt(test, body, get_state, set_state, names, opts=None, has_else=Fals
 
 
 def for_stmt(iterable, extra_test, body, get_state, set_state, names, opts=None, target=None, has_else=False):
+    if _C.is_tracing() and hasattr(iterable, "__jf_graph_iterator__"):  # a jf.data.Dataset
+        if has_else:
+            raise NotImplementedError(_at_caller("for/else statement not yet supported"))
+        return _dataset_for(iterable.__jf_graph_iterator__(), extra_test, body, get_state, set_state, names, opts)
     if symbolic(iterable):
         if has_else:
             raise NotImplementedError(_at_caller("for/else statement not yet supported"))
@@ -219,6 +223,33 @@ def _tensor_for(x, extra_test, body, get_state, set_state, names, opts):
 
     _tensor_while(lambda: _loop_test(cell[0] < n, extra_test), step, get, set_,
                   ("<internal iterate>",) + tuple(names), opts)
+
+
+def _dataset_for(it, extra_test, body, get_state, set_state, names, opts):
+    """for over a dataset in a traced function, as TF's: a while loop whose state carries
+    whether an element was pulled and its components; each iteration runs the body on the
+    element and pulls the next (the iterator's nodes come from the dataset: `it`)."""
+    has, comps = it.next_flat()
+    cell = [has, comps]
+    n = len(comps)
+
+    def get():
+        return (cell[0],) + tuple(cell[1]) + tuple(get_state())
+
+    def set_(vals):
+        cell[0], cell[1] = vals[0], list(vals[1:1 + n])
+        set_state(tuple(vals[1 + n:]))
+
+    def step():
+        body(it.tree.pack(cell[1]))
+        cell[0], cell[1] = it.next_flat()
+
+    # The components' invariants are the element spec's (a batch dim may change at the end).
+    inv = [(c, tuple(s.shape)) for c, s in zip(comps, it.specs)]
+    opts = dict(opts or {})
+    opts["shape_invariants"] = list(opts.get("shape_invariants", [])) + inv
+    _tensor_while(lambda: _loop_test(cell[0], extra_test), step, get, set_,
+                  ("<internal has_value>",) + tuple(f"<internal element {i}>" for i in range(n)) + tuple(names), opts)
 
 
 def _invariant(shape, like):

@@ -1,0 +1,110 @@
+"""Datasets inside a traced jf.function. TF iterates a dataset in a graph with iterator ops in
+a while loop; here the graph holds two py_function nodes: one starts an iteration of the
+pipeline (each run of the function gets a fresh one, as TF makes a new iterator per call), the
+other pulls the next element, returning whether there was one and its components (zeros
+shaped like the spec at the end). AutoGraph (tracing/autograph/staging.py) recognises a dataset
+by its __jf_graph_iterator__ method and builds the while loop; iter()/next() and reduce use the
+same nodes.
+
+The pipeline itself runs eagerly when the nodes run (its map functions are their own traced
+graphs); only the elements cross into the function's graph."""
+import itertools
+import threading
+
+import numpy as np
+
+from .. import _C
+from ..core.dtypes import bool as bool_dtype
+from ..core.dtypes import int64
+from ..core.strings import is_string_dtype
+from ..core.tensor_spec import TensorSpec
+from ..ops import basic_ops
+from ..tracing.control_flow import while_loop
+from ..tracing.py_function import py_function
+from .base import DatasetSpec
+
+_ids = itertools.count(1)
+_MAX_OPEN = 64  # iterations a graph may leave open (a loop left by break) before old ones are dropped
+
+
+class GraphIterator:
+    """Emits the start node when made; next() emits a pull node: (has_value, components)."""
+
+    def __init__(self, node):
+        for s in node.specs:
+            if isinstance(s, DatasetSpec) or is_string_dtype(s.dtype) or s.shape.rank is None:
+                raise TypeError(f"jitflow cannot iterate a dataset with elements {node.tree.pack(list(node.specs))} "
+                                "inside a jf.function (string, dataset and unknown-rank components are Python "
+                                "values here): iterate it eagerly")
+        self.node, self.tree, self.specs = node, node.tree, list(node.specs)
+        self.open = {}
+        self.lock = threading.Lock()
+        self.handle = py_function(self._start, [], Tout=TensorSpec([], int64), name="MakeIterator")
+
+    def _start(self):
+        with self.lock:
+            k = next(_ids)
+            self.open[k] = self.node.iterate()
+            while len(self.open) > _MAX_OPEN:
+                self.open.pop(next(iter(self.open)))
+        return np.int64(k)
+
+    def _pull(self, handle, strict):
+        k = int(handle.numpy())
+        it = self.open.get(k)
+        try:
+            if it is None:
+                raise StopIteration
+            comps = next(it)
+        except StopIteration:
+            self.open.pop(k, None)
+            if strict:  # py_function reports it as OutOfRangeError, as TF's get_next
+                raise StopIteration("End of sequence") from None
+            return [np.bool_(False)] + [np.zeros([d or 0 for d in s.shape], s.dtype.as_numpy_dtype) for s in self.specs]
+        return [np.bool_(True)] + list(comps)
+
+    def next_flat(self, strict=False):
+        """(has_value, flat components) as graph tensors."""
+        tout = [TensorSpec([], bool_dtype)] + [TensorSpec(s.shape, s.dtype) for s in self.specs]
+        outs = py_function(lambda h: self._pull(h, strict), [self.handle], Tout=tout, name="IteratorGetNext")
+        return outs[0], list(outs[1:])
+
+    # The iterator protocol inside a trace: next() raises OutOfRangeError when the function runs
+    # past the end, as TF's get_next in a graph.
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self.tree.pack(self.next_flat(strict=True)[1])
+
+    get_next = __next__
+
+    @property
+    def element_spec(self):
+        return self.tree.pack(self.specs)
+
+
+def is_tracing():
+    return _C.is_tracing()
+
+
+def reduce(node, initial_state, reduce_func, state_tree, state, fn):
+    """Dataset.reduce inside a trace: a while loop pulling elements into fn(state, element)."""
+    it = GraphIterator(node)
+    has, comps = it.next_flat()
+    n = len(state)
+
+    def cond(has, *rest):
+        return has
+
+    def body(has, *rest):
+        st, cs = list(rest[:n]), list(rest[n:])
+        out = fn.call_traced(cs, st)
+        nxt_has, nxt = it.next_flat()
+        return [nxt_has] + list(out) + nxt
+
+    state_tensors = [basic_ops.convert_to_tensor(s) for s in state]
+    out = while_loop(cond, body, [has] + state_tensors + comps,
+                     shape_invariants=[TensorSpec([], bool_dtype).shape] + [s.shape for s in state_tensors] +
+                     [s.shape for s in it.specs])
+    return state_tree.pack(list(out[1:1 + n]))
