@@ -3,6 +3,8 @@
 // shape signature and kept in a cache shared by all threads: creating one costs far more than
 // a small convolution. oneDNN has no float64 or int32 convolutions, so those run on Eigen's
 // GEMM, one per filter tap.
+#include <omp.h>
+
 #include <cstring>
 #include <dnnl.hpp>
 #include <map>
@@ -127,20 +129,34 @@ std::shared_ptr<DnnlConv> cached_conv(ConvKind kind, const ConvGeom& g) {
   return cache.emplace(std::move(key), std::move(made)).first->second;
 }
 
-// Runs one convolution of `kind`: for the forward, a = input, w = filter, out = output; for
-// backward-data, a = out_backprop, w = filter, out = input gradient; for backward-weights,
-// a = input, b = out_backprop, out = filter gradient.
-void dnnl_conv(ConvKind kind, const ConvGeom& g, const float* a, const float* w_or_b, float* out) {
+// oneDNN's kernels on the calling thread only: its OpenMP team and our pool would fight for
+// the cores (a CNN step ran 10x slower in oneDNN with a team of two on two cores), so the
+// batch is split over the pool instead (dnnl_conv).
+struct OneThread {
+  int saved = omp_get_max_threads();
+  OneThread() {
+    if (saved != 1) omp_set_num_threads(1);
+  }
+  ~OneThread() {
+    if (saved != 1) omp_set_num_threads(saved);
+  }
+};
+
+// One convolution of `kind` on a batch of g.batch images: for the forward, a = input, w =
+// filter, out = output; for backward-data, a = out_backprop, w = filter, out = input
+// gradient; for backward-weights, a = input, b = out_backprop, out = filter gradient.
+void dnnl_conv_part(ConvKind kind, const ConvGeom& g, const float* a, const float* w_or_b, float* out) {
+  OneThread one;
   std::shared_ptr<DnnlConv> p = cached_conv(kind, g);
   auto& eng = cpu_engine();
   dnnl::stream s(eng);
-  std::vector<char> scratch_buf(p->scratch.get_size());
-  dnnl::memory scratch(p->scratch, eng, scratch_buf.data());
-  std::vector<float> wbuf;
+  std::unique_ptr<char[]> scratch_buf(new char[p->scratch.get_size() + 1]);  // uninitialized
+  dnnl::memory scratch(p->scratch, eng, scratch_buf.get());
+  std::unique_ptr<float[]> wbuf;
   auto user_w = [&](const float* ptr) { return dnnl::memory(p->user_w, eng, const_cast<float*>(ptr)); };
   auto prim_w_mem = [&]() {
-    wbuf.resize(p->prim_w.get_size() / sizeof(float) + 1);
-    return dnnl::memory(p->prim_w, eng, wbuf.data());
+    wbuf.reset(new float[p->prim_w.get_size() / sizeof(float) + 1]);
+    return dnnl::memory(p->prim_w, eng, wbuf.get());
   };
   if (kind == ConvKind::kBackwardWeights) {
     dnnl::memory src(p->act_in, eng, const_cast<float*>(a));
@@ -174,6 +190,38 @@ void dnnl_conv(ConvKind kind, const ConvGeom& g, const float* a, const float* w_
                           {DNNL_ARG_SCRATCHPAD, scratch}});
   }
   s.wait();
+}
+
+// The batch split into one part per pool thread (at most two part sizes, so at most two
+// cached primitives per signature). Filter gradients are summed over the parts.
+void dnnl_conv(ConvKind kind, const ConvGeom& g, const float* a, const float* w_or_b, float* out) {
+  const int64_t in_img = g.c_in * g.in[0] * g.in[1], out_img = g.c_out * g.out[0] * g.out[1];
+  const double flops = 2.0 * out_img * g.c_in * g.k[0] * g.k[1];  // per image
+  int64_t parts = std::min<int64_t>(num_threads(), g.batch);
+  if (flops * g.batch < 2e6) parts = 1;
+  const int64_t chunk = (g.batch + parts - 1) / parts;
+  parts = (g.batch + chunk - 1) / chunk;
+  if (parts == 1) return dnnl_conv_part(kind, g, a, w_or_b, out);
+  const int64_t wsize = g.k[0] * g.k[1] * g.c_in * g.c_out;
+  std::vector<float> partial(kind == ConvKind::kBackwardWeights ? static_cast<size_t>(parts * wsize) : 0);
+  parallel_for(parts, 1e9, [&](int64_t s, int64_t e) {
+    for (int64_t i = s; i < e; ++i) {
+      ConvGeom gp = g;
+      const int64_t n0 = i * chunk;
+      gp.batch = std::min(chunk, g.batch - n0);
+      if (kind == ConvKind::kForward)
+        dnnl_conv_part(kind, gp, a + n0 * in_img, w_or_b, out + n0 * out_img);
+      else if (kind == ConvKind::kBackwardData)
+        dnnl_conv_part(kind, gp, a + n0 * out_img, w_or_b, out + n0 * in_img);
+      else
+        dnnl_conv_part(kind, gp, a + n0 * in_img, w_or_b + n0 * out_img, partial.data() + i * wsize);
+    }
+  });
+  if (kind == ConvKind::kBackwardWeights) {
+    std::copy(partial.begin(), partial.begin() + wsize, out);
+    for (int64_t i = 1; i < parts; ++i)
+      for (int64_t j = 0; j < wsize; ++j) out[j] += partial[i * wsize + j];
+  }
 }
 
 // ---- Eigen's GEMM per filter tap (float64, int32) ------------------------------------------------
@@ -350,15 +398,21 @@ void k_BiasAdd(OpCall& c) {
     const T* b = c.in[1].data<T>();
     T* o = y.data<T>();
     parallel_for(outer, static_cast<double>(ch * inner), [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i)
-        for (int64_t k = 0; k < ch; ++k) {
-          const int64_t base = (i * ch + k) * inner;
-          for (int64_t j = 0; j < inner; ++j) o[base + j] = x[base + j] + b[k];
+      for (int64_t i = s; i < e; ++i) {
+        const int64_t row = i * ch * inner;
+        if (inner == 1) {  // NHWC: the bias row, vectorized
+          for (int64_t k = 0; k < ch; ++k) o[row + k] = x[row + k] + b[k];
+          continue;
         }
+        for (int64_t k = 0; k < ch; ++k)
+          for (int64_t j = 0; j < inner; ++j) o[row + k * inner + j] = x[row + k * inner + j] + b[k];
+      }
     });
   });
 }
 
+// Sums over everything but the channel: per part of the rows into a row of partial sums,
+// then the parts added in order.
 void k_BiasAddGrad(OpCall& c) {
   Tensor& y = c.alloc(0);
   int64_t outer, ch, inner;
@@ -366,14 +420,29 @@ void k_BiasAddGrad(OpCall& c) {
   JF_SWITCH_CLAIMED(op_types(OpId::BiasAddGrad), y.dtype(), T, {
     const T* x = c.in[0].data<T>();
     T* o = y.data<T>();
-    std::fill(o, o + ch, T(0));
-    for (int64_t i = 0; i < outer; ++i)
-      for (int64_t k = 0; k < ch; ++k) {
-        const T* row = x + (i * ch + k) * inner;
-        T acc = T(0);
-        for (int64_t j = 0; j < inner; ++j) acc += row[j];
-        o[k] += acc;
+    const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), outer * ch * inner / 65536));
+    const int64_t per = parts ? (outer + parts - 1) / parts : 0;
+    std::vector<T> partial(static_cast<size_t>(parts * ch), T(0));
+    parallel_for(parts, 1e9, [&](int64_t s, int64_t e) {
+      for (int64_t p = s; p < e; ++p) {
+        T* acc = partial.data() + p * ch;
+        for (int64_t i = p * per; i < std::min(outer, (p + 1) * per); ++i) {
+          const T* row = x + i * ch * inner;
+          if (inner == 1) {
+            for (int64_t k = 0; k < ch; ++k) acc[k] += row[k];
+            continue;
+          }
+          for (int64_t k = 0; k < ch; ++k) {
+            T sum = T(0);
+            for (int64_t j = 0; j < inner; ++j) sum += row[k * inner + j];
+            acc[k] += sum;
+          }
+        }
       }
+    });
+    std::fill(o, o + ch, T(0));
+    for (int64_t p = 0; p < parts; ++p)
+      for (int64_t k = 0; k < ch; ++k) o[k] += partial[p * ch + k];
   });
 }
 

@@ -5,6 +5,8 @@
 // zeros). Windows are read in place in either layout; one output row per task.
 #include <cstring>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "ir/conv_geom.h"
 #include "kernels/dispatch.h"
@@ -28,7 +30,17 @@ void window(const ConvGeom& g, int i, int64_t o, int64_t* lo, int64_t* hi) {
   *hi = std::min<int64_t>(start + g.k[i], g.in[i]);
 }
 
-// fn(n, oh, ow, c, h0, h1, w0, w1) for every output element, split over output rows.
+// fn(n, oh, ow, h0, h1, w0, w1, cs) for every output position (all its channels), split over
+// output rows; cs is the channel stride, a compile-time 1 for NHWC so that the channel loops
+// vectorize.
+template <class F>
+void over_channels(int64_t in_stride, int64_t out_stride, F&& fn) {
+  if (in_stride == 1 && out_stride == 1)
+    fn(std::integral_constant<int64_t, 1>{}, std::integral_constant<int64_t, 1>{});
+  else
+    fn(in_stride, out_stride);
+}
+
 template <class F>
 void for_windows(const ConvGeom& g, F&& fn) {
   const int64_t rows = g.batch * g.out[0];
@@ -40,7 +52,7 @@ void for_windows(const ConvGeom& g, F&& fn) {
       for (int64_t ow = 0; ow < g.out[1]; ++ow) {
         int64_t w0, w1;
         window(g, 1, ow, &w0, &w1);
-        for (int64_t ch = 0; ch < g.c_in; ++ch) fn(n, oh, ow, ch, h0, h1, w0, w1);
+        fn(n, oh, ow, h0, h1, w0, w1);
       }
     }
   });
@@ -55,16 +67,17 @@ void k_MaxPool(OpCall& c) {
   JF_SWITCH_CLAIMED(op_types(OpId::MaxPool), y.dtype(), T, {
     const T* x = c.in[0].data<T>();
     T* out = y.data<T>();
-    for_windows(g, [&](int64_t n, int64_t oh, int64_t ow, int64_t ch, int64_t h0, int64_t h1, int64_t w0,
-                       int64_t w1) {
-      T m = std::numeric_limits<T>::lowest();
-      const T* base = x + n * si.n + ch * si.c;
-      for (int64_t h = h0; h < h1; ++h)
-        for (int64_t w = w0; w < w1; ++w) {
-          const T v = base[h * si.h + w * si.w];
-          if (v > m) m = v;
-        }
-      out[n * so.n + ch * so.c + oh * so.h + ow * so.w] = m;
+    over_channels(si.c, so.c, [&](auto cs, auto co) {
+      for_windows(g, [&](int64_t n, int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+        T* o = out + n * so.n + oh * so.h + ow * so.w;
+        for (int64_t ch = 0; ch < g.c_in; ++ch) o[ch * co] = std::numeric_limits<T>::lowest();
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t w = w0; w < w1; ++w) {
+            const T* xp = x + n * si.n + h * si.h + w * si.w;
+            for (int64_t ch = 0; ch < g.c_in; ++ch)
+              o[ch * co] = xp[ch * cs] > o[ch * co] ? xp[ch * cs] : o[ch * co];
+          }
+      });
     });
   });
 }
@@ -76,23 +89,30 @@ void k_AvgPool(OpCall& c) {
   JF_SWITCH_CLAIMED(op_types(OpId::AvgPool), y.dtype(), T, {
     const T* x = c.in[0].data<T>();
     T* out = y.data<T>();
-    for_windows(g, [&](int64_t n, int64_t oh, int64_t ow, int64_t ch, int64_t h0, int64_t h1, int64_t w0,
-                       int64_t w1) {
-      T sum = T(0);
-      const T* base = x + n * si.n + ch * si.c;
-      for (int64_t h = h0; h < h1; ++h)
-        for (int64_t w = w0; w < w1; ++w) sum += base[h * si.h + w * si.w];
-      out[n * so.n + ch * so.c + oh * so.h + ow * so.w] = sum / static_cast<T>((h1 - h0) * (w1 - w0));
+    over_channels(si.c, so.c, [&](auto cs, auto co) {
+      for_windows(g, [&](int64_t n, int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+        T* o = out + n * so.n + oh * so.h + ow * so.w;
+        for (int64_t ch = 0; ch < g.c_in; ++ch) o[ch * co] = T(0);
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t w = w0; w < w1; ++w) {
+            const T* xp = x + n * si.n + h * si.h + w * si.w;
+            for (int64_t ch = 0; ch < g.c_in; ++ch) o[ch * co] += xp[ch * cs];
+          }
+        const T count = static_cast<T>((h1 - h0) * (w1 - w0));
+        for (int64_t ch = 0; ch < g.c_in; ++ch) o[ch * co] /= count;
+      });
     });
   });
 }
 
 // Gradients scatter into the input's windows, which overlap across output rows: each task
-// takes whole images (batch elements), so no two tasks write one element.
+// takes whole images (batch elements), so no two tasks write one element. fn(n, oh, ow, h0,
+// h1, w0, w1, scratch) with `scratch` a task's own buffer of `scratch_size` bytes.
 template <class F>
-void for_images(const ConvGeom& g, F&& fn) {
+void for_images(const ConvGeom& g, size_t scratch_size, F&& fn) {
   parallel_for(g.batch, static_cast<double>(g.out[0] * g.out[1] * g.c_in * g.k[0] * g.k[1]),
                [&](int64_t s, int64_t e) {
+                 std::vector<char> scratch(scratch_size);
                  for (int64_t n = s; n < e; ++n)
                    for (int64_t oh = 0; oh < g.out[0]; ++oh) {
                      int64_t h0, h1;
@@ -100,7 +120,7 @@ void for_images(const ConvGeom& g, F&& fn) {
                      for (int64_t ow = 0; ow < g.out[1]; ++ow) {
                        int64_t w0, w1;
                        window(g, 1, ow, &w0, &w1);
-                       for (int64_t ch = 0; ch < g.c_in; ++ch) fn(n, oh, ow, ch, h0, h1, w0, w1);
+                       if (h0 < h1 && w0 < w1) fn(n, oh, ow, h0, h1, w0, w1, scratch.data());
                      }
                    }
                });
@@ -117,17 +137,34 @@ void k_MaxPoolGrad(OpCall& c) {
     const T* x = c.in[0].data<T>();
     const T* gr = c.in[2].data<T>();
     T* dx = y.data<T>();
-    for_images(g, [&](int64_t n, int64_t oh, int64_t ow, int64_t ch, int64_t h0, int64_t h1, int64_t w0,
-                      int64_t w1) {
-      if (h0 >= h1 || w0 >= w1) return;
-      const int64_t base = n * si.n + ch * si.c;
-      int64_t arg = base + h0 * si.h + w0 * si.w;
-      for (int64_t h = h0; h < h1; ++h)
-        for (int64_t w = w0; w < w1; ++w) {
-          const int64_t i = base + h * si.h + w * si.w;
-          if (x[arg] < x[i]) arg = i;
-        }
-      dx[arg] += gr[n * so.n + ch * so.c + oh * so.h + ow * so.w];
+    const size_t scratch = static_cast<size_t>(g.c_in) * (sizeof(T) + sizeof(int64_t));
+    over_channels(si.c, so.c, [&](auto cs, auto co) {
+      for_images(
+          g, scratch,
+          [&](int64_t n, int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1, char* buf) {
+            // Per channel: the best value and its offset in the image, from the window's first element.
+            int64_t* arg = reinterpret_cast<int64_t*>(buf);
+            T* best = reinterpret_cast<T*>(buf + g.c_in * sizeof(int64_t));
+            const T* img = x + n * si.n;
+            const int64_t first = h0 * si.h + w0 * si.w;
+            for (int64_t ch = 0; ch < g.c_in; ++ch) {
+              arg[ch] = first + ch * cs;
+              best[ch] = img[first + ch * cs];
+            }
+            for (int64_t h = h0; h < h1; ++h)
+              for (int64_t w = w0; w < w1; ++w) {
+                const int64_t base = h * si.h + w * si.w;
+                if (base == first) continue;
+                for (int64_t ch = 0; ch < g.c_in; ++ch)
+                  if (best[ch] < img[base + ch * cs]) {
+                    best[ch] = img[base + ch * cs];
+                    arg[ch] = base + ch * cs;
+                  }
+              }
+            const T* gp = gr + n * so.n + oh * so.h + ow * so.w;
+            T* dimg = dx + n * si.n;
+            for (int64_t ch = 0; ch < g.c_in; ++ch) dimg[arg[ch]] += gp[ch * co];
+          });
     });
   });
 }
@@ -141,13 +178,18 @@ void k_AvgPoolGrad(OpCall& c) {
   JF_SWITCH_CLAIMED(op_types(OpId::AvgPoolGrad), y.dtype(), T, {
     const T* gr = c.in[1].data<T>();
     T* dx = y.data<T>();
-    for_images(g, [&](int64_t n, int64_t oh, int64_t ow, int64_t ch, int64_t h0, int64_t h1, int64_t w0,
-                      int64_t w1) {
-      if (h0 >= h1 || w0 >= w1) return;
-      const T v = gr[n * so.n + ch * so.c + oh * so.h + ow * so.w] / static_cast<T>((h1 - h0) * (w1 - w0));
-      const int64_t base = n * si.n + ch * si.c;
-      for (int64_t h = h0; h < h1; ++h)
-        for (int64_t w = w0; w < w1; ++w) dx[base + h * si.h + w * si.w] += v;
+    over_channels(si.c, so.c, [&](auto cs, auto co) {
+      for_images(
+          g, 0,
+          [&](int64_t n, int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1, char*) {
+            const T count = static_cast<T>((h1 - h0) * (w1 - w0));
+            const T* gp = gr + n * so.n + oh * so.h + ow * so.w;
+            for (int64_t h = h0; h < h1; ++h)
+              for (int64_t w = w0; w < w1; ++w) {
+                T* d = dx + n * si.n + h * si.h + w * si.w;
+                for (int64_t ch = 0; ch < g.c_in; ++ch) d[ch * cs] += gp[ch * co] / count;
+              }
+          });
     });
   });
 }
