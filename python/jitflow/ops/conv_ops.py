@@ -1,10 +1,12 @@
 """jf.nn's convolutions and pooling with TF 2's signatures: conv2d, conv1d and conv2d_transpose
 on the Conv2D / Conv2DBackpropInput records, max_pool2d / avg_pool2d (and the 1-D and
 rank-dispatching forms) on MaxPool / AvgPool. As TF, the 1-D forms are the 2-D ops on an
-expanded dim, and an int stride or window size stands for every spatial dim."""
+expanded dim, and an int stride or window size stands for every spatial dim. space_to_depth /
+depth_to_space are reshapes around a transpose."""
 import numbers
 
 from .._C import Tensor
+from ..core.errors import InvalidArgumentError, _at_caller
 from ..core.export import export
 from . import basic_ops as _ops
 from .dispatch import OP, run, shape_tensor, to_tensor
@@ -180,5 +182,69 @@ def avg_pool(input, ksize, strides, padding, data_format=None, name=None):
     return _pool_nd((avg_pool1d, avg_pool2d), input, ksize, strides, padding, data_format, name)
 
 
-__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_transpose", "max_pool",
-           "max_pool1d", "max_pool2d"]
+def _block_attrs(x, block_size, data_format, op):
+    b = int(block_size)
+    if b < 2:
+        raise InvalidArgumentError(_at_caller(f"{op}: Value for attr 'block_size' of {b} must be at least minimum 2"))
+    if len(x.shape) != 4:
+        raise InvalidArgumentError(_at_caller(f"{op}: Input rank should be 4 instead of {len(x.shape)}"))
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"`data_format` must be 'NHWC' or 'NCHW'. Received: data_format={data_format}")
+    return b, data_format == "NCHW"
+
+
+def _dims(x):
+    """x's dims: ints where the trace knows them, else scalar int32 tensors read at run time."""
+    s = None
+    out = []
+    for i, d in enumerate(x.shape):
+        if d is None:
+            s = _ops.shape(x) if s is None else s
+            out.append(s[i])
+        else:
+            out.append(int(d))
+    return out
+
+
+@export("nn.space_to_depth")
+def space_to_depth(input, block_size, data_format="NHWC", name=None):
+    """Each block_size x block_size patch of the image becomes one pixel of block_size**2 times
+    the channels (row of the patch, then column, then channel), as TF's SpaceToDepth: a reshape,
+    a transpose and a reshape, so it compiles as index maps and differentiates through them."""
+    x = to_tensor(input)
+    b, first = _block_attrs(x, block_size, data_format, "SpaceToDepth")
+    n, d1, d2, d3 = _dims(x)
+    c, h, w = (d1, d2, d3) if first else (d3, d1, d2)
+    if isinstance(h, int) and isinstance(w, int) and (h % b or w % b):
+        raise InvalidArgumentError(_at_caller(f"SpaceToDepth: Image width {w} and height {h} should be divisible by "
+                                              f"block_size: {b}"))
+    if first:
+        y = _ops.reshape(x, _ops.stack([n, c, h // b, b, w // b, b]))
+        y = _ops.transpose(y, [0, 3, 5, 1, 2, 4])
+        return _ops.reshape(y, _ops.stack([n, c * b * b, h // b, w // b]), name=name)
+    y = _ops.reshape(x, _ops.stack([n, h // b, b, w // b, b, c]))
+    y = _ops.transpose(y, [0, 1, 3, 2, 4, 5])
+    return _ops.reshape(y, _ops.stack([n, h // b, w // b, b * b * c]), name=name)
+
+
+@export("nn.depth_to_space")
+def depth_to_space(input, block_size, data_format="NHWC", name=None):
+    """space_to_depth's inverse (TF's DepthToSpace)."""
+    x = to_tensor(input)
+    b, first = _block_attrs(x, block_size, data_format, "DepthToSpace")
+    n, d1, d2, d3 = _dims(x)
+    c, h, w = (d1, d2, d3) if first else (d3, d1, d2)
+    if isinstance(c, int) and c % (b * b):
+        raise InvalidArgumentError(_at_caller(f"DepthToSpace: Input depth dimension {c} should be divisible by: "
+                                              f"{b * b}"))
+    if first:
+        y = _ops.reshape(x, _ops.stack([n, b, b, c // (b * b), h, w]))
+        y = _ops.transpose(y, [0, 3, 4, 1, 5, 2])
+        return _ops.reshape(y, _ops.stack([n, c // (b * b), h * b, w * b]), name=name)
+    y = _ops.reshape(x, _ops.stack([n, h, w, b, b, c // (b * b)]))
+    y = _ops.transpose(y, [0, 1, 3, 2, 4, 5])
+    return _ops.reshape(y, _ops.stack([n, h * b, w * b, c // (b * b)]), name=name)
+
+
+__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_transpose", "depth_to_space",
+           "max_pool", "max_pool1d", "max_pool2d", "space_to_depth"]
