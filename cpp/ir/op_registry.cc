@@ -145,9 +145,11 @@ static void check_arity(const OpDef& def, const std::vector<Tensor>& inputs) {
                  def.name, ", input #", i, ")");
 }
 
-std::vector<TensorSpec> infer_specs(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+std::vector<TensorSpec> infer_specs(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs,
+                                    const std::vector<std::optional<std::vector<int64_t>>>* partial) {
   check_arity(def, inputs);
   OpCall call(&def, inputs, attrs);
+  call.partial = partial;
   def.infer(call);
   return std::move(call.out);
 }

@@ -3,6 +3,7 @@
 // computes it (or why it never is), its shape inputs, cost class, math-library name,
 // gradient status and public Python names. Every stage dispatches from this record.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,11 +45,11 @@ constexpr TypeSet kIntTypes = type_bit(DType::kInt32) | type_bit(DType::kInt64);
 constexpr TypeSet kNumericTypes = kFloatTypes | kIntTypes;
 constexpr TypeSet kBoolTypes = type_bit(DType::kBool);
 constexpr TypeSet kAllTypes = kNumericTypes | kBoolTypes;
-inline bool has_type(TypeSet s, DType d) { return d != DType::kInvalid && (s & type_bit(d)) != 0; }
 // Strings are claimed only by graph plumbing, comparisons and the string ops; kAllTypes
 // leaves them out, so every other op refuses them (check_strings in op_registry.cc).
 constexpr TypeSet kStringTypes = type_bit(DType::kString);
 #define NO_STRINGS_IN_XLA "XLA has no string type: string values stay on the executor"
+inline bool has_type(TypeSet s, DType d) { return d != DType::kInvalid && (s & type_bit(d)) != 0; }
 // The types column at compile time, for kernels that instantiate one loop per dtype their
 // record claims (kernels/dispatch.h): op_types(OpId::Exp) is kFloatTypes.
 inline constexpr TypeSet kOpTypes[] = {
@@ -152,10 +153,17 @@ struct OpCall {
   // Per output, a buffer kept from an earlier run of this node (Tensor::empty_reusing).
   BufferPtr* recycle = nullptr;
   std::vector<Tensor> results;  // filled by the kernel
+  // When tracing: per input, the partly known value of a symbolic shape input (unknown
+  // elements -1; ir/partial_shape.h), so zeros([batch, 2]) knows its 2 columns.
+  const std::vector<std::optional<std::vector<int64_t>>>* partial = nullptr;
 
   OpCall(const OpDef* d, const std::vector<Tensor>& i, const Attrs& a) : def(d), in(i), attrs(a) {}
   // The value of input i if it is known at this point (always in eager mode).
   bool has_value(size_t i) const { return i < in.size() && in[i].buffer() != nullptr; }
+  // The partly known value of shape input i (see `partial`), or nullptr.
+  const std::vector<int64_t>* partial_value(size_t i) const {
+    return partial && i < partial->size() && (*partial)[i] ? &*(*partial)[i] : nullptr;
+  }
   const char* name() const;
   // Throws InvalidArgumentError "<Op>: <msg> (inputs: float32[2,3], int32[])".
   template <class... A>
@@ -234,6 +242,7 @@ void OpCall::fail_type(const A&... a) const {
 // Shape inference then kernel, for eager execution and constant folding.
 std::vector<Tensor> run_kernel(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs);
 // Shape inference only (tracing).
-std::vector<TensorSpec> infer_specs(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs);
+std::vector<TensorSpec> infer_specs(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs,
+                                    const std::vector<std::optional<std::vector<int64_t>>>* partial = nullptr);
 
 }  // namespace jf

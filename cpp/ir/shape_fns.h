@@ -24,6 +24,10 @@ struct SlicePlan {
 SlicePlan strided_slice_plan(const OpCall& c, const Shape& in, const std::vector<int64_t>& begin,
                              const std::vector<int64_t>& end, const std::vector<int64_t>& strides);
 
+// Shape input i's partly known value (OpCall::partial) written into `out`, an all-unknown
+// shape of the vector's length: the dims the graph knows become known.
+void apply_partial(const OpCall& c, size_t i, Shape* out);
+
 // Reshape target with one -1 resolved against the input element count.
 Shape resolve_reshape(const OpCall& c, const Shape& in, const std::vector<int64_t>& target);
 

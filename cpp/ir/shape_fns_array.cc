@@ -25,6 +25,12 @@ static int traced_rank(const OpCall& c, size_t i, const char* what) {
   return static_cast<int>(n);
 }
 
+void apply_partial(const OpCall& c, size_t i, Shape* out) {
+  const std::vector<int64_t>* p = c.partial_value(i);
+  if (!p || static_cast<int>(p->size()) != out->rank()) return;
+  for (int d = 0; d < out->rank(); ++d) (*out)[d] = (*p)[d];
+}
+
 Shape resolve_reshape(const OpCall& c, const Shape& in, const std::vector<int64_t>& target) {
   Shape out;
   int unknown = -1;
@@ -73,10 +79,20 @@ Shape resolve_reshape(const OpCall& c, const Shape& in, const std::vector<int64_
 void infer_reshape(OpCall& c) {
   need_int_vector(c, 1, "shape");
   Shape out;
-  if (c.has_value(1))
+  if (c.has_value(1)) {
     out = resolve_reshape(c, c.in[0].shape(), c.in[1].to_int64s());
-  else
+  } else {
     out.resize(traced_rank(c, 1, "shape"), -1);
+    apply_partial(c, 1, &out);
+    // As TF: one dim left unknown (a -1, or a value known only at run time) is the one the
+    // input's known element count gives.
+    const Shape& in = c.in[0].shape();
+    int64_t known = 1;
+    for (int64_t d : out) known *= d < 0 ? 1 : d;
+    if (std::count(out.begin(), out.end(), -1) == 1 && std::count(in.begin(), in.end(), -1) == 0 &&
+        in.num_elements() > 0 && known > 0)
+      out = resolve_reshape(c, in, std::vector<int64_t>(out.begin(), out.end()));
+  }
   c.add_output(c.in[0].dtype(), out);
 }
 
@@ -247,6 +263,7 @@ void infer_broadcast_to(OpCall& c) {
     // not 1) is the output's too, any other is unknown until the kernel checks the target.
     Shape out;
     out.resize(traced_rank(c, 1, "shape"), -1);
+    apply_partial(c, 1, &out);
     if (in.rank() > out.rank())
       c.fail("Unable to broadcast tensor of shape ", in.str(), " to a tensor of rank ", out.rank());
     for (int i = 1; i <= in.rank(); ++i)
@@ -415,6 +432,7 @@ void infer_fill(OpCall& c) {
     }
   } else {
     out.resize(traced_rank(c, 0, "dims"), -1);
+    apply_partial(c, 0, &out);
   }
   c.add_output(c.in[1].dtype(), out);
 }
@@ -465,6 +483,7 @@ void infer_random(OpCall& c) {
     }
   } else {
     out.resize(traced_rank(c, 0, "shape"), -1);
+    apply_partial(c, 0, &out);
   }
   c.add_output(dt, out);
 }

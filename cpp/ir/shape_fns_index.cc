@@ -129,12 +129,17 @@ void infer_tile(OpCall& c) {
   if (c.in[1].rank() != 1 || c.in[1].shape()[0] != x.rank())
     c.fail("Expected multiples argument to be a vector of length ", x.rank(), " but got length ",
            c.in[1].rank() == 1 ? c.in[1].shape()[0] : -1);
-  if (!c.has_value(1)) return c.add_output(x.dtype(), unknown_dims(x.rank()));
-  std::vector<int64_t> m = c.in[1].to_int64s();
+  std::vector<int64_t> m(x.rank(), -1);
+  if (c.has_value(1))
+    m = c.in[1].to_int64s();
+  else if (const std::vector<int64_t>* p = c.partial_value(1))
+    m = *p;  // the multiples the graph knows: the tiled dims whose input dim is known too
+  else
+    return c.add_output(x.dtype(), unknown_dims(x.rank()));
   Shape out;
   for (int d = 0; d < x.rank(); ++d) {
-    if (m[d] < 0) c.fail("Expected multiples[", d, "] >= 0, but got ", m[d]);
-    int64_t n = x.shape()[d] < 0 ? -1 : 0;
+    if (m[d] < 0 && c.has_value(1)) c.fail("Expected multiples[", d, "] >= 0, but got ", m[d]);
+    int64_t n = x.shape()[d] < 0 || m[d] < 0 ? -1 : 0;
     if (n == 0 && __builtin_mul_overflow(x.shape()[d], m[d], &n)) c.fail("Tiled dim ", d, " overflows");
     out.push_back(n);
   }

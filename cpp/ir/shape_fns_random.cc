@@ -22,6 +22,7 @@ Shape shape_from_input(OpCall& c, size_t i) {
     int64_t n = c.in[i].shape()[0];
     if (n < 0) c.fail("the length of shape must be known when tracing, got shape ", c.in[i].shape().str());
     out.resize(n, -1);
+    apply_partial(c, i, &out);
   }
   return out;
 }

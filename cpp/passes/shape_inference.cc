@@ -1,5 +1,6 @@
 // Shape inference pass: re-infers every node's output specs in order, so constants folded
 // upstream (e.g. a Reshape's shape) sharpen the shapes downstream.
+#include "ir/partial_shape.h"
 #include "passes/passes.h"
 
 namespace jf {
@@ -15,7 +16,8 @@ void shape_inference(Graph& g) {
       else
         views.push_back(Tensor(o.node->outputs[o.index].dtype, o.node->outputs[o.index].shape, nullptr));
     }
-    n->outputs = infer_specs(n->def(), views, n->attrs);
+    auto partial = partial_shape_inputs(n->def(), n->inputs);
+    n->outputs = infer_specs(n->def(), views, n->attrs, partial.empty() ? nullptr : &partial);
   }
 }
 

@@ -229,6 +229,22 @@ xla.experimental.jit_scope). compile_ops: bool, or a callable taking each op's n
     TraceState* ts = current_trace();
     return ts ? py::cast(ts->graph) : py::none();
   });
+  // A traced value that knows fewer of its dims (TF's placeholder_with_default(v, shape)): an
+  // Identity whose output spec is `dims` (None: unknown), for a loop whose invariant knows
+  // less than its initial value. Only relaxes: a known dim must be the value's.
+  m.def("relax_shape", [](const Tensor& t, std::vector<py::object> dims) {
+    TraceState* ts = current_trace();
+    if (!ts) throw_invalid("relax_shape: only while tracing");
+    Shape relaxed;
+    for (auto& d : dims) relaxed.push_back(d.is_none() ? -1 : d.cast<int64_t>());
+    const Shape& s = t.shape();
+    bool ok = relaxed.rank() == s.rank();
+    for (int i = 0; ok && i < s.rank(); ++i) ok = relaxed[i] < 0 || relaxed[i] == s[i];
+    if (!ok) throw_invalid("relax_shape: ", relaxed.str(), " is not a relaxation of ", s.str());
+    std::vector<TensorSpec> specs{{t.dtype(), relaxed}};
+    Node* n = ts->add_op(OpId::Identity, {t}, Attrs{}, nullptr, &specs);
+    return ts->symbolic(n, 0);
+  });
   m.def("make_if", [](const Tensor& pred, FuncBuilder& tb, std::shared_ptr<Graph> tg, FuncBuilder& eb,
                       std::shared_ptr<Graph> eg, py::object name) {
     std::string buf;

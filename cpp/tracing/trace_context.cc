@@ -5,6 +5,8 @@
 #include <atomic>
 #include <set>
 
+#include "ir/partial_shape.h"
+
 namespace jf {
 namespace {
 
@@ -88,7 +90,13 @@ Node* TraceState::add_op(OpId op, const std::vector<Tensor>& inputs, const Attrs
     ins.push_back(capture(t));
     views.push_back(infer_view(ins.back()));
   }
-  std::vector<TensorSpec> specs = specs_override ? *specs_override : infer_specs(def, views, attrs);
+  std::vector<TensorSpec> specs;
+  if (specs_override) {
+    specs = *specs_override;
+  } else {
+    auto partial = partial_shape_inputs(def, ins);
+    specs = infer_specs(def, views, attrs, partial.empty() ? nullptr : &partial);
+  }
   std::string base = name && !name->empty() ? *name : std::string(def.name);
   if (!name_scopes.empty()) base = name_scopes.back() + "/" + base;
   Node* n = graph->add_node(op, graph->unique_name(base), std::move(ins), attrs, std::move(specs));

@@ -16,6 +16,7 @@ random numbers cannot be replayed (it would draw other numbers) and raises."""
 from .. import _C
 from ..ops import basic_ops as ops
 from ..tracing.control_flow import cond, while_loop
+from . import recording as _recording
 from .registry import ops_flagged, register_gradient
 
 _ASSIGNS = {"AssignVariableOp": None, "AssignAddVariableOp": ops.add, "AssignSubVariableOp": ops.subtract}
@@ -153,11 +154,13 @@ def _replay_if(node, inputs, what, state):
 
 
 def _with_dims(v, shape):
-    """v, knowing none of its dims when tracing, where it knows other dims than `shape` (a
-    reshape to its run-time shape): the loop built on it takes `shape` as its invariant."""
-    if list(v.shape) == list(shape):
+    """v, knowing none of its dims when tracing, where it knows other dims than `shape`: the
+    loop built on it takes `shape` as its invariant."""
+    if list(v.shape) == list(shape) or not _C.is_tracing():  # an eager loop has no invariants
         return v
-    return ops.reshape(v, ops.shape(v))
+    out = _C.relax_shape(v, [None] * len(v.shape))  # an Identity, built outside the dispatcher:
+    _recording.on_op("Identity", [v], {}, [out])     # the tapes record it here
+    return out
 
 
 def _replay_while(node, inputs, what, state):

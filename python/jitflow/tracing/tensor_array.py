@@ -352,7 +352,10 @@ class _GraphTensorArray(collections.namedtuple("TensorArray", ["buffer", "length
         of its first write."""
         n, dt = self.meta.static_size, self.meta.dtype
         if not isinstance(dims, _C.Tensor) and None in dims:
-            dims = ops.concat([_C.convert_to_tensor([0 if d is None else d], _dt.int32) for d in dims], 0)
+            # A None dim is a zero computed from the size, which the trace cannot see through
+            # (a constant 0 would make the buffer's static dim 0, not unknown).
+            unknown = ops.zeros_like(ops.reshape(ops.cast(self.length, _dt.int32), [1]))
+            dims = ops.concat([unknown if d is None else _C.convert_to_tensor([d], _dt.int32) for d in dims], 0)
         if isinstance(dims, _C.Tensor):
             buf = ops.zeros(ops.concat([ops.reshape(self.length, [1]), dims], 0), dt)
         elif n is not None:
