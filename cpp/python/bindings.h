@@ -14,4 +14,5 @@ void bind_graph(py::module_& m);
 void bind_tracing(py::module_& m);
 void bind_function(py::module_& m);
 void bind_py_func(py::module_& m);  // jf.py_function / numpy_function callbacks
+void bind_data(py::module_& m);     // jf.data's prefetch and parallel map threads
 }  // namespace jf::py_bridge

@@ -21,4 +21,5 @@ PYBIND11_MODULE(_C, m) {
   jf::set_trace_hook(&jf::record_traced_op);
   bind_function(m);
   bind_py_func(m);
+  bind_data(m);
 }

@@ -106,13 +106,30 @@ def test_prefetch_memory_is_bounded_by_its_buffer():
     # One element handed out, three in the buffer, and one the producer holds while it waits.
     assert len(produced) <= 1 + 3 + 1, f"prefetch(3) read {len(produced)} elements ahead"
     assert [float(next(it)[0]) for _ in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
-    before = threading.active_count()
     del it
     gc.collect()
-    deadline = time.time() + 5
-    while threading.active_count() >= before and time.time() < deadline:
-        time.sleep(0.05)
-    assert threading.active_count() < before, "a dropped iterator stops its prefetch thread"
+    time.sleep(0.1)
+    stopped_at = len(produced)
+    time.sleep(0.3)
+    assert len(produced) == stopped_at, "a dropped iterator stops its prefetch worker"
+
+
+def test_parallel_map_runs_calls_at_once_up_to_num_parallel_calls():
+    lock, state = threading.Lock(), {"now": 0, "max": 0}
+
+    def work(x):
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        time.sleep(0.02)
+        with lock:
+            state["now"] -= 1
+        return x
+
+    def f(x):  # traced: the worker runs its graph, and the graph calls back into Python
+        return jf.py_function(work, [x], Tout=jf.int64) * 2
+    assert _ints(D.range(24).map(f, num_parallel_calls=4)) == [2 * i for i in range(24)]
+    assert 1 < state["max"] <= 4
 
 
 def test_parallel_map_order():

@@ -1,0 +1,145 @@
+// jf.data's prefetch and parallel map on C++ threads (runtime/data_pipeline.h): _C.DataPipeline
+// pulls a Python iterator's elements (lists of component tensors) on worker threads and maps
+// them with a traced function's ConcreteFunction, or with a Python callable, into a bounded
+// buffer the iterating thread reads. Workers hold the GIL only while they run Python (the
+// upstream iterator, a Python map function, converting tensors); a ConcreteFunction runs
+// without it. An exception travels with its element and is raised when that element is asked for.
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <vector>
+
+#include "python/bindings.h"
+#include "python/convert.h"
+#include "runtime/data_pipeline.h"
+#include "runtime/function.h"
+
+namespace jf::py_bridge {
+namespace {
+
+// A pipeline item: an owned reference (released under the GIL by whoever holds it last), or
+// the exception its pull or map raised.
+struct PyItem {
+  PyObject* obj = nullptr;
+  std::exception_ptr error;
+};
+
+class PyPipeline {
+ public:
+  PyPipeline(py::object upstream, int workers, size_t capacity, bool ordered, py::object cf, py::object fn)
+      : upstream_(std::move(upstream)), fn_(std::move(fn)) {
+    if (!PyIter_Check(upstream_.ptr())) throw py::type_error("DataPipeline: upstream must be an iterator");
+    if (!cf.is_none()) cf_ = cf.cast<std::shared_ptr<ConcreteFunction>>();
+    data::Pipeline<PyItem>::Map map;
+    if (cf_)
+      map = [this](PyItem in) { return run_function(std::move(in)); };
+    else if (!fn_.is_none())
+      map = [this](PyItem in) { return run_python(std::move(in)); };
+    p_ = std::make_unique<data::Pipeline<PyItem>>(
+        workers, capacity, ordered, [this](PyItem* out) { return pull(out); }, std::move(map));
+  }
+  PyPipeline(const PyPipeline&) = delete;
+  PyPipeline& operator=(const PyPipeline&) = delete;
+  ~PyPipeline() { close(); }
+
+  py::object next() {
+    if (!p_) throw py::stop_iteration();
+    PyItem item;
+    bool ok;
+    {
+      py::gil_scoped_release release;
+      ok = p_->next(&item);
+    }
+    if (!ok) throw py::stop_iteration();
+    if (item.error) std::rethrow_exception(item.error);
+    return py::reinterpret_steal<py::object>(item.obj);
+  }
+
+  // Stops the workers (each finishes the call it is in) and releases what they had buffered.
+  void close() {
+    if (!p_) return;
+    stopping_ = true;
+    {
+      py::gil_scoped_release release;
+      p_->stop();
+    }
+    for (PyItem& it : p_->drain()) Py_XDECREF(it.obj);
+    p_.reset();
+  }
+
+  size_t outstanding() const { return p_ ? p_->outstanding() : 0; }
+  size_t max_outstanding() const { return p_ ? p_->max_outstanding() : 0; }
+
+ private:
+  bool pull(PyItem* out) {
+    py::gil_scoped_acquire gil;
+    if (stopping_) return false;
+    PyObject* r = PyIter_Next(upstream_.ptr());
+    if (r) {
+      out->obj = r;
+      return true;
+    }
+    if (!PyErr_Occurred()) return false;
+    out->error = std::make_exception_ptr(py::error_already_set());
+    return true;
+  }
+
+  PyItem run_function(PyItem in) {
+    if (in.error) return in;
+    PyItem out;
+    try {
+      std::vector<Tensor> args;
+      {
+        py::gil_scoped_acquire gil;
+        args = py::handle(in.obj).cast<std::vector<Tensor>>();
+      }
+      std::vector<Tensor> res = cf_->call(std::move(args));  // without the GIL
+      py::gil_scoped_acquire gil;
+      out.obj = tensors_to_py(res).release().ptr();
+    } catch (...) {
+      out.error = std::current_exception();
+    }
+    py::gil_scoped_acquire gil;
+    Py_DECREF(in.obj);
+    return out;
+  }
+
+  PyItem run_python(PyItem in) {
+    if (in.error) return in;
+    PyItem out;
+    py::gil_scoped_acquire gil;
+    try {
+      out.obj = fn_(py::handle(in.obj)).release().ptr();
+    } catch (...) {
+      out.error = std::current_exception();
+    }
+    Py_DECREF(in.obj);
+    return out;
+  }
+
+  py::object upstream_, fn_;
+  std::shared_ptr<ConcreteFunction> cf_;
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<data::Pipeline<PyItem>> p_;
+};
+
+}  // namespace
+
+void bind_data(py::module_& m) {
+  py::class_<PyPipeline>(m, "DataPipeline")
+      .def(py::init<py::object, int, size_t, bool, py::object, py::object>(), py::arg("upstream"),
+           py::arg("workers"), py::arg("capacity"), py::arg("ordered") = true,
+           py::arg("function") = py::none(), py::arg("python_function") = py::none(),
+           "Elements of `upstream` (an iterator of lists of tensors) pulled and mapped by `workers` threads "
+           "(by a ConcreteFunction, run without the GIL, or a Python callable; neither: passed through) "
+           "into a buffer of at most `capacity` elements.")
+      .def("__iter__", [](py::object self) { return self; })
+      .def("__next__", &PyPipeline::next)
+      .def("close", &PyPipeline::close)
+      .def_property_readonly("outstanding", &PyPipeline::outstanding)
+      .def_property_readonly("max_outstanding", &PyPipeline::max_outstanding);
+}
+
+}  // namespace jf::py_bridge
