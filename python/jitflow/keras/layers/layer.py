@@ -69,6 +69,17 @@ class KerasVariable(Variable):
         self.constraint = constraint
 
 
+def _has_keras_tensor(args, kwargs):
+    """Whether a call is symbolic: a KerasTensor among the arguments, in a list or dict of them,
+    or deeper (checked with nest only when some argument is a container)."""
+    for a in (*args, *kwargs.values()):
+        if type(a) is KerasTensor:
+            return True
+        if isinstance(a, (list, tuple, dict)) and any_keras_tensor(a):
+            return True
+    return False
+
+
 def _shape_tuple(x):
     if isinstance(x, (KerasTensor, Tensor, Variable, np.ndarray)) or hasattr(x, "shape"):
         return tuple(None if d is None else int(d) for d in x.shape)
@@ -119,7 +130,7 @@ class Layer(Module):
     _jf_untracked = Module._jf_untracked | frozenset(
         "_jf_" + n for n in ("autocast", "axes", "axis", "batch_input_shape", "build_config", "dtype",
                              "inbound_nodes", "init_args", "initial_weights", "input_layer", "inputs", "losses",
-                             "nodes", "output_shape", "outputs", "path", "seed_state", "trainable", "weights"))
+                             "nodes", "output_shape", "outputs", "path", "scopes", "seed_state", "trainable", "weights"))
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
@@ -157,6 +168,7 @@ class Layer(Module):
         self._jf_batch_input_shape = tuple(batch_shape) if batch_shape is not None else None
         self._jf_build_config = None
         self._jf_output_shape = None
+        self._jf_scopes = {}
         self.activity_regularizer = regularizers.get(activity_regularizer)
         self.built = False
 
@@ -412,34 +424,40 @@ class Layer(Module):
         return training
 
     def __call__(self, *args, **kwargs):
-        if any_keras_tensor(args, kwargs):
+        if _has_keras_tensor(args, kwargs):
             return _symbolic_call(self, args, kwargs)
         if args:
-            args = (self._jf_convert(args[0]),) + tuple(args[1:])
+            first = args[0]
+            if not (type(first) is Tensor and (first.dtype == self._jf_dtype or not first.dtype.is_floating)):
+                args = (self._jf_convert(first),) + tuple(args[1:])
         elif "inputs" in kwargs:
             kwargs["inputs"] = self._jf_convert(kwargs["inputs"])
-        outermost = not _context.stack
-        if outermost:
+        stack = _context.stack
+        if not stack:
             self._jf_clear_losses()
         training = self._jf_resolve_training(kwargs)
         scope = current_module_scope() + self._name
-        with name_scope(scope + "/"):
-            if not self.built:
+        entered = self._jf_scopes.get(scope)
+        if entered is None:  # a name_scope object per scope: making one per call costs as much as a small op
+            entered = self._jf_scopes[scope] = name_scope(scope + "/")
+        with entered:
+            building = not self.built
+            if building:
                 if self._jf_path is None:
                     self._jf_path = scope
                 self._jf_maybe_build(args, kwargs)
-            _context.stack.append(training if training is not None else (_context.stack[-1] if _context.stack
-                                                                          else None))
+            stack.append(training if training is not None else (stack[-1] if stack else None))
             try:
                 outputs = self.call(*args, **kwargs)
             finally:
-                _context.stack.pop()
+                stack.pop()
         if self.activity_regularizer is not None:
             for t in nest.flatten(outputs):
                 self.add_loss(self.activity_regularizer(t) / _ops.cast(_ops.shape(t)[0], t.dtype))
-        flat = nest.flatten(outputs)
-        if len(flat) == 1 and hasattr(flat[0], "shape"):
-            self._jf_output_shape = _shape_tuple(flat[0])
+        if building:  # the shape summary() shows for a layer outside a functional graph
+            flat = nest.flatten(outputs)
+            if len(flat) == 1 and hasattr(flat[0], "shape"):
+                self._jf_output_shape = _shape_tuple(flat[0])
         return outputs
 
     # ---- serialization ---------------------------------------------------------------------------
