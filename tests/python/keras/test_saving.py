@@ -129,3 +129,32 @@ def test_subclassed_model_archive(tmp_path, rng):
     back = jf.keras.saving.load_model(str(tmp_path / "net.keras"))
     assert type(back) is Net and back.units == 5 and back.built
     np.testing.assert_array_equal(back(x).numpy(), want)
+
+
+def test_every_layer_survives_a_keras_archive(tmp_path, rng):
+    """A functional model using each jf.keras layer: the loaded model has the same configs,
+    weights and outputs."""
+    ids = jf.keras.Input((6,), dtype="int32", name="ids")
+    e = layers.Embedding(20, 8)(ids)
+    seq = layers.LSTM(8, return_sequences=True)(e)
+    seq = layers.LayerNormalization()(layers.Add()([seq, layers.MultiHeadAttention(2, 4)(seq, e)]))
+    g = layers.GRU(5)(layers.Dropout(0.2)(seq))
+    img = jf.keras.Input((6, 6, 2), name="img")
+    c = layers.MaxPooling2D()(layers.Conv2D(3, 3, padding="same", activation="relu")(img))
+    c = layers.Flatten()(layers.AveragePooling2D(pool_size=1)(c))
+    r = layers.Reshape((3, 9))(c)
+    cell_seq = layers.RNN(layers.GRUCell(4))(r)
+    out = layers.Dense(2, activation="softmax")(layers.Concatenate()([g, layers.Activation("tanh")(cell_seq),
+                                                                        layers.BatchNormalization()(c)]))
+    model = jf.keras.Model([ids, img], out, name="zoo")
+    x = [rng.integers(0, 20, size=(3, 6)).astype(np.int32), rng.normal(size=(3, 6, 6, 2)).astype(np.float32)]
+    want = model(x).numpy()
+    model.save(str(tmp_path / "zoo.keras"))
+    back = jf.keras.models.load_model(str(tmp_path / "zoo.keras"))
+    assert [type(a).__name__ for a in back.layers] == [type(a).__name__ for a in model.layers]
+    for a, b in zip(model.layers, back.layers):
+        assert a.get_config() == b.get_config(), a.name
+    assert [v.path for v in back.weights] == [v.path for v in model.weights]
+    for a, b in zip(model.weights, back.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_allclose(back(x).numpy(), want, rtol=1e-6, atol=1e-7)
