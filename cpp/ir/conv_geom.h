@@ -12,6 +12,7 @@ struct ConvGeom {
   int sp = 2;                   // spatial dims
   bool channels_first = false;  // NCHW (NCDHW) rather than NHWC (NDHWC)
   int64_t batch = -1, c_in = -1, c_out = -1;
+  int64_t groups = 1;  // depthwise: c_in groups of one input channel and c_out / c_in outputs
   // Per spatial dim: input and output sizes, window, stride, dilation, padding before/after.
   int64_t in[kMaxSpatial] = {}, out[kMaxSpatial] = {}, k[kMaxSpatial] = {};
   int64_t stride[kMaxSpatial] = {}, dil[kMaxSpatial] = {}, pad_lo[kMaxSpatial] = {}, pad_hi[kMaxSpatial] = {};
@@ -29,6 +30,9 @@ struct ConvGeom {
 // Conv2D's geometry from its input and filter shapes (HWIO filter) and attrs; raises TF's
 // errors (rank, strides, dilations, padding, depths). Unknown dims give unknown outputs.
 ConvGeom conv_geom(const OpCall& c, const Shape& input, const Shape& filter);
+// The ops whose filter is depthwise ([h, w, channels, multiplier]: DepthwiseConv2dNative and
+// its gradients) take this with `depthwise`.
+bool is_depthwise(OpId op);
 // MaxPool / AvgPool: ksize, strides, padding (and MaxPool's explicit_paddings).
 ConvGeom pool_geom(const OpCall& c, const Shape& input);
 

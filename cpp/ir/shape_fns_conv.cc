@@ -126,10 +126,21 @@ Shape sizes_input(const OpCall& c, size_t i, const char* what) {
 
 }  // namespace
 
+bool is_depthwise(OpId op) {
+  return op == OpId::DepthwiseConv2dNative || op == OpId::DepthwiseConv2dNativeBackpropInput ||
+         op == OpId::DepthwiseConv2dNativeBackpropFilter;
+}
+
 ConvGeom conv_geom(const OpCall& c, const Shape& input, const Shape& filter) {
   ConvGeom g;
-  need_rank(c, input, 4, "convolution input");
-  need_rank(c, filter, 4, "convolution filter");
+  const bool dw = is_depthwise(c.def->id);
+  if (dw) {
+    if (input.rank() != 4) c.fail("input must be 4-dimensional", input.str());
+    if (filter.rank() != 4) c.fail("filter must be 4-dimensional: ", filter.str());
+  } else {
+    need_rank(c, input, 4, "convolution input");
+    need_rank(c, filter, 4, "convolution filter");
+  }
   g.channels_first = channels_first(c, 2);
   const Pad pad = padding(c, true);
   spatial_attr(c, g, "strides", "strides", 1, g.stride);
@@ -141,13 +152,21 @@ ConvGeom conv_geom(const OpCall& c, const Shape& input, const Shape& filter) {
     g.in[i] = input[g.spatial_dim(i)];
     g.k[i] = filter[i];
   }
-  g.c_out = filter[3];
   const int64_t fin = filter[2];
-  if (g.c_in >= 0 && fin >= 0 && g.c_in != fin) {
-    if (fin == 0 || g.c_in % fin != 0)
-      c.fail("input depth must be evenly divisible by filter depth: ", g.c_in, " vs ", fin);
-    throw_unimplemented(c.name(), ": grouped convolutions (input depth ", g.c_in, ", filter depth ", fin,
-                        ") are not implemented (inputs: ", c.input_desc(), ")");
+  if (dw) {
+    if (g.c_in >= 0 && fin >= 0 && g.c_in != fin)
+      c.fail("input and filter must have the same depth: ", g.c_in, " vs ", fin);
+    if (g.c_in < 0) g.c_in = fin;
+    g.groups = g.c_in;
+    g.c_out = g.c_in >= 0 && filter[3] >= 0 ? g.c_in * filter[3] : -1;
+  } else {
+    g.c_out = filter[3];
+    if (g.c_in >= 0 && fin >= 0 && g.c_in != fin) {
+      if (fin == 0 || g.c_in % fin != 0)
+        c.fail("input depth must be evenly divisible by filter depth: ", g.c_in, " vs ", fin);
+      throw_unimplemented(c.name(), ": grouped convolutions (input depth ", g.c_in, ", filter depth ", fin,
+                          ") are not implemented (inputs: ", c.input_desc(), ")");
+    }
   }
   window(c, g, pad);
   return g;
@@ -187,6 +206,7 @@ static void conv_dtypes(OpCall& c, size_t a, size_t b) {
            dtype_name(c.in[b].dtype()), " tensor");
 }
 
+// Conv2D and DepthwiseConv2dNative (and their backprops below): conv_geom tells them apart.
 void infer_conv2d(OpCall& c) {
   conv_dtypes(c, 0, 1);
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
@@ -231,11 +251,15 @@ void infer_conv2d_backprop_input(OpCall& c) {
     if (sizes.rank() != 4) c.fail("input_sizes must have 4 or 2 elements, got ", sizes.rank());
     input = sizes;
     if (input[cd] >= 0 && filter[2] >= 0 && input[cd] != filter[2])
-      c.fail("Conv2DCustomBackpropInput: input depth must be evenly divisible by filter depth");
+      c.fail(is_depthwise(c.def->id)
+                 ? "input and filter must have the same depth"
+                 : "Conv2DCustomBackpropInput: input depth must be evenly divisible by filter depth");
   } else {
     input = cf ? Shape{grad[0], filter[2], -1, -1} : Shape{grad[0], -1, -1, filter[2]};
   }
-  ConvGeom g = backprop_geom(c, "Conv2DCustomBackpropInput", input, filter, grad);
+  ConvGeom g =
+      backprop_geom(c, is_depthwise(c.def->id) ? "DepthwiseConv2DBackpropInput" : "Conv2DCustomBackpropInput",
+                    input, filter, grad);
   c.add_output(c.in[1].dtype(), g.input_shape());
 }
 
@@ -247,7 +271,8 @@ void infer_conv2d_backprop_filter(OpCall& c) {
     if (sizes.rank() != 4) c.fail("filter_sizes must have 4 elements, got ", sizes.rank());
     filter = sizes;
   }
-  backprop_geom(c, "Conv2DCustomBackpropFilter", c.in[0].shape(), filter, c.in[2].shape());
+  backprop_geom(c, is_depthwise(c.def->id) ? "DepthwiseConv2DBackpropFilter" : "Conv2DCustomBackpropFilter",
+                c.in[0].shape(), filter, c.in[2].shape());
   c.add_output(c.in[0].dtype(), filter);
 }
 

@@ -47,7 +47,7 @@ dnnl::engine& cpu_engine() {
 }
 
 std::vector<int64_t> cache_key(ConvKind k, const ConvGeom& g) {
-  std::vector<int64_t> key = {static_cast<int64_t>(k), g.channels_first, g.batch, g.c_in, g.c_out};
+  std::vector<int64_t> key = {static_cast<int64_t>(k), g.channels_first, g.batch, g.c_in, g.c_out, g.groups};
   for (int i = 0; i < g.sp; ++i)
     for (int64_t v : {g.in[i], g.out[i], g.k[i], g.stride[i], g.dil[i], g.pad_lo[i], g.pad_hi[i]})
       key.push_back(v);
@@ -61,7 +61,11 @@ std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g) {
   const tag act = g.channels_first ? tag::nchw : tag::nhwc;
   memory::desc src({g.batch, g.c_in, g.in[0], g.in[1]}, f32, act);
   memory::desc dst({g.batch, g.c_out, g.out[0], g.out[1]}, f32, act);
-  memory::dims wdims = {g.c_out, g.c_in, g.k[0], g.k[1]};
+  // A depthwise filter [h, w, channels, multiplier] is oneDNN's grouped [g, o, i = 1, h, w]
+  // stored h, w, i, g, o ("hwigo").
+  const bool grouped = g.groups > 1;
+  memory::dims wdims = grouped ? memory::dims{g.groups, g.c_out / g.groups, g.c_in / g.groups, g.k[0], g.k[1]}
+                               : memory::dims{g.c_out, g.c_in, g.k[0], g.k[1]};
   memory::desc w_any(wdims, f32, tag::any);
   memory::dims strides = {g.stride[0], g.stride[1]}, dil = {g.dil[0] - 1, g.dil[1] - 1};
   memory::dims pl = {g.pad_lo[0], g.pad_lo[1]}, pr = {g.pad_hi[0], g.pad_hi[1]};
@@ -69,7 +73,7 @@ std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per call: primitives run on many threads
   auto& eng = cpu_engine();
   auto r = std::make_shared<DnnlConv>();
-  r->user_w = memory::desc(wdims, f32, tag::hwio);
+  r->user_w = memory::desc(wdims, f32, grouped ? tag::hwigo : tag::hwio);
   auto algo = dnnl::algorithm::convolution_direct;
   if (kind == ConvKind::kForward) {
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algo, src, w_any, dst, strides, dil,
@@ -196,13 +200,13 @@ void dnnl_conv_part(ConvKind kind, const ConvGeom& g, const float* a, const floa
 // cached primitives per signature). Filter gradients are summed over the parts.
 void dnnl_conv(ConvKind kind, const ConvGeom& g, const float* a, const float* w_or_b, float* out) {
   const int64_t in_img = g.c_in * g.in[0] * g.in[1], out_img = g.c_out * g.out[0] * g.out[1];
-  const double flops = 2.0 * out_img * g.c_in * g.k[0] * g.k[1];  // per image
+  const double flops = 2.0 * out_img * (g.c_in / g.groups) * g.k[0] * g.k[1];  // per image
   int64_t parts = std::min<int64_t>(num_threads(), g.batch);
   if (flops * g.batch < 2e6) parts = 1;
   const int64_t chunk = (g.batch + parts - 1) / parts;
   parts = (g.batch + chunk - 1) / chunk;
   if (parts == 1) return dnnl_conv_part(kind, g, a, w_or_b, out);
-  const int64_t wsize = g.k[0] * g.k[1] * g.c_in * g.c_out;
+  const int64_t wsize = g.k[0] * g.k[1] * (g.c_in / g.groups) * g.c_out;
   std::vector<float> partial(kind == ConvKind::kBackwardWeights ? static_cast<size_t>(parts * wsize) : 0);
   parallel_for(parts, 1e9, [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) {
@@ -344,6 +348,61 @@ void gemm_conv(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T
   if (g.channels_first && kind == ConvKind::kBackwardData) from_nhwc(out, out_p, N, C, hw_in);
 }
 
+// Depthwise convolutions on float64: direct loops over the taps inside the input (oneDNN has no
+// float64), output channel c * M + m from input channel c and filter [kh, kw, c, m].
+template <class T>
+void depthwise_direct(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T* out_p) {
+  const int64_t N = g.batch, C = g.c_in, OC = g.c_out, M = OC / C, OH = g.out[0], OW = g.out[1];
+  const int64_t H = g.in[0], W = g.in[1], hw_in = H * W, hw_out = OH * OW, s = g.stride[1];
+  std::vector<T> a_buf, b_buf, out_buf;
+  const T* x = a_in;
+  const T* dy = b_in;
+  T* out = out_p;
+  if (g.channels_first) {
+    a_buf = kind == ConvKind::kBackwardData ? to_nhwc(a_in, N, OC, hw_out) : to_nhwc(a_in, N, C, hw_in);
+    x = a_buf.data();
+    if (kind == ConvKind::kBackwardWeights) {
+      b_buf = to_nhwc(b_in, N, OC, hw_out);
+      dy = b_buf.data();
+    } else {
+      out_buf.resize(static_cast<size_t>(kind == ConvKind::kForward ? N * OC * hw_out : N * C * hw_in));
+      out = out_buf.data();
+    }
+  }
+  const T* w = b_in;
+  if (kind == ConvKind::kForward) std::fill(out, out + N * hw_out * OC, T(0));
+  if (kind == ConvKind::kBackwardData) std::fill(out, out + N * hw_in * C, T(0));
+  if (kind == ConvKind::kBackwardWeights) std::fill(out, out + g.k[0] * g.k[1] * OC, T(0));
+  // Images are independent for the forward and data gradient; the filter gradient runs whole.
+  const bool split = kind != ConvKind::kBackwardWeights;
+  parallel_for(split ? N : 1, split ? static_cast<double>(hw_out * g.k[0] * g.k[1] * OC) : 1.0,
+               [&](int64_t b, int64_t e) {
+                 const int64_t n0 = split ? b : 0, n1 = split ? e : N;
+                 for (int64_t n = n0; n < n1; ++n)
+                   for (int64_t oh = 0; oh < OH; ++oh)
+                     for (int64_t kh = 0; kh < g.k[0]; ++kh)
+                       for (int64_t kw = 0; kw < g.k[1]; ++kw) {
+                         const Tap t = tap_of(g, oh, kh, kw);
+                         const int64_t wt = (kh * g.k[1] + kw) * OC;
+                         for (int64_t ow = t.ow0; ow < t.ow1; ++ow) {
+                           const int64_t xi = ((n * H + t.ih) * W + t.iw0 + (ow - t.ow0) * s) * C;
+                           const int64_t yi = ((n * OH + oh) * OW + ow) * OC;
+                           for (int64_t c = 0; c < C; ++c)
+                             for (int64_t m = 0; m < M; ++m) {
+                               if (kind == ConvKind::kForward)
+                                 out[yi + c * M + m] += x[xi + c] * w[wt + c * M + m];
+                               else if (kind == ConvKind::kBackwardData)
+                                 out[xi + c] += x[yi + c * M + m] * w[wt + c * M + m];
+                               else
+                                 out[wt + c * M + m] += x[xi + c] * dy[yi + c * M + m];
+                             }
+                         }
+                       }
+               });
+  if (g.channels_first && kind == ConvKind::kForward) from_nhwc(out, out_p, N, OC, hw_out);
+  if (g.channels_first && kind == ConvKind::kBackwardData) from_nhwc(out, out_p, N, C, hw_in);
+}
+
 template <TypeSet kTypes>
 void run_conv(OpCall& c, ConvKind kind, const ConvGeom& g, const Tensor& a, const Tensor& b) {
   Tensor& y = c.alloc(0);
@@ -356,6 +415,8 @@ void run_conv(OpCall& c, ConvKind kind, const ConvGeom& g, const Tensor& a, cons
   JF_SWITCH_CLAIMED(kTypes, y.dtype(), T, {
     if constexpr (std::is_same_v<T, float>)
       dnnl_conv(kind, g, a.data<float>(), b.data<float>(), y.data<float>());
+    else if (g.groups > 1)
+      depthwise_direct<T>(kind, g, a.data<T>(), b.data<T>(), y.data<T>());
     else
       gemm_conv<T>(kind, g, a.data<T>(), b.data<T>(), y.data<T>());
   });
@@ -376,6 +437,23 @@ void k_Conv2DBackpropInput(OpCall& c) {
 void k_Conv2DBackpropFilter(OpCall& c) {
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.spec(0).shape);
   run_conv<op_types(OpId::Conv2DBackpropFilter)>(c, ConvKind::kBackwardWeights, g, c.in[0], c.in[2]);
+}
+
+void k_DepthwiseConv2dNative(OpCall& c) {
+  ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
+  run_conv<op_types(OpId::DepthwiseConv2dNative)>(c, ConvKind::kForward, g, c.in[0], c.in[1]);
+}
+
+void k_DepthwiseConv2dNativeBackpropInput(OpCall& c) {
+  ConvGeom g = conv_geom(c, c.spec(0).shape, c.in[1].shape());
+  run_conv<op_types(OpId::DepthwiseConv2dNativeBackpropInput)>(c, ConvKind::kBackwardData, g, c.in[2],
+                                                               c.in[1]);
+}
+
+void k_DepthwiseConv2dNativeBackpropFilter(OpCall& c) {
+  ConvGeom g = conv_geom(c, c.in[0].shape(), c.spec(0).shape);
+  run_conv<op_types(OpId::DepthwiseConv2dNativeBackpropFilter)>(c, ConvKind::kBackwardWeights, g, c.in[0],
+                                                                c.in[2]);
 }
 
 // ---- BiasAdd / BiasAddGrad ----------------------------------------------------------------------

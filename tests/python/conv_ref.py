@@ -142,3 +142,21 @@ def nchw(x):
 
 def nhwc(x):
     return np.transpose(x, (0, 2, 3, 1))
+
+
+# Depthwise: channel c of the input with its filters [h, w, c, :] gives outputs c * M + m.
+def depthwise(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1)):
+    return np.concatenate([conv2d(x[..., c:c + 1], w[:, :, c:c + 1, :], strides, padding, dilations)
+                           for c in range(x.shape[3])], axis=3)
+
+
+def depthwise_input_grad(x_shape, w, dy, strides=(1, 1), padding="VALID", dilations=(1, 1)):
+    m = w.shape[3]
+    return np.concatenate([conv2d_input_grad((*x_shape[:3], 1), w[:, :, c:c + 1, :], dy[..., c * m:(c + 1) * m],
+                                             strides, padding, dilations) for c in range(x_shape[3])], axis=3)
+
+
+def depthwise_filter_grad(x, w_shape, dy, strides=(1, 1), padding="VALID", dilations=(1, 1)):
+    m = w_shape[3]
+    return np.concatenate([conv2d_filter_grad(x[..., c:c + 1], (*w_shape[:2], 1, m), dy[..., c * m:(c + 1) * m],
+                                              strides, padding, dilations) for c in range(x.shape[3])], axis=2)

@@ -866,6 +866,19 @@ def _conv_rows():
             lambda x, dy: run(OP["Conv2DBackpropFilter"], (x, jf.constant([3, 3, 3, 4]), dy),
                               {"strides": [1, 2, 1, 1], "padding": "SAME"}, None),
             _f64(lambda x, dy: C.conv2d_filter_grad(x, (3, 3, 3, 4), dy, (2, 1), "SAME")), (0, 1)),
+        "DepthwiseConv2dNative": Row(
+            inputs(data((2, 5, 5, 3), -1, 1), data((3, 3, 3, 3), -1, 1)),
+            lambda x, w: jf.nn.depthwise_conv2d(x, w, [1, 2, 1, 1], "SAME"),
+            _f64(lambda x, w: C.depthwise(x, w, (2, 1), "SAME")), (0, 1)),
+        "DepthwiseConv2dNativeBackpropInput": Row(
+            inputs(data((2, 3, 5, 9), -1, 1), data((3, 3, 3, 3), -1, 1)),
+            lambda dy, w: jf.nn.depthwise_conv2d_backprop_input(batch_sizes(dy, [5, 5, 3]), w, dy, [1, 2, 1, 1],
+                                                                "SAME"),
+            _f64(lambda dy, w: C.depthwise_input_grad((dy.shape[0], 5, 5, 3), w, dy, (2, 1), "SAME")), (0, 1)),
+        "DepthwiseConv2dNativeBackpropFilter": Row(
+            inputs(data((2, 5, 5, 3), -1, 1), data((2, 3, 5, 9), -1, 1)),
+            lambda x, dy: jf.nn.depthwise_conv2d_backprop_filter(x, [3, 3, 3, 3], dy, [1, 2, 1, 1], "SAME"),
+            _f64(lambda x, dy: C.depthwise_filter_grad(x, (3, 3, 3, 3), dy, (2, 1), "SAME")), (0, 1)),
         "BiasAdd": Row(inputs(data((2, 3, 4)), data((4,))), jf.nn.bias_add, _f64(lambda x, b: x + b), (0, 1)),
         "BiasAddGrad": Row(inputs(data((2, 3, 4))), lambda g: run(OP["BiasAddGrad"], (g,), None, None),
                            _f64(lambda g: g.sum(axis=(0, 1))), (0,)),

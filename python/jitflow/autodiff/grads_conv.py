@@ -1,6 +1,6 @@
 """Gradients of the convolution, bias and pooling ops, as TF's nn_grad: a convolution's input
-and filter gradients are its Conv2DBackpropInput / Conv2DBackpropFilter ops (whose own
-gradients are convolutions again), a bias add's is BiasAddGrad, a max pool's goes through the
+and filter gradients are its family's BackpropInput / BackpropFilter ops (Conv2D's and
+DepthwiseConv2dNative's; their own gradients are convolutions again), a bias add's is BiasAddGrad, a max pool's goes through the
 window's argmax (MaxPoolGrad) and an average pool's is spread by AvgPoolGrad."""
 from ..ops import basic_ops as ops
 from ..ops.dispatch import OP, run
@@ -21,25 +21,34 @@ _CONV = ("strides", "padding", "explicit_paddings", "dilations", "data_format")
 _POOL = ("ksize", "strides", "padding", "explicit_paddings", "data_format")
 
 
+def _names(op):
+    """The forward, input-gradient and filter-gradient op types of op's family."""
+    if op.type.startswith("Depthwise"):
+        return ("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter")
+    return ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter")
+
+
 def _input_grad(op, sizes, w, g):
-    return run(OP["Conv2DBackpropInput"], (sizes, w, g), _attrs(op, _CONV), None)
+    return run(OP[_names(op)[1]], (sizes, w, g), _attrs(op, _CONV), None)
 
 
 def _filter_grad(op, x, sizes, g):
-    return run(OP["Conv2DBackpropFilter"], (x, sizes, g), _attrs(op, _CONV), None)
+    return run(OP[_names(op)[2]], (x, sizes, g), _attrs(op, _CONV), None)
 
 
 def _conv(op, x, w):
-    return run(OP["Conv2D"], (x, w), _attrs(op, _CONV), None)
+    return run(OP[_names(op)[0]], (x, w), _attrs(op, _CONV), None)
 
 
 @_grad("Conv2D")
+@_grad("DepthwiseConv2dNative")
 def _conv2d_grad(op, g):
     x, w = op.inputs
     return [_input_grad(op, ops.shape(x), w, g), _filter_grad(op, x, ops.shape(w), g)]
 
 
 @_grad("Conv2DBackpropInput")
+@_grad("DepthwiseConv2dNativeBackpropInput")
 def _conv2d_backprop_input_grad(op, g):
     # Linear in the filter and in out_backprop: d/dfilter is a filter gradient of g against
     # out_backprop, d/dout_backprop the forward convolution of g.
@@ -48,6 +57,7 @@ def _conv2d_backprop_input_grad(op, g):
 
 
 @_grad("Conv2DBackpropFilter")
+@_grad("DepthwiseConv2dNativeBackpropFilter")
 def _conv2d_backprop_filter_grad(op, g):
     x, _, dy = op.inputs
     return [_input_grad(op, ops.shape(x), g, dy), None, _conv(op, x, g)]

@@ -1,5 +1,6 @@
 """jf.nn's convolutions and pooling with TF 2's signatures: conv2d, conv1d and conv2d_transpose
-on the Conv2D / Conv2DBackpropInput records, max_pool2d / avg_pool2d (and the 1-D and
+on the Conv2D / Conv2DBackpropInput records, depthwise_conv2d and separable_conv2d on
+DepthwiseConv2dNative, max_pool2d / avg_pool2d (and the 1-D and
 rank-dispatching forms) on MaxPool / AvgPool. As TF, the 1-D forms are the 2-D ops on an
 expanded dim, and an int stride or window size stands for every spatial dim. space_to_depth /
 depth_to_space are reshapes around a transpose."""
@@ -86,6 +87,58 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
     sizes = output_shape if isinstance(output_shape, Tensor) else shape_tensor(list(output_shape))
     attrs = _conv_attrs(strides, padding, data_format or "NHWC", dilations)
     return run(OP["Conv2DBackpropInput"], (sizes, w, x), attrs, name)
+
+
+def _depthwise_attrs(strides, padding, data_format, dilations):
+    fmt = data_format or "NHWC"
+    if fmt not in ("NHWC", "NCHW"):
+        raise ValueError(f"`data_format` must be 'NHWC' or 'NCHW'. Received: data_format={data_format}")
+    if isinstance(strides, numbers.Integral):
+        raise TypeError(f"Expected list for 'strides' argument to 'depthwise_conv2d_native' Op, not {strides}.")
+    ci = _channel_index(fmt)
+    attrs = {"strides": _sequence(strides, 2, ci, "strides"), "dilations": _sequence(dilations, 2, ci, "dilations"),
+             "data_format": fmt}
+    attrs.update(_padding_attrs(padding, 2, fmt))
+    return attrs
+
+
+@export("nn.depthwise_conv2d")
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None, name=None):
+    """Each input channel convolved with its own filters: filter [h, w, channels, multiplier]
+    gives channels * multiplier outputs, channel c's at c * multiplier + m (TF's
+    DepthwiseConv2dNative); `dilations` is TF 2's rate [rate_h, rate_w]."""
+    x = to_tensor(input)
+    w = _ops.convert_to_tensor(filter, x.dtype) if not isinstance(filter, Tensor) else filter
+    return run(OP["DepthwiseConv2dNative"], (x, w), _depthwise_attrs(strides, padding, data_format, dilations), name)
+
+
+@export("nn.separable_conv2d")
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, data_format=None, dilations=None,
+                     name=None):
+    """depthwise_conv2d, then a 1x1 conv2d mixing its channels (pointwise_filter
+    [1, 1, channels * multiplier, out_channels])."""
+    p = _ops.convert_to_tensor(pointwise_filter) if not isinstance(pointwise_filter, Tensor) else pointwise_filter
+    for d in (0, 1):
+        if p.shape[d] is not None and p.shape[d] != 1:
+            raise ValueError(f"Dimensions {p.shape[d]} and 1 are not compatible")
+    h = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format, dilations)
+    return conv2d(h, p, 1, "VALID", data_format or "NHWC", name=name)
+
+
+@export("nn.depthwise_conv2d_backprop_input")
+def depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding, data_format="NHWC",
+                                    dilations=(1, 1, 1, 1), name=None):
+    sizes = input_sizes if isinstance(input_sizes, Tensor) else shape_tensor(list(input_sizes))
+    return run(OP["DepthwiseConv2dNativeBackpropInput"], (sizes, to_tensor(filter), to_tensor(out_backprop)),
+               _depthwise_attrs(strides, padding, data_format, dilations), name)
+
+
+@export("nn.depthwise_conv2d_backprop_filter")
+def depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, data_format="NHWC",
+                                     dilations=(1, 1, 1, 1), name=None):
+    sizes = filter_sizes if isinstance(filter_sizes, Tensor) else shape_tensor(list(filter_sizes))
+    return run(OP["DepthwiseConv2dNativeBackpropFilter"], (to_tensor(input), sizes, to_tensor(out_backprop)),
+               _depthwise_attrs(strides, padding, data_format, dilations), name)
 
 
 @export("nn.conv1d")
@@ -247,4 +300,5 @@ def depth_to_space(input, block_size, data_format="NHWC", name=None):
 
 
 __all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_transpose", "depth_to_space",
-           "max_pool", "max_pool1d", "max_pool2d", "space_to_depth"]
+           "depthwise_conv2d", "depthwise_conv2d_backprop_filter", "depthwise_conv2d_backprop_input", "max_pool",
+           "max_pool1d", "max_pool2d", "separable_conv2d", "space_to_depth"]

@@ -272,3 +272,77 @@ def test_errors_when_traced():
     f = jf.function(lambda a, b: jf.nn.conv2d(a, b, 1, "SAME"))
     with pytest.raises(jf.errors.InvalidArgumentError, match="input depth must be evenly divisible"):
         f(jf.zeros([1, 5, 5, 3]), jf.zeros([3, 3, 2, 4]))
+
+
+# ---- depthwise and separable convolutions ------------------------------------------------------
+DW_CASES = {
+    "same": ((2, 6, 5, 3), (3, 3, 3, 2), (1, 1), "SAME", (1, 1), "NHWC"),
+    "strided_valid": ((1, 7, 7, 2), (2, 3, 2, 3), (2, 2), "VALID", (1, 1), "NHWC"),
+    "dilated_explicit": ((1, 6, 6, 2), (2, 2, 2, 1), (1, 1), [(1, 0), (2, 1)], (2, 2), "NHWC"),
+    "nchw": ((2, 5, 6, 3), (3, 3, 3, 2), (2, 2), "SAME", (1, 1), "NCHW"),
+}
+
+
+def _dw_call(strides, padding, dil, fmt):
+    s = [1, 1, *strides] if fmt == "NCHW" else [1, *strides, 1]
+    return lambda a, b: jf.nn.depthwise_conv2d(a, b, s, _tf_padding(padding, fmt), fmt, list(dil))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(DW_CASES))
+def test_depthwise_conv2d_against_direct_loops(name, mode, dtype, rng):
+    xs, ws, strides, padding, dil, fmt = DW_CASES[name]
+    x = rng.uniform(-1, 1, xs).astype(dtype)
+    w = rng.uniform(-1, 1, ws).astype(dtype)
+    want = R.depthwise(x, w, strides, padding, dil)
+    to = R.nchw if fmt == "NCHW" else (lambda a: a)
+    y = run_mode(mode, _dw_call(strides, padding, dil, fmt), jf.constant(to(x)), jf.constant(w))
+    np.testing.assert_allclose(y.numpy(), to(want), **_tol(dtype))
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit_compile"])
+@pytest.mark.parametrize("name", sorted(DW_CASES))
+def test_depthwise_gradients_by_finite_differences(name, mode, rng):
+    xs, ws, strides, padding, dil, fmt = DW_CASES[name]
+    x = rng.uniform(-1, 1, (1, *xs[1:]))
+    w = rng.uniform(-1, 1, ws)
+    r = rng.standard_normal(R.depthwise(x, w, strides, padding, dil).shape)
+    to = R.nchw if fmt == "NCHW" else (lambda a: a)
+    call = _dw_call(strides, padding, dil, fmt)
+
+    def grads(a, b):
+        with jf.GradientTape() as tape:
+            tape.watch([a, b])
+            loss = jf.reduce_sum(call(a, b) * jf.constant(to(r)))
+        return tape.gradient(loss, [a, b])
+
+    gx, gw = run_mode(mode, grads, jf.constant(to(x)), jf.constant(w))
+    want_x, want_w = numeric_grad(lambda xv, wv: float(np.sum(R.depthwise(xv, wv, strides, padding, dil) * r)),
+                                  [x, w])
+    np.testing.assert_allclose(gx.numpy(), to(want_x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gw.numpy(), want_w, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_separable_conv2d(mode, rng):
+    x = rng.uniform(-1, 1, (2, 6, 6, 3)).astype(np.float32)
+    dw = rng.uniform(-1, 1, (3, 3, 3, 2)).astype(np.float32)
+    pw = rng.uniform(-1, 1, (1, 1, 6, 4)).astype(np.float32)
+    want = R.conv2d(R.depthwise(x, dw, (1, 1), "SAME"), pw)
+    y = run_mode(mode, lambda a, b, c: jf.nn.separable_conv2d(a, b, c, [1, 1, 1, 1], "SAME"),
+                 jf.constant(x), jf.constant(dw), jf.constant(pw))
+    np.testing.assert_allclose(y.numpy(), want, rtol=2e-5, atol=2e-5)
+
+
+def test_depthwise_errors():
+    x = jf.zeros([1, 5, 5, 3])
+    with pytest.raises(jf.errors.InvalidArgumentError,
+                       match=r"DepthwiseConv2dNative: input and filter must have the same depth: 3 vs 2"):
+        jf.nn.depthwise_conv2d(x, jf.zeros([3, 3, 2, 2]), [1, 1, 1, 1], "SAME")
+    with pytest.raises(jf.errors.InvalidArgumentError, match=r"input must be 4-dimensional\[5,5,3\]"):
+        jf.nn.depthwise_conv2d(jf.zeros([5, 5, 3]), jf.zeros([3, 3, 3, 2]), [1, 1, 1, 1], "SAME")
+    with pytest.raises(TypeError, match=r"Expected list for 'strides'"):
+        jf.nn.depthwise_conv2d(x, jf.zeros([3, 3, 3, 2]), 1, "SAME")
+    with pytest.raises(ValueError, match=r"Dimensions 2 and 1 are not compatible"):
+        jf.nn.separable_conv2d(x, jf.zeros([3, 3, 3, 2]), jf.zeros([1, 2, 6, 4]), [1, 1, 1, 1], "SAME")
