@@ -453,7 +453,10 @@ class Layer(Module):
                 stack.pop()
         if self.activity_regularizer is not None:
             for t in nest.flatten(outputs):
-                self.add_loss(self.activity_regularizer(t) / _ops.cast(_ops.shape(t)[0], t.dtype))
+                loss = self.activity_regularizer(t)
+                if len(t.shape):  # Keras: per example, 0 for an empty batch
+                    loss = _ops.divide_no_nan(loss, _ops.cast(_ops.shape(t)[0], loss.dtype))
+                self.add_loss(loss)
         if building:  # the shape summary() shows for a layer outside a functional graph
             flat = nest.flatten(outputs)
             if len(flat) == 1 and hasattr(flat[0], "shape"):
