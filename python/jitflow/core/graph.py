@@ -1,5 +1,6 @@
 """Graph introspection in TF's shapes: FuncGraph.get_operations(), Operation (.name, .type,
 .inputs, .outputs, .get_attr, .node_def) and the symbolic tensors between operations."""
+from . import graph_display
 from .shapes import TensorShape
 
 
@@ -118,3 +119,11 @@ class FuncGraph:
 
     def __repr__(self):
         return f"<jf.FuncGraph with {self._graph.num_nodes} ops>"
+
+    def _repr_html_(self):
+        """In a notebook: the dataflow graph, compiled clusters drawn as boxes."""
+        try:
+            view = graph_display.view_of(self, "graph", self._cluster_of)
+        except Exception as e:  # noqa: BLE001 - a display must not raise
+            return f"<pre>{self!r}: cannot be drawn ({type(e).__name__}: {e})</pre>"
+        return graph_display.render_html(view)

@@ -1,6 +1,8 @@
 """jf.debugging: runtime counters, and TF's assertions (Assert, assert_equal, assert_near,
 assert_rank, assert_shapes, ...): checked now eagerly, an Assert op that runs with the
 function when traced; shapes known at trace time are checked at trace time (ValueError)."""
+import html as _html
+
 import numpy as _np
 
 from .. import _C
@@ -19,8 +21,18 @@ _TENSOR_SLOT = "\x00"  # in the Assert op's "parts": the next data tensor goes h
 _extra_stats = {}
 
 
+class Stats(dict):
+    """The runtime counters: a dict (printed as one), shown in a notebook as a table."""
+
+    def _repr_html_(self):
+        rows = "".join(f"<tr><td>{_html.escape(str(k))}</td><td style='text-align:right'>{v}</td></tr>"
+                       for k, v in self.items())
+        return ('<table class="jf-stats" style="border-collapse:collapse"><tr><th>counter</th>'
+                f"<th>value</th></tr>{rows}</table>")
+
+
 def stats():
-    return {**_C.stats(), **_extra_stats}
+    return Stats({**_C.stats(), **_extra_stats})
 
 
 def reset_stats():

@@ -7,6 +7,7 @@ from .. import _C
 from ..core.export import export
 from ..core.name_scope import current_module_scope, name_scope
 from ..ops.variables import Variable
+from ..tracing import display as _display
 
 # TF's module_utils: a name is a Python identifier; the default is the class name in snake_case.
 _VALID_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -85,6 +86,12 @@ class Module:
             with self.name_scope:
                 return method(self, *args, **kwargs)
         return method_with_name_scope
+
+    def _repr_html_(self):
+        """In a notebook: the variables, and the graphs of the jf.function methods traced so far."""
+        traced = [(v._name, v) for k, v in sorted(self.__dict__.items())
+                  if k.startswith("_jf_bound_") and hasattr(v, "_concrete")]
+        return _display.module_html(self, list(self.variables), traced)
 
     # ---- discovery ------------------------------------------------------------------------
     @property

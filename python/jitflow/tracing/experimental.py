@@ -1,4 +1,6 @@
-"""jf.experimental: emit_ptx, the GPU code of a function's compiled clusters (works without a GPU)."""
+"""jf.experimental: emit_ptx, the GPU code of a function's compiled clusters (works without a GPU),
+and compare, eager against traced against compiled timings (tracing/compare.py)."""
+from .compare import Comparison, compare  # noqa: F401 - re-exported
 
 
 def emit_ptx(f, *args, arch="sm_80", **kwargs):

@@ -1,6 +1,7 @@
 """jf.explain: for each op of a function's graph, whether it is compiled (and in which
 cluster) or runs on an eager kernel, and why."""
 import collections
+import html
 
 Explanation = collections.namedtuple("Explanation", "op type status cluster reason")
 
@@ -19,6 +20,27 @@ class Report(list):
 
     def by_op(self):
         return {r.op: r for r in self}
+
+    def summary(self):
+        n = collections.Counter(r.status for r in self)
+        clusters = len({r.cluster for r in self if r.cluster})
+        return (f"{n['compiled']} op(s) compiled in {clusters} cluster(s), {n['eager']} eager, "
+                f"{n['removed']} removed by optimization")
+
+    def _repr_html_(self):
+        """In a notebook: the same table, compiled rows blue, eager rows yellow."""
+        colours = {"compiled": "#cfe2ff", "eager": "#fff3cd", "removed": "#eeeeee"}
+        rows = "".join(
+            f'<tr class="jf-{r.status}" style="background:{colours.get(r.status, "#fff")}">'
+            + "".join(f"<td>{html.escape(str(v))}</td>" for v in (r.op, r.type, r.status, r.cluster or "-", r.reason))
+            + "</tr>" for r in self)
+        return (f'<div><b>jf.explain</b>: {html.escape(self.summary())}</div>'
+                '<table class="jf-explain" style="border-collapse:collapse"><tr><th>op</th><th>type</th>'
+                f"<th>status</th><th>cluster</th><th>reason</th></tr>{rows}</table>")
+
+    def _repr_pretty_(self, p, cycle):
+        # IPython would print a list subclass as a list; a notebook's text view is the table.
+        p.text(str(self))
 
 
 def explain(f, *args, **kwargs):

@@ -15,7 +15,7 @@ from ..core.graph import FuncGraph
 from ..core.nest import flatten_outputs
 from ..core.tensor_spec import TensorSpec
 from ..ops import variables as _variables
-from . import signatures
+from . import display, signatures
 from .autograph import conversion, feature_names, operators
 
 _RETRACE_WARN_COUNT = 5
@@ -41,6 +41,7 @@ class ConcreteFunction:
         self._var_ids, self._var_key = [], b""  # the variable arguments it was traced with
         self._parameters = []  # (name, kind, value) as traced (tracing/signatures.py)
         self._key, self._general = None, True  # its signature key; whether it serves others too
+        self._traced_args, self._jit_compile = ((), {}), False
         self.graph = FuncGraph(cf.graph, dict(cf.op_cluster))
 
     def __call__(self, *args, **kwargs):
@@ -75,6 +76,10 @@ class ConcreteFunction:
 
     def pretty_printed_graph(self):
         return self._cf.graph.to_string()
+
+    def _repr_html_(self):
+        """In a notebook: the dataflow graph, compiled clusters as boxes, eager ops marked."""
+        return display.concrete_html(self)
 
 
 class Function(_C.FunctionCache):
@@ -128,6 +133,10 @@ class Function(_C.FunctionCache):
     @property
     def python_function(self):
         return self._python_function
+
+    def _repr_html_(self):
+        """In a notebook: the graphs of this function's traces."""
+        return display.function_html(self)
 
     def experimental_get_tracing_count(self):
         return self._tracing_count
@@ -185,6 +194,7 @@ class Function(_C.FunctionCache):
             raise TypeError(f"{self._name}: {len(leaves)} tensor argument(s) for {len(specs)} spec(s)")
         first = self._tracing_count == 0
         created = len(self._created_variables)
+        t0 = time.perf_counter()
         graph, output_tree = self._trace_graph(tree, specs, first)
         self._tracing_count += 1
         if first and len(self._created_variables) > created:
@@ -194,11 +204,16 @@ class Function(_C.FunctionCache):
             # which captures the variables the first made, is the one that runs.
             graph, output_tree = self._trace_graph(tree, specs, False)
             self._tracing_count += 1
+        t1 = time.perf_counter()
         cf = ConcreteFunction(_C.make_concrete_function(graph, self._name, bool(self._jit_compile), gpu_device),
                               output_tree, self._name, self._arg_names)
+        # Seconds spent tracing the Python function and building (optimizing, compiling) its graph.
+        cf.trace_seconds, cf.build_seconds = t1 - t0, time.perf_counter() - t1
         # The parameters as traced: tensors by their specs, Python values as they were.
         traced = signatures.in_order_of(tree.unflatten(list(specs)), (tuple(args), dict(kwargs)))
         cf._parameters = signatures.parameters(self._python_function, *traced)
+        # What jf.saved_model writes: the call structure with TensorSpec leaves, and the mode.
+        cf._traced_args, cf._jit_compile = traced, bool(self._jit_compile)
         self._traced_specs.append(list(specs))
         self._concrete.append(cf)
         return cf
