@@ -306,3 +306,19 @@ def test_batch_norm_updates_and_dropout_inside_compiled_functions(rng):
     y = jf.function(lambda x: model(x, training=True))(x).numpy()
     assert 0.3 < (y == 0).mean() < 0.7
     np.testing.assert_array_equal(jf.function(lambda x: model(x))(x).numpy() != 0, True)
+
+
+def test_a_layer_built_by_hand_keeps_its_weights():
+    class Scale(layers.Layer):
+        def build(self, input_shape):  # does not set self.built, as many user layers
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="w")
+
+        def call(self, x):
+            return x * self.w
+
+    s = Scale()
+    s.build((None, 3))
+    assert s.built and [v.path for v in s.weights] == [f"{s.name}/w"]
+    s.w.assign([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(s(np.ones((2, 3), np.float32)).numpy(), [[1, 2, 3]] * 2)
+    assert len(s.weights) == 1

@@ -132,6 +132,20 @@ class Layer(Module):
                              "inbound_nodes", "init_args", "initial_weights", "input_layer", "inputs", "losses",
                              "nodes", "output_shape", "outputs", "path", "scopes", "seed_state", "trainable", "weights"))
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # As Keras wraps build: a layer built by hand (layer.build(shape)) is built, whether or
+        # not its build sets `built`, so its first call does not make the weights again.
+        if "build" in cls.__dict__:
+            original = cls.__dict__["build"]
+
+            @functools.wraps(original)
+            def build(self, *args, **kwargs):
+                out = original(self, *args, **kwargs)
+                self.built = True
+                return out
+            cls.build = build
+
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
         # Keras 3's auto-config: the constructor arguments, used by get_config when a subclass
