@@ -12,6 +12,7 @@ from .saving import load_model
 
 models.load_model = load_model
 models.save_model = saving.save_model
+models.model_from_json = saving.model_from_json
 
 # keras.backend.clear_session: forgets the layer names given so far (dense, dense_1, ...).
 backend = _types.SimpleNamespace(clear_session=clear_session)

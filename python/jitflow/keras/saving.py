@@ -3,6 +3,7 @@ classes (register_keras_serializable, custom_objects, custom_object_scope). A cl
 by name only — among jf.keras's own layers and models, the registered classes and the
 custom_objects given — and built with its from_config; an archive naming any other class is
 refused with Keras's TypeError, so loading never imports or runs code named by the file."""
+import json
 import threading
 
 from . import layers as _layers
@@ -177,6 +178,11 @@ def _functional_from_config(config, custom_objects):
 
 def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     _io.save_model(model, filepath, overwrite)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """A model (not built weights: fresh ones) from Model.to_json's text."""
+    return deserialize_keras_object(json.loads(json_string), custom_objects)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):

@@ -158,3 +158,13 @@ def test_every_layer_survives_a_keras_archive(tmp_path, rng):
     for a, b in zip(model.weights, back.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     np.testing.assert_allclose(back(x).numpy(), want, rtol=1e-6, atol=1e-7)
+
+
+def test_to_json_and_model_from_json(rng):
+    model = _mlp()
+    text = model.to_json()
+    back = jf.keras.models.model_from_json(text)
+    assert isinstance(back, jf.keras.Sequential) and back.to_json() == text.replace(model.name, back.name)
+    assert [v.shape for v in back.weights] == [v.shape for v in model.weights]
+    x = rng.normal(size=(2, 4)).astype(np.float32)
+    assert back(x).shape == (2, 2)

@@ -1,6 +1,8 @@
 """jf.keras.Model: a Layer with training (compile/fit/evaluate/predict come from the Trainer),
 summary and saving. Model(inputs, outputs) makes a Functional model, which replays the graph
 of layer calls recorded on KerasTensors; subclasses define call()."""
+import json
+
 from ...core import nest
 from ..layers.keras_tensor import KerasTensor
 from ..layers.layer import Layer, unique_name
@@ -79,6 +81,12 @@ class Model(Trainer, Layer):
     def save(self, filepath, overwrite=True, zipped=None, **kwargs):
         """Writes a .keras archive: the architecture as JSON and the weights."""
         _io.save_model(self, filepath, overwrite)
+
+    def to_json(self, **kwargs):
+        """The architecture as Keras 3's JSON (jf.keras.models.model_from_json reads it back)."""
+        config = _io.model_config(self)
+        config.pop("compile_config", None)
+        return json.dumps(config, **kwargs)
 
     def build_from_config(self, config):
         if not config or self.built:
