@@ -21,7 +21,9 @@ from .ops import (
                   basic_ops,
                   conv_ops,
                   debugging,
+                  einsum_ops,
                   image_ops,
+                  linalg_ops,
                   losses_clipping,
                   mask_ops,
                   nn_ops,
@@ -33,7 +35,7 @@ from .ops import (
 from .ops.printing import print
 from .ops.strings import string
 from .ops.variables import Variable
-from .state import checkpoint, optimizers, random_generator
+from .state import checkpoint, optimizers, random_generator, saved_model
 from .state.module import Module
 from .tracing import autograph, experimental, xla
 from .tracing.control_flow import cond, control_dependencies, while_loop
@@ -49,7 +51,7 @@ random = random_ops
 # Every @export'ed name (and the op records' elementwise wrappers) under jitflow.*, TF's
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__])
-del sys, array_ops, basic_ops, conv_ops, image_ops, mask_ops, scatter_ops, stats_ops, nn_ops, random_ops, losses_clipping
+del sys, array_ops, basic_ops, conv_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, stats_ops, nn_ops, random_ops, losses_clipping
 del checkpoint, random_generator, export
 
 __version__ = "0.1.0"
