@@ -191,11 +191,14 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     config, weights, tmp = _io.read_archive(filepath)
     try:
         model = deserialize_keras_object(config, custom_objects)
-        if weights is not None:
-            _io.load_weights(model, weights)
         compile_config = config.get("compile_config")
-        if compile and compile_config is not None and hasattr(model, "compile_from_config"):
-            model.compile_from_config(compile_config)
+        compiled = bool(compile and compile_config is not None)
+        if compiled:
+            _io.compile_from_config(model, compile_config, custom_objects)
+        if weights is not None:
+            # A compiled model also takes its optimizer's state (iterations, and slots when
+            # the optimizer makes them), so training resumes where it stopped.
+            _io.load_weights(model, weights, with_optimizer=compiled)
     finally:
         tmp.cleanup()
     return model

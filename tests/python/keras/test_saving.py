@@ -168,3 +168,26 @@ def test_to_json_and_model_from_json(rng):
     assert [v.shape for v in back.weights] == [v.shape for v in model.weights]
     x = rng.normal(size=(2, 4)).astype(np.float32)
     assert back(x).shape == (2, 2)
+
+
+def test_compiled_model_archive_resumes_training(tmp_path, rng):
+    x = rng.normal(size=(32, 4)).astype(np.float32)
+    y = rng.integers(0, 2, size=32)
+    model = jf.keras.Sequential([jf.keras.Input((4,)), layers.Dense(8, activation="relu"), layers.Dense(2)])
+    model.compile(jf.keras.optimizers.Adam(0.01), jf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    model.save(str(tmp_path / "c.keras"))
+    cfg = json.loads(zipfile.ZipFile(tmp_path / "c.keras").read("config.json"))["compile_config"]
+    assert cfg["optimizer"]["class_name"] == "Adam" and cfg["metrics"] == ["accuracy"]
+    back = jf.keras.models.load_model(str(tmp_path / "c.keras"))
+    assert back.compiled and type(back.optimizer) is type(model.optimizer)
+    assert int(back.optimizer.iterations.numpy()) == int(model.optimizer.iterations.numpy()) == 8
+    # one more epoch from the restored moments gives the original model's weights
+    model.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    back.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    for a, b in zip(model.get_weights(), back.get_weights()):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
+    plain = jf.keras.models.load_model(str(tmp_path / "c.keras"), compile=False)
+    assert not plain.compiled
+    np.testing.assert_array_equal(plain(x).numpy(), jf.keras.models.load_model(str(tmp_path / "c.keras"))(x).numpy())

@@ -14,6 +14,9 @@ from ...core import nest
 from ...ops.variables import Variable
 from ...state.checkpoint import Checkpoint
 from ...state.checkpoint_format import SUFFIX
+from .. import losses as _losses
+from .. import metrics as _metrics
+from .. import optimizers as _optimizers
 from ..layers.input_layer import InputLayer
 from ..layers.layer import Layer
 
@@ -62,12 +65,15 @@ def _holds_weights(value):
         all(isinstance(v, (Layer, Variable)) or v is None for v in leaves)
 
 
-def weights_checkpoint(model):
+def weights_checkpoint(model, with_optimizer=False):
     """A Checkpoint of the model's layers and variables only: what save_weights writes (the
-    optimizer and metrics the trainer holds are not weights, as in Keras)."""
+    optimizer and metrics the trainer holds are not weights, as in Keras). with_optimizer adds
+    a compiled model's optimizer (its iterations and slots), as a .keras archive keeps it."""
     ignored = type(model)._jf_untracked
     objects = {k: v for k, v in vars(model).items()
                if k not in ignored and not k.startswith("_jf_") and _holds_weights(v)}
+    if with_optimizer and getattr(model, "compiled", False) and model.optimizer is not None:
+        objects[".optimizer"] = model.optimizer
     return Checkpoint(**objects)
 
 
@@ -84,20 +90,58 @@ def save_weights(model, filepath, overwrite=True):
     return path
 
 
-def load_weights(model, filepath):
+def load_weights(model, filepath, with_optimizer=False):
     path = _weights_path(filepath)
     if not os.path.exists(path):
         raise FileNotFoundError(f"No weights file found at {path!r} (written by save_weights)")
-    return weights_checkpoint(model).read(path)
+    return weights_checkpoint(model, with_optimizer).read(path)
+
+
+def _serialize_spec(spec, module):
+    if spec is None or isinstance(spec, str):
+        return spec
+    if hasattr(spec, "get_config"):
+        return module.serialize(spec)
+    name = getattr(spec, "__name__", None)
+    if name is None:
+        raise ValueError(f"Cannot serialize {spec!r} in the model's compile config")
+    return name
+
+
+def compile_config(model):
+    """Keras 3's compile_config of a compiled model (optimizer, loss, metrics, jit_compile), or
+    None. The Trainer's own get_compile_config is used when it has one."""
+    if not getattr(model, "compiled", False):
+        return None
+    if callable(getattr(model, "get_compile_config", None)):
+        return model.get_compile_config()
+    specs = model._jf_state().metric_specs
+    jit = model.jit_compile
+    return {"optimizer": _optimizers.serialize(model.optimizer), "loss": _serialize_spec(model.loss, _losses),
+            "metrics": [_serialize_spec(m, _metrics) for m in specs] or None, "loss_weights": None,
+            "weighted_metrics": None, "run_eagerly": bool(model.run_eagerly), "steps_per_execution": 1,
+            "jit_compile": jit if isinstance(jit, bool) else "auto"}
+
+
+def compile_from_config(model, config, custom_objects=None):
+    """compile() with a compile_config's values (fresh optimizer state, restored afterwards from
+    the archive's weights)."""
+    if callable(getattr(model, "compile_from_config", None)):
+        return model.compile_from_config(config)
+    loss = config.get("loss")
+    metrics = [m if isinstance(m, str) else _metrics.deserialize(m, custom_objects)
+               for m in (config.get("metrics") or [])]
+    return model.compile(optimizer=_optimizers.deserialize(config["optimizer"], custom_objects),
+                         loss=loss if loss is None or isinstance(loss, str) else _losses.deserialize(loss, custom_objects),
+                         metrics=metrics or None, run_eagerly=config.get("run_eagerly", False),
+                         jit_compile=config.get("jit_compile", "auto"))
 
 
 def model_config(model):
     out = serialize_layer(model)
-    compile_config = getattr(model, "get_compile_config", None)
-    if callable(compile_config):
-        cfg = compile_config()
-        if cfg is not None:
-            out["compile_config"] = cfg
+    cfg = compile_config(model)
+    if cfg is not None:
+        out["compile_config"] = cfg
     return _jsonable(out)
 
 
@@ -113,7 +157,7 @@ def save_model(model, filepath, overwrite=True):
                            "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")})
     with tempfile.TemporaryDirectory() as tmp:
         weights = os.path.join(tmp, WEIGHTS_FILE)
-        weights_checkpoint(model).write(weights)
+        weights_checkpoint(model, with_optimizer=True).write(weights)
         tmp_zip = filepath + ".tmp"
         with zipfile.ZipFile(tmp_zip, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr(METADATA_FILE, metadata)
