@@ -220,3 +220,19 @@ def test_sequential_fit_matches_a_numpy_training_loop(rng, jit_compile):
     model.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0)
     for got, w in zip(model.get_weights(), want):
         np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-5)
+
+
+def test_operators_on_keras_tensors(rng, tmp_path):
+    inp = jf.keras.Input((4,))
+    h = layers.Dense(4)(inp)
+    out = abs(-(2.0 * h + inp) / 4 - h ** 2)[:, 1:3] @ np.ones((2, 1), np.float32)
+    model = jf.keras.Model(inp, out)
+    assert model.output_shape == (None, 1)
+    x = rng.normal(size=(3, 4)).astype(np.float32)
+    k, b = [w.numpy().astype(np.float64) for w in model.weights]
+    hh = x @ k + b
+    want = np.abs(-(2 * hh + x) / 4 - hh ** 2)[:, 1:3] @ np.ones((2, 1))
+    np.testing.assert_allclose(model(x).numpy(), want, rtol=1e-5, atol=1e-6)
+    model.save(str(tmp_path / "ops.keras"))
+    np.testing.assert_allclose(jf.keras.models.load_model(str(tmp_path / "ops.keras"))(x).numpy(), model(x).numpy(),
+                               rtol=1e-6)

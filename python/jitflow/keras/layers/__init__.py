@@ -7,10 +7,12 @@ from .input_layer import Input, InputLayer
 from .layer import Layer
 from .normalization import BatchNormalization, LayerNormalization
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell
+from .tensor_op import TensorOp  # also gives KerasTensors their operators
 
 __all__ = ["GRU", "LSTM", "RNN", "Activation", "Add", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
            "Concatenate", "Conv2D", "Dense", "Dropout", "Embedding", "Flatten", "GRUCell", "Input", "InputLayer",
            "LSTMCell", "Layer", "LayerNormalization", "MaxPool2D", "MaxPooling2D", "MultiHeadAttention", "Reshape",
+           "TensorOp",
            "add", "concatenate"]
 
 # dir(keras.layers) of Keras 3.15 (TF 2.21's tf.keras.layers), less what is above.
