@@ -72,7 +72,10 @@ def _resolve_metric(spec, loss, y, y_pred):
         return _metrics.MeanMetricWrapper(_accuracy_for(loss, y, y_pred), name=spec)
     if isinstance(spec, str) and spec in ("crossentropy", "ce"):
         return _metrics.MeanMetricWrapper(getattr(loss, "fn", loss), name=spec)
-    return _metrics.get(spec)
+    metric = _metrics.get(spec)
+    if isinstance(spec, str):
+        metric.name = spec  # Keras logs a metric given by name under that name ("mae", "AUC")
+    return metric
 
 
 def _floats(logs):
@@ -289,7 +292,7 @@ class Trainer:
         s = self._jf_state()
 
         def run(*data):
-            return step(data if len(data) > 1 else data[0] if kind == "predict" else data)
+            return step(data)  # (x,), (x, y) or (x, y, sample_weight), as Keras's data adapters give
 
         if s.jit_request is not True and s.jit_request is not False:
             fn = _function(run, input_signature=list(signature), jit_compile=True)

@@ -190,3 +190,22 @@ def test_validation_split_takes_the_last_samples():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="validation_split` is only supported for Tensors or NumPy arrays"):
             model.fit(iter([(x, y)]), validation_split=0.5, verbose=0)
+
+
+def test_a_functional_model_with_two_inputs_and_metrics_named_as_given():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(64, 3)).astype(np.float32), rng.normal(size=(64, 2)).astype(np.float32)
+    y = (a.sum(1) - b.sum(1) > 0).astype(np.float32)
+    keras = jf.keras
+    ia, ib = keras.Input((3,)), keras.Input((2,))
+    out = keras.layers.Dense(1, activation="sigmoid")(keras.layers.Concatenate()([ia, ib]))
+    model = keras.Model([ia, ib], out)
+    model.compile(optimizers.Adam(0.05), "binary_crossentropy", metrics=["acc", "mae", "AUC", metrics.MeanSquaredError()])
+    history = model.fit([a, b], y, epochs=20, batch_size=16, verbose=0)
+    # Keras 3.15 logs a metric given as a string under that string, an object under its name.
+    assert sorted(history.history) == ["AUC", "acc", "loss", "mae", "mean_squared_error"]
+    assert model.metrics_names == ["loss", "acc", "mae", "AUC", "mean_squared_error"]
+    p = model.predict([a, b], batch_size=10, verbose=0)
+    assert p.shape == (64, 1)
+    np.testing.assert_allclose(model.evaluate([a, b], y, verbose=0)[1], ((p[:, 0] > 0.5) == y).mean(), rtol=1e-6)
+    assert history.history["acc"][-1] > 0.9
