@@ -138,7 +138,8 @@ def check_graph(g, constants, strings, variables, where):
         if not isinstance(rec.get("attrs"), dict) or not isinstance(rec.get("outputs"), list):
             raise bad(f"node '{rec['name']}' is malformed")
         for k, a in rec["attrs"].items():
-            _check_attr(a, constants, strings, variables, lambda why, k=k: bad(f"attr '{k}' of '{rec['name']}': {why}"))
+            _check_attr(a, constants, strings, variables,
+                        lambda why, k=k, node=rec["name"]: bad(f"attr '{k}' of '{node}': {why}"))
         for s in rec.get("outputs"):
             _spec(s, bad)
         subs = rec.get("subgraphs", [])

@@ -189,7 +189,7 @@ def save(obj, export_dir, signatures=None, options=None):
     if _C.is_tracing():
         raise RuntimeError("jf.saved_model.save runs eagerly: call it outside jf.function")
     if not isinstance(obj, Module):
-        raise ValueError(f"Expected a jf.Module (or a jf.train.Checkpoint-trackable object) to save, got {obj!r}")
+        raise TypeError(f"jf.saved_model.save expects a jf.Module to save, got {obj!r}")
     export_dir = os.fspath(export_dir)
     ckpt = Checkpoint(root=obj)
     nodes, objs = _build_graph(ckpt)
@@ -214,7 +214,7 @@ def save(obj, export_dir, signatures=None, options=None):
     sigs = {}
     for key, sig in signatures.items():
         if not isinstance(key, str):
-            raise ValueError(f"signature keys must be strings, got {key!r}")
+            raise TypeError(f"signature keys must be strings, got {key!r}")
         cf = _as_concrete(sig, f"jf.saved_model.save signature '{key}'")
         sigs[key] = saver.concrete(cf)
     os.makedirs(export_dir, exist_ok=True)
@@ -274,8 +274,7 @@ class RestoredFunction:
 
     def get_concrete_function(self, *args, **kwargs):
         """The jitflow concrete function that runs for these arguments (jf.explain takes it)."""
-        cf, tensors = self._select(args, kwargs)
-        return cf._concrete()
+        return self._select(args, kwargs)[0]._concrete()
 
     @property
     def concrete_functions(self):
@@ -431,9 +430,9 @@ def load(export_dir, tags=None, options=None):
     if _C.is_tracing():
         raise RuntimeError("jf.saved_model.load runs eagerly: call it outside jf.function")
     export_dir = os.fspath(export_dir)
-    _read_verified(export_dir)
+    files = _read_verified(export_dir)
     try:
-        doc = json.loads(open(os.path.join(export_dir, GRAPHS), "rb").read().decode("utf-8"))
+        doc = json.loads(files[GRAPHS].decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
         raise DataLossError(f"SavedModel {export_dir}: {GRAPHS} is not valid JSON ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
