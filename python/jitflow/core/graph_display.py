@@ -80,8 +80,9 @@ def _merge(view, depth, max_nodes):
         groups.setdefault(key, []).append(n)
         key_of[n.name] = key
     names, nodes, collapsed = {}, [], 0
+    taken = {n.name for n in view.nodes}
     for key, members in groups.items():
-        if len(members) == 1 and key[0] == "node":
+        if len(members) == 1:  # nothing to merge: the op keeps its own node
             names[key] = members[0].name
             nodes.append(members[0])
             continue
@@ -92,8 +93,11 @@ def _merge(view, depth, max_nodes):
         if len(types) > 4:
             summary += ", ..."
         label = (key[1] + "/*") if key[0] == "scope" else f"{key[1]} ops"
-        suffix = "" if key[0] == "scope" or key[2] is None else f"@{key[2]}"
-        name = label + suffix
+        # One scope may be merged on both sides of a cluster boundary: the names tell them apart.
+        name = label + (f" @{key[2]}" if key[2] is not None else f" ({key[-1]})")
+        while name in taken:
+            name += "'"
+        taken.add(name)
         reasons = sorted({m.reason for m in members if m.reason})
         names[key] = name
         nodes.append(Node(name, summary, f"{count} ops", key[-1], key[2], "; ".join(reasons[:3]), count))
@@ -138,7 +142,8 @@ def view_of(graph, title, cluster_of, backends=None, reasons=None, kept=None):
 
 
 def _q(text):
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A DOT string: quotes and backslashes escaped, newlines as DOT's line breaks."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def to_dot(view):
@@ -150,11 +155,11 @@ def to_dot(view):
 
     def node_line(n):
         fill, border = STATUS_STYLE.get(n.status, STATUS_STYLE["eager"])
-        label = f"{n.name}\\n{n.type}\\n{n.shape}" if n.shape else f"{n.name}\\n{n.type}"
+        label = f"{n.name}\n{n.type}\n{n.shape}" if n.shape else f"{n.name}\n{n.type}"
         tip = f"{n.status}: {n.reason}" if n.reason else n.status
         style = "rounded,filled" + ("" if border == "solid" else "," + border)
         return (f"  {ids[n.name]} [label={_q(label)}, fillcolor={_q(fill)}, style={_q(style)}, "
-                f"tooltip={_q(tip)}, class={_q('jf-' + n.status)}];")
+                f"tooltip={_q(tip)}, class={_q('jf_' + n.status)}];")
 
     by_cluster = collections.OrderedDict((c, []) for c in view.clusters)
     for n in view.nodes:

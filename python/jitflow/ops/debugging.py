@@ -25,7 +25,7 @@ class Stats(dict):
     """The runtime counters: a dict (printed as one), shown in a notebook as a table."""
 
     def _repr_html_(self):
-        rows = "".join(f"<tr><td>{_html.escape(str(k))}</td><td style='text-align:right'>{v}</td></tr>"
+        rows = "".join(f"<tr><td style='text-align:left'>{_html.escape(str(k))}</td><td style='text-align:right'>{v}</td></tr>"
                        for k, v in self.items())
         return ('<table class="jf-stats" style="border-collapse:collapse"><tr><th>counter</th>'
                 f"<th>value</th></tr>{rows}</table>")

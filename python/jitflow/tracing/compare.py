@@ -112,8 +112,8 @@ class Comparison:
         return f'{note}<div class="jf-compare-chart">{bars}</div>'
 
     def _repr_html_(self):
-        head = "".join(f"<th>{c}</th>" for c in self.COLUMNS)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+        head = "".join(f'<th style="text-align:left">{c}</th>' for c in self.COLUMNS)
+        body = "".join("<tr>" + "".join(f'<td style="text-align:left">{html.escape(c)}</td>' for c in row) + "</tr>"
                        for row in self._cells())
         return (f"<div><b>{html.escape(self.name)}</b>: best of {self.repeat} repeats; "
                 f"speedup against {self.rows[0].mode}</div>"

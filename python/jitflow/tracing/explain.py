@@ -32,11 +32,11 @@ class Report(list):
         colours = {"compiled": "#cfe2ff", "eager": "#fff3cd", "removed": "#eeeeee"}
         rows = "".join(
             f'<tr class="jf-{r.status}" style="background:{colours.get(r.status, "#fff")}">'
-            + "".join(f"<td>{html.escape(str(v))}</td>" for v in (r.op, r.type, r.status, r.cluster or "-", r.reason))
+            + "".join(f'<td style="text-align:left">{html.escape(str(v))}</td>' for v in (r.op, r.type, r.status, r.cluster or "-", r.reason))
             + "</tr>" for r in self)
+        head = "".join(f'<th style="text-align:left">{c}</th>' for c in ("op", "type", "status", "cluster", "reason"))
         return (f'<div><b>jf.explain</b>: {html.escape(self.summary())}</div>'
-                '<table class="jf-explain" style="border-collapse:collapse"><tr><th>op</th><th>type</th>'
-                f"<th>status</th><th>cluster</th><th>reason</th></tr>{rows}</table>")
+                f'<table class="jf-explain" style="border-collapse:collapse"><tr>{head}</tr>{rows}</table>')
 
     def _repr_pretty_(self, p, cycle):
         # IPython would print a list subclass as a list; a notebook's text view is the table.
