@@ -30,7 +30,7 @@ def main():
     rng = np.random.default_rng(0)
     model = jf.keras.Sequential([jf.keras.layers.Dense(args.width, activation="relu"),
                                  jf.keras.layers.Dense(args.width, activation="relu"),
-                                 jf.keras.layers.Dense(10), jf.keras.layers.Softmax()])
+                                 jf.keras.layers.Dense(10, activation="softmax")])
     model(np.zeros((1, 256), np.float32))
     fn = jf.function(lambda x: model(x), input_signature=[jf.TensorSpec([None, 256], jf.float32)],
                      jit_compile=True)

@@ -19,8 +19,7 @@ def _sigmoid(v):
 
 def test_mlp(tmp_path):
     rng = np.random.RandomState(0)
-    mlp = jf.keras.Sequential([jf.keras.layers.Dense(32, activation="relu"), jf.keras.layers.Dense(10),
-                               jf.keras.layers.Softmax()])
+    mlp = jf.keras.Sequential([jf.keras.layers.Dense(32, activation="relu"), jf.keras.layers.Dense(10, activation="softmax")])
     x = rng.randn(7, 12).astype(np.float32)
     mlp(x)
     f = jf.function(lambda x: mlp(x), input_signature=[jf.TensorSpec([None, 12], jf.float32)])
