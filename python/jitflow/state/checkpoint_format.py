@@ -95,12 +95,14 @@ def write(path, tensors, object_graph):
     atomic_write(path, [struct.pack("<Q", len(text)), text] + blobs)
 
 
-def read(prefix):
-    """(tensors {key: numpy array}, object graph dict) of a checkpoint, fully validated."""
+def read(prefix, blob=None):
+    """(tensors {key: numpy array}, object graph dict) of a checkpoint, fully validated; `blob`
+    is the file's bytes when the caller has read (and verified) them already."""
     path = data_path(prefix)
     try:
-        with open(path, "rb") as f:
-            blob = f.read()
+        if blob is None:
+            with open(path, "rb") as f:
+                blob = f.read()
     except FileNotFoundError:
         raise NotFoundError(f"Failed to find any matching files for {os.fspath(prefix)} (no file {path}). "
                             "Please double-check that the path is correct. You may be missing the "

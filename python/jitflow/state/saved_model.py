@@ -437,8 +437,8 @@ def load(export_dir, tags=None, options=None):
         raise DataLossError(f"SavedModel {export_dir}: {GRAPHS} is not valid JSON ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise DataLossError(f"SavedModel {export_dir}: {GRAPHS} is not a version-{VERSION} jitflow SavedModel")
-    var_tensors, var_graph = _fmt.read(os.path.join(export_dir, VARIABLES))
-    constants, _ = _fmt.read(os.path.join(export_dir, CONSTANTS))
+    var_tensors, var_graph = _fmt.read(os.path.join(export_dir, VARIABLES), files[_fmt.data_path(VARIABLES)])
+    constants, _ = _fmt.read(os.path.join(export_dir, CONSTANTS), files[_fmt.data_path(CONSTANTS)])
     try:
         return _build(doc, var_tensors, var_graph, constants, export_dir)
     except (KeyError, TypeError, IndexError, AttributeError) as e:

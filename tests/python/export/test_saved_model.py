@@ -114,6 +114,25 @@ def test_round_trip_in_a_fresh_process(saved):
     assert "Could not find matching concrete function" in v["mismatch"] and "scale: 0.5" in v["mismatch"]
 
 
+def test_gradients_through_a_loaded_function(tmp_path):
+    class T(jf.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = jf.Variable([1.0, 2.0, -0.5])
+
+        @jf.function(input_signature=[jf.TensorSpec([3], jf.float32)])
+        def f(self, x):
+            with jf.jit_scope():
+                return jf.reduce_sum(jf.tanh(x * self.v))
+    jf.saved_model.save(T(), str(tmp_path / "t"))
+    loaded = jf.saved_model.load(str(tmp_path / "t"))
+    x = np.array([0.3, -0.2, 0.7], np.float32)
+    with jf.GradientTape() as tape:
+        y = loaded.f(jf.constant(x))
+    v = np.array([1.0, 2.0, -0.5])
+    np.testing.assert_allclose(tape.gradient(y, loaded.v).numpy(), x * (1 - np.tanh(x * v) ** 2), rtol=1e-5)
+
+
 def test_variables_are_a_checkpoint(saved):
     net = Net()
     net.w.assign(np.zeros((3, 4), np.float32))
