@@ -133,6 +133,27 @@ def test_gradients_through_a_loaded_function(tmp_path):
     np.testing.assert_allclose(tape.gradient(y, loaded.v).numpy(), x * (1 - np.tanh(x * v) ** 2), rtol=1e-5)
 
 
+def test_jit_compile_is_kept(tmp_path):
+    class C(jf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = jf.Variable(W)
+
+        @jf.function(input_signature=[jf.TensorSpec([None, 3], jf.float32)], jit_compile=True)
+        def f(self, x):
+            return jf.nn.sigmoid(jf.matmul(x, self.w)) - 0.5
+    c = C()
+    want = c.f(X).numpy()
+    np.testing.assert_allclose(want, 1 / (1 + np.exp(-(X.astype(np.float64) @ W))) - 0.5, rtol=1e-5, atol=1e-6)
+    jf.saved_model.save(c, str(tmp_path / "c"))
+    loaded = jf.saved_model.load(str(tmp_path / "c"))
+    before = jf.debugging.stats()["cluster_runs"]
+    got = loaded.f(X).numpy()
+    assert jf.debugging.stats()["cluster_runs"] > before
+    assert np.array_equal(got, want)
+    assert [r.status for r in jf.explain(loaded.f, X) if r.type in ("MatMul", "Sigmoid")] == ["compiled"] * 2
+
+
 def test_variables_are_a_checkpoint(saved):
     net = Net()
     net.w.assign(np.zeros((3, 4), np.float32))
