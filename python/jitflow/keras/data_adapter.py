@@ -82,6 +82,27 @@ def unpack(data):
                      f"a tuple of {len(data)} elements")
 
 
+def apply_class_weight(batch, class_weight):
+    """(x, y, sample_weight) with each sample weighted by its class's weight (the label, or a
+    one-hot row's argmax), times any sample weight, as Keras's class_weight."""
+    if not class_weight:
+        return batch
+    x, y, sw = batch
+    if y is None or isinstance(y, (dict, list, tuple)):
+        raise ValueError("`class_weight` is only supported for Models with a single output.")
+    labels = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
+    if labels.ndim == 2 and labels.shape[1] > 1:
+        labels = labels.argmax(axis=1)
+    labels = labels.reshape(len(labels), -1)[:, 0].astype(np.int64)
+    table = np.ones(max(max(class_weight) + 1, int(labels.max(initial=0)) + 1), np.float32)
+    for cls, weight in class_weight.items():
+        table[int(cls)] = weight
+    weights = table[labels]
+    if sw is not None:
+        weights = weights * np.asarray(sw.numpy() if hasattr(sw, "numpy") else sw, np.float32).reshape(len(labels))
+    return x, y, weights
+
+
 def shuffle_rng():
     """A numpy Generator for one fit's shuffling: from jf.random's global seed when one is set
     (a seeded run shuffles the same way), from the OS otherwise."""
@@ -93,8 +114,9 @@ class DataHandler:
     """Batches for each epoch: `epochs()` yields (epoch, iterator of (step, batch))."""
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, steps_per_epoch=None, shuffle=False,
-                 epochs=1, initial_epoch=0, rng=None):
+                 epochs=1, initial_epoch=0, rng=None, class_weight=None):
         self.epochs_range = range(initial_epoch, epochs)
+        self.class_weight = class_weight
         self.steps_per_epoch = steps_per_epoch
         self.shuffle = shuffle
         self.rng = rng
@@ -130,7 +152,7 @@ class DataHandler:
         for step in range(self.steps):
             start = (step * self.batch_size) % max(self.size, 1)
             part = index[start:start + self.batch_size]
-            yield step, tuple(_take(a, part) for a in self.arrays)
+            yield step, apply_class_weight(tuple(_take(a, part) for a in self.arrays), self.class_weight)
 
     def _batches(self):
         if self.kind == "arrays":
@@ -142,7 +164,7 @@ class DataHandler:
         count = 0
         for step, batch in enumerate(source):
             count += 1
-            yield step, unpack(batch)
+            yield step, apply_class_weight(unpack(batch), self.class_weight)
         if count == 0 or (self.steps_per_epoch is not None and count < self.steps_per_epoch):
             self.insufficient_data = True
             warnings.warn("Your input ran out of data; interrupting training. Make sure that your dataset or "

@@ -321,13 +321,11 @@ class Trainer:
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
         """Trains for `epochs` epochs; returns the History (also model.history)."""
         self._jf_assert_compiled()
-        if class_weight is not None:
-            raise NotImplementedError("fit(class_weight=...) is not supported yet; pass sample_weight")
         if validation_split and validation_data is None:
             (x, y, sample_weight), validation_data = _data.split_validation(x, y, sample_weight, validation_split)
         verbose = 1 if verbose == "auto" else verbose
         handler = _data.DataHandler(x, y, sample_weight, batch_size, steps_per_epoch, shuffle, epochs, initial_epoch,
-                                    rng=_data.shuffle_rng())
+                                    rng=_data.shuffle_rng(), class_weight=class_weight)
         cbs = callbacks if isinstance(callbacks, _callbacks.CallbackList) else _callbacks.CallbackList(
             callbacks, add_history=True, add_progbar=verbose != 0, model=self)
         cbs.set_model(self)
@@ -421,8 +419,7 @@ class Trainer:
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         """One train step on this batch (the metrics keep accumulating, as Keras 3's)."""
-        if class_weight is not None:
-            raise NotImplementedError("train_on_batch(class_weight=...) is not supported yet; pass sample_weight")
+        x, y, sample_weight = _data.apply_class_weight((x, y, sample_weight), class_weight)
         return self._jf_on_batch("train", x, y, sample_weight, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):

@@ -209,3 +209,18 @@ def test_a_functional_model_with_two_inputs_and_metrics_named_as_given():
     assert p.shape == (64, 1)
     np.testing.assert_allclose(model.evaluate([a, b], y, verbose=0)[1], ((p[:, 0] > 0.5) == y).mean(), rtol=1e-6)
     assert history.history["acc"][-1] > 0.9
+
+
+def test_class_weight_is_a_sample_weight_per_class():
+    x, y = spiral(48)
+    weights = {0: 2.0, 1: 0.0, 2: 0.5}
+    by_class = _compile(MLP(seed=6))
+    by_class.fit(x, y, class_weight=weights, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    by_sample = _compile(MLP(seed=6))
+    by_sample.fit(x, y, sample_weight=np.array([weights[c] for c in y]), batch_size=16, epochs=2, shuffle=False,
+                  verbose=0)
+    for a, b in zip(by_class.get_weights(), by_sample.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    plain = _compile(MLP(seed=6))
+    plain.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    assert not np.allclose(plain.get_weights()[0], by_class.get_weights()[0])
