@@ -322,3 +322,45 @@ def test_a_layer_built_by_hand_keeps_its_weights():
     s.w.assign([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(s(np.ones((2, 3), np.float32)).numpy(), [[1, 2, 3]] * 2)
     assert len(s.weights) == 1
+
+
+def test_global_pooling_and_activation_layers(rng):
+    x = rng.normal(size=(2, 3, 4, 5))
+    np.testing.assert_allclose(layers.GlobalAveragePooling2D(dtype="float64")(x).numpy(), x.mean((1, 2)),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(layers.GlobalMaxPooling2D(keepdims=True, dtype="float64")(x).numpy(),
+                                  x.max((1, 2), keepdims=True))
+    s = x[:, 0]
+    np.testing.assert_allclose(layers.GlobalAveragePooling1D(dtype="float64")(s).numpy(), s.mean(1), rtol=1e-12)
+    np.testing.assert_array_equal(layers.GlobalMaxPooling1D(data_format="channels_first", dtype="float64")(s).numpy(),
+                                  s.max(2))
+    relu = layers.ReLU(max_value=1.0, negative_slope=0.1, threshold=0.5, dtype="float64")
+    want = np.where(s > 0.5, np.minimum(s, 1.0), 0.1 * (s - 0.5))
+    np.testing.assert_allclose(relu(s).numpy(), want, rtol=1e-12)
+    # (TF rounds LeakyRelu's slope to its float32 attribute even for float64 inputs; jitflow's
+    # op keeps 0.3: the tolerance covers both)
+    np.testing.assert_allclose(layers.LeakyReLU(dtype="float64")(s).numpy(), np.where(s > 0, s, 0.3 * s), rtol=1e-7)
+    mask = rng.uniform(size=s.shape) > 0.3
+    mask[0, 0] = False
+    got = layers.Softmax(dtype="float64")(s, mask=mask).numpy()
+    e = np.where(mask, np.exp(s - s.max(-1, keepdims=True)), 0)
+    with np.errstate(invalid="ignore"):
+        want = np.where(mask, e / e.sum(-1, keepdims=True), 0)
+    np.testing.assert_allclose(got, np.nan_to_num(want), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(layers.Softmax(axis=1, dtype="float64")(s).numpy(), _softmax(s, 1), rtol=1e-12)
+
+
+def test_simple_rnn(rng):
+    x = rng.normal(size=(2, 4, 3))
+    rnn = layers.SimpleRNN(3, return_sequences=True, dtype="float64")
+
+    def ref(x, k, rk, b):
+        h, out = np.zeros((2, 3)), []
+        for t in range(x.shape[1]):
+            h = np.tanh(x[:, t] @ k + h @ rk + b)
+            out.append(h)
+        return np.stack(out, 1)
+
+    _check(rnn, [x], ref, rng)
+    assert [w.path.split("/", 1)[1] for w in rnn.weights] == ["simple_rnn_cell/kernel", "simple_rnn_cell/recurrent_kernel",
+                                                             "simple_rnn_cell/bias"]

@@ -186,6 +186,60 @@ class GRUCell(_CellConfig, Layer):
         return config
 
 
+class SimpleRNNCell(_CellConfig, Layer):
+    """h' = activation(x @ kernel + h @ recurrent_kernel + bias); cell(x, [h]) -> (h', [h'])."""
+
+    def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
+                 recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
+                 bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if units <= 0:
+            raise ValueError(f"Received an invalid value for argument `units`, expected a positive integer, got "
+                             f"{units}.")
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.recurrent_activation = None
+        self.use_bias = use_bias
+        self.kernel_initializer = seeded(kernel_initializer, seed)
+        self.recurrent_initializer = seeded(recurrent_initializer, None if seed is None else seed + 1)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.dropout, self.recurrent_dropout, self.seed = float(dropout), float(recurrent_dropout), seed
+        if self.dropout or self.recurrent_dropout:
+            raise NotImplementedError("jitflow's SimpleRNNCell does not implement dropout/recurrent_dropout yet")
+        self.state_size = self.units
+        self.output_size = self.units
+
+    def build(self, input_shape):
+        u = self.units
+        self.kernel = self.add_weight(shape=(input_shape[-1], u), initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, name="kernel")
+        self.recurrent_kernel = self.add_weight(shape=(u, u), initializer=self.recurrent_initializer,
+                                                regularizer=self.recurrent_regularizer, name="recurrent_kernel")
+        self.bias = self.add_weight(shape=(u,), initializer=self.bias_initializer, regularizer=self.bias_regularizer,
+                                    name="bias") if self.use_bias else None
+
+    def call(self, inputs, states, training=False):
+        prev = states[0] if isinstance(states, (list, tuple)) else states
+        h = _ops.matmul(inputs, self.kernel) + _ops.matmul(prev, self.recurrent_kernel)
+        if self.use_bias:
+            h = h + self.bias
+        h = self.activation(h)
+        return h, ([h] if isinstance(states, (list, tuple)) else h)
+
+    def get_initial_state(self, batch_size=None, dtype=None):
+        return [_ops.zeros([batch_size, self.units], dtype or self._jf_dtype)]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(self._jf_cell_config())
+        config.pop("recurrent_activation")
+        return config
+
+
 class RNN(Layer):
     """Runs `cell` over the time axis of [batch, time, features] inputs."""
 
@@ -284,7 +338,7 @@ class RNN(Layer):
     def from_config(cls, config, custom_objects=None):
         config = dict(config)
         cell = config.pop("cell")
-        cells = {"LSTMCell": LSTMCell, "GRUCell": GRUCell}
+        cells = {"LSTMCell": LSTMCell, "GRUCell": GRUCell, "SimpleRNNCell": SimpleRNNCell}
         if cell["class_name"] not in cells:
             raise TypeError(f"Could not locate class '{cell['class_name']}' for the RNN's cell")
         return cls(cells[cell["class_name"]].from_config(cell["config"]), **config)
@@ -360,3 +414,36 @@ class GRU(RNN):
         return cls(**config)
 
 
+
+
+class SimpleRNN(RNN):
+    """RNN(SimpleRNNCell(units, ...)): weights under <simple_rnn>/simple_rnn_cell/."""
+
+    def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
+                 recurrent_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 recurrent_constraint=None, bias_constraint=None, dropout=0.0, recurrent_dropout=0.0,
+                 return_sequences=False, return_state=False, go_backwards=False, stateful=False, unroll=False,
+                 seed=None, **kwargs):
+        cell = SimpleRNNCell(units, activation=activation, use_bias=use_bias, kernel_initializer=kernel_initializer,
+                             recurrent_initializer=recurrent_initializer, bias_initializer=bias_initializer,
+                             kernel_regularizer=kernel_regularizer, recurrent_regularizer=recurrent_regularizer,
+                             bias_regularizer=bias_regularizer, dropout=dropout, recurrent_dropout=recurrent_dropout,
+                             seed=seed, dtype=kwargs.get("dtype"), name="simple_rnn_cell",
+                             trainable=kwargs.get("trainable", True))
+        super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
+                         go_backwards=go_backwards, stateful=stateful, unroll=unroll,
+                         activity_regularizer=activity_regularizer, **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        cell = self.cell.get_config()
+        for k in ("name", "trainable", "dtype", "seed"):
+            cell.pop(k)
+        config.update(cell)
+        config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)

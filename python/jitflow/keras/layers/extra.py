@@ -1,0 +1,136 @@
+"""More of Keras 3's weightless layers: global pooling over the spatial or time axes, and the
+activation layers ReLU, LeakyReLU and Softmax (with Keras's masked softmax)."""
+from ...core import dtypes as _dt
+from ...ops import basic_ops as _ops
+from ...ops import nn_ops as _nn
+from .. import activations
+from .layer import Layer
+
+
+class _GlobalPooling(Layer):
+    _jf_rank = 1  # spatial dims pooled
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = data_format or "channels_last"
+        if self.data_format not in ("channels_last", "channels_first"):
+            raise ValueError(f"The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. "
+                             f"Received: data_format={data_format}")
+        self.keepdims = keepdims
+
+    def _axes(self):
+        first = 1 if self.data_format == "channels_last" else 2
+        return list(range(first, first + self._jf_rank))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"data_format": self.data_format, "keepdims": self.keepdims})
+        return config
+
+
+class _GlobalAverage(_GlobalPooling):
+    def call(self, inputs):
+        return _ops.reduce_mean(inputs, axis=self._axes(), keepdims=self.keepdims)
+
+
+class _GlobalMax(_GlobalPooling):
+    def call(self, inputs):
+        return _ops.reduce_max(inputs, axis=self._axes(), keepdims=self.keepdims)
+
+
+class GlobalAveragePooling1D(_GlobalAverage):
+    """The mean over the time axis of [batch, steps, features]."""
+
+
+class GlobalAveragePooling2D(_GlobalAverage):
+    """The mean over height and width."""
+
+    _jf_rank = 2
+
+
+class GlobalMaxPooling1D(_GlobalMax):
+    """The maximum over the time axis."""
+
+
+class GlobalMaxPooling2D(_GlobalMax):
+    """The maximum over height and width."""
+
+    _jf_rank = 2
+
+
+GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
+GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
+
+
+class ReLU(Layer):
+    """x for x >= threshold, negative_slope * (x - threshold) below it, capped at max_value."""
+
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        super().__init__(**kwargs)
+        if max_value is not None and max_value < 0:
+            raise ValueError(f"max_value of a ReLU layer cannot be a negative value. Received: {max_value}")
+        if negative_slope is None or negative_slope < 0:
+            raise ValueError(f"negative_slope of a ReLU layer cannot be a negative value. Received: {negative_slope}")
+        self.max_value, self.negative_slope, self.threshold = max_value, negative_slope, threshold
+
+    def call(self, inputs):
+        # Python floats enter in the input's dtype (a float64 input keeps slope 0.1 exact).
+        dt = inputs.dtype
+        t = _ops.convert_to_tensor(self.threshold, dt)
+        above = inputs > t
+        out = _ops.where(above, inputs, _ops.zeros([], dt))
+        if self.negative_slope:
+            out = out + _ops.where(above, _ops.zeros([], dt), _ops.convert_to_tensor(self.negative_slope, dt) * (inputs - t))
+        if self.max_value is not None:
+            out = _ops.minimum(out, _ops.convert_to_tensor(self.max_value, dt))
+        return out
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"max_value": self.max_value, "negative_slope": self.negative_slope,
+                       "threshold": self.threshold})
+        return config
+
+
+class LeakyReLU(Layer):
+    """x for x >= 0, negative_slope * x below (Keras's default slope 0.3)."""
+
+    def __init__(self, negative_slope=0.3, **kwargs):
+        if "alpha" in kwargs:
+            negative_slope = kwargs.pop("alpha")
+        super().__init__(**kwargs)
+        if negative_slope is None or negative_slope < 0:
+            raise ValueError(f"The negative_slope value of a Leaky ReLU layer cannot be None or negative value. "
+                             f"Expected a float. Received: negative_slope={negative_slope}")
+        self.negative_slope = negative_slope
+
+    def call(self, inputs):
+        return activations.leaky_relu(inputs, negative_slope=self.negative_slope)
+
+    def get_config(self):
+        config = super().get_config()
+        config["negative_slope"] = self.negative_slope
+        return config
+
+
+class Softmax(Layer):
+    """softmax over `axis`; with a mask, masked entries get -1e9 before and 0 after (Keras)."""
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return _nn.softmax(inputs, axis=self.axis)
+        mask = _ops.convert_to_tensor(mask)
+        if mask.dtype != _dt.bool:
+            mask = _ops.greater(mask, _ops.convert_to_tensor(0.5, mask.dtype))
+        mask = _ops.logical_and(mask, _ops.ones_like(inputs, dtype=_dt.bool))
+        masked = _ops.where(mask, inputs, _ops.convert_to_tensor(-1e9, inputs.dtype))
+        return _ops.where(mask, _nn.softmax(masked, axis=self.axis), _ops.zeros([], inputs.dtype))
+
+    def get_config(self):
+        config = super().get_config()
+        config["axis"] = self.axis
+        return config
