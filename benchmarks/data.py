@@ -1,8 +1,9 @@
 """Input pipeline throughput: from_tensor_slices -> map(normalize, one_hot) -> shuffle -> batch
 -> prefetch, iterated alone and feeding a small training step (a 784-128-10 MLP, SGD), in
-elements per second, for jitflow and for tf.data in the same run when TensorFlow can be
-imported (here or by the Python named in JITFLOW_TF_PYTHON, default /tmp/tfvenv/bin/python);
-without it, jitflow's figures alone.
+elements per second, with the share of the training loop spent waiting for the next batch;
+for jitflow and for tf.data in the same run when TensorFlow can be imported (here or by the
+Python named in JITFLOW_TF_PYTHON, default /tmp/tfvenv/bin/python); without it, jitflow's
+figures alone.
 
     python benchmarks/data.py [--elements N] [--parallel]
 """
@@ -56,18 +57,29 @@ def _measure(lib, n, parallel):
         step(images, labels)
     results = {}
     for name, train in (("pipeline", False), ("training", True)):
-        best = 0.0
+        best, best_wait = 0.0, 1.0
         for _ in range(2):
-            t, count = time.perf_counter(), 0
+            t, count, waited = time.perf_counter(), 0, 0.0
             loss = None
-            for images, labels in pipeline():
+            it = iter(pipeline())
+            while True:
+                w = time.perf_counter()
+                try:
+                    images, labels = next(it)
+                except StopIteration:
+                    break
+                waited += time.perf_counter() - w
                 count += int(images.shape[0])
                 if train:
                     loss = step(images, labels)
             if loss is not None:
                 float(loss)
-            best = max(best, count / (time.perf_counter() - t))
+            total = time.perf_counter() - t
+            best = max(best, count / total)
+            best_wait = min(best_wait, waited / total)
         results[name] = best
+        if train:
+            results["wait %"] = 100.0 * best_wait  # share of the training loop spent waiting for input
     # The step alone on one batch, repeated: what the input has to keep up with.
     images, labels = next(iter(pipeline()))
     t = time.perf_counter()
@@ -115,8 +127,10 @@ def main():
           f"map {'parallel (AUTOTUNE)' if a.parallel else 'sequential'}; elements/s (best of 2)")
     print(f"{'':<12}{'jitflow':>12}" + (f"{'tf.data':>12}{'ratio':>8}" if theirs else ""))
     for k, v in ours.items():
-        line = f"{k:<12}{v:>12.0f}"
-        if theirs:
+        line = f"{k:<12}{v:>12.1f}" if k == "wait %" else f"{k:<12}{v:>12.0f}"
+        if theirs and k == "wait %":
+            line += f"{theirs[k]:>12.1f}"
+        elif theirs:
             line += f"{theirs[k]:>12.0f}{v / theirs[k]:>8.2f}"
         print(line)
     if theirs is None:

@@ -180,6 +180,23 @@ class Dataset:
     def scan(self, initial_state, scan_func, name=None):
         return Dataset(transforms.Scan(self._node, initial_state, scan_func))
 
+    def take_while(self, predicate, name=None):
+        return Dataset(transforms.TakeWhile(self._node, predicate))
+
+    def unique(self, name=None):
+        return Dataset(transforms.Unique(self._node))
+
+    def get_single_element(self, name=None):
+        """The dataset's one element (InvalidArgumentError for none or several, as TF)."""
+        it = iter(self._node.iterate())
+        try:
+            first = next(it)
+        except StopIteration:
+            raise InvalidArgumentError("Dataset was empty.") from None
+        for _ in it:
+            raise InvalidArgumentError("Dataset had more than one element.")
+        return self._node.tree.pack(first)
+
     def apply(self, transformation_func):
         out = transformation_func(self)
         if not isinstance(out, Dataset):

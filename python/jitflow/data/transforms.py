@@ -68,6 +68,46 @@ class Filter(Node):
                 yield comps
 
 
+class TakeWhile(Node):
+    def __init__(self, node, predicate):
+        self.node, self.tree, self.specs = node, node.tree, node.specs
+        self.fn = ElementFunction(predicate, node.tree, node.specs, "take_while")
+        if self.fn.out_specs is not None:
+            _check_predicate(self.fn.out_tree, self.fn.out_specs)
+
+    def cardinality(self):
+        return UNKNOWN
+
+    def iterate(self):
+        for comps in self.node.iterate():
+            if not bool(self.fn(comps)[0].numpy()):
+                return
+            yield comps
+
+
+class Unique(Node):
+    """unique(): each value once, in order of first appearance (scalar int or string elements)."""
+
+    def __init__(self, node):
+        if node.tree.kind != "leaf" or len(node.specs[0].shape) != 0 or not (
+                node.specs[0].dtype.is_integer or is_string_dtype(node.specs[0].dtype)):
+            raise TypeError(f"`tf.data.Dataset.unique` does not support type {node.tree.pack(list(node.specs))}: it "
+                            "needs scalar integer or string elements.")
+        self.node, self.tree, self.specs = node, node.tree, node.specs
+
+    def cardinality(self):
+        return INFINITE if self.node.cardinality() == INFINITE else UNKNOWN
+
+    def iterate(self):
+        seen = set()
+        for comps in self.node.iterate():
+            v = structure.numpy_of(comps[0])
+            v = v.item() if hasattr(v, "item") else v
+            if v not in seen:
+                seen.add(v)
+                yield comps
+
+
 def _check_predicate(tree, specs):
     if tree.kind != "leaf" or specs[0].dtype.name != "bool" or list(specs[0].shape) != []:
         what = structure.spec_text(specs[0]) if tree.kind == "leaf" else tree.pack(

@@ -125,6 +125,9 @@ CASES = {
                                            [([1, 2], "int32")]),
     "from_generator args": (lambda: D.from_generator(lambda n: range(n), output_types=jf.int64, output_shapes=[],
                                                      args=(3,)), ((), "int64"), -2, [(i, "int64") for i in range(3)]),
+    "take_while": (lambda: r10().take_while(lambda x: x < 4), ((), "int64"), -2, [(i, "int64") for i in range(4)]),
+    "unique": (lambda: D.from_tensor_slices([1, 3, 1, 2, 3, 5]).unique(), ((), "int32"), -2,
+               [(1, "int32"), (3, "int32"), (2, "int32"), (5, "int32")]),
     "cache": (lambda: r10().take(3).cache(), ((), "int64"), 3, [(i, "int64") for i in range(3)]),
     "prefetch": (lambda: r10().prefetch(2), ((), "int64"), 10, [(i, "int64") for i in range(10)]),
     "map parallel deterministic": (lambda: r10().map(lambda x: x * x, num_parallel_calls=jf.data.AUTOTUNE),
@@ -190,3 +193,11 @@ def test_strings():
     assert list(ds.map(lambda s: jf.strings.length(s)).as_numpy_iterator()) == [2, 1]
     spec = D.from_tensors((1, 1.0, True, np.float64(2), "s")).element_spec
     assert [s.dtype for s in spec] == [jf.int32, jf.float32, jf.bool, jf.float64, jf.string]
+
+
+def test_get_single_element():
+    assert int(D.range(10).take(1).get_single_element()) == 0
+    with pytest.raises(jf.errors.InvalidArgumentError, match="Dataset had more than one element"):
+        D.range(10).take(2).get_single_element()
+    with pytest.raises(jf.errors.InvalidArgumentError, match="Dataset was empty"):
+        D.range(10).take(0).get_single_element()
