@@ -277,7 +277,9 @@ class Trainer:
         s = self._jf_state()
         step = {"train": self.train_step, "test": self.test_step, "predict": self.predict_step}[kind]
         if s.run_eagerly:
-            return step
+            if not s.metrics_resolved or not getattr(self, "built", True):
+                self._jf_prepare(batch, kind)
+            return lambda *data: step(data)
         signature = _data.signature_of(batch)
         key = (kind, _data.signature_key(signature))
         fn = s.functions.get(key)

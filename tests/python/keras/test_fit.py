@@ -224,3 +224,17 @@ def test_class_weight_is_a_sample_weight_per_class():
     plain = _compile(MLP(seed=6))
     plain.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
     assert not np.allclose(plain.get_weights()[0], by_class.get_weights()[0])
+
+
+def test_run_eagerly_gives_the_traced_results():
+    x, y = spiral(40)
+    eager = MLP(seed=8)
+    eager.compile(optimizers.Adam(0.03), losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"],
+                  run_eagerly=True)
+    h_eager = eager.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    traced = _compile(MLP(seed=8))
+    h_traced = traced.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    assert eager.train_function is None and sorted(h_eager.history) == ["accuracy", "loss"]
+    np.testing.assert_allclose(h_eager.history["loss"], h_traced.history["loss"], rtol=1e-5)
+    for a, b in zip(eager.get_weights(), traced.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
