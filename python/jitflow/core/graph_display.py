@@ -89,7 +89,7 @@ def _merge(view, depth, max_nodes):
         count = sum(m.count for m in members)
         collapsed += len(members)
         types = collections.Counter(m.type for m in members)
-        summary = ", ".join(f"{t}x{c}" if c > 1 else t for t, c in types.most_common(4))
+        summary = ", ".join(f"{t}\u00d7{c}" if c > 1 else t for t, c in types.most_common(4))
         if len(types) > 4:
             summary += ", ..."
         label = (key[1] + "/*") if key[0] == "scope" else f"{key[1]} ops"
@@ -191,9 +191,9 @@ def to_svg(view):
 
 _CSS = ("<style>.jf-graph{font-family:Helvetica,Arial,sans-serif;font-size:12px}"
         ".jf-graph table{border-collapse:collapse;margin:4px 0}"
-        ".jf-graph td,.jf-graph th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
-        f".jf-graph tr.jf-compiled td{{background:{COMPILED_FILL}}}"
-        f".jf-graph tr.jf-eager td{{background:{EAGER_FILL}}}"
+        "div.jf-graph table td,div.jf-graph table th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
+        f"div.jf-graph table tr.jf-compiled td{{background:{COMPILED_FILL}}}"
+        f"div.jf-graph table tr.jf-eager td{{background:{EAGER_FILL}}}"
         ".jf-graph .jf-cluster{border:2px solid #0d6efd;border-radius:6px;padding:4px;margin:6px 0}"
         ".jf-graph .jf-note{color:#555;font-style:italic}</style>")
 

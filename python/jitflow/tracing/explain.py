@@ -18,6 +18,9 @@ class Report(list):
             lines.append(f"{r.op:<{w}}  {r.type:<{t}}{r.status:<10}{r.cluster or '-':<{c}}{r.reason}")
         return "\n".join(lines)
 
+    # At a Python prompt too, the report reads as the table (it is still a list of rows).
+    __repr__ = __str__
+
     def by_op(self):
         return {r.op: r for r in self}
 

@@ -147,6 +147,7 @@ def test_explain_prints_as_before_and_renders_html():
     text = str(report)
     assert text.splitlines()[0].split() == ["op", "type", "status", "cluster", "reason"]
     assert [r.status for r in report] == ["compiled", "eager", "compiled", "eager"]
+    assert repr(report) == text and isinstance(report, list)
     html = report._repr_html_()
     assert html.count('<tr class="jf-compiled"') == 2 and html.count('<tr class="jf-eager"') == 2
     assert "2 op(s) compiled in 2 cluster(s), 2 eager, 0 removed" in html
