@@ -28,8 +28,8 @@ std::vector<int64_t> int_list(const OpCall& c, const char* name) {
 
 bool channels_first(const OpCall& c, int sp) {
   const std::string df = c.attrs.get<std::string>("data_format", sp == 2 ? "NHWC" : "NDHWC");
-  if (df == "NHWC" || df == "NDHWC") return false;
-  if (df == "NCHW" || df == "NCDHW") return true;
+  if (df == (sp == 2 ? "NHWC" : "NDHWC")) return false;
+  if (df == (sp == 2 ? "NCHW" : "NCDHW")) return true;
   c.fail("Invalid data format: ", df);
 }
 
@@ -126,6 +126,21 @@ Shape sizes_input(const OpCall& c, size_t i, const char* what) {
 
 }  // namespace
 
+static int spatial_dims(OpId op) {
+  switch (op) {
+    case OpId::Conv3D:
+    case OpId::Conv3DBackpropInputV2:
+    case OpId::Conv3DBackpropFilterV2:
+    case OpId::MaxPool3D:
+    case OpId::AvgPool3D:
+    case OpId::MaxPool3DGrad:
+    case OpId::AvgPool3DGrad:
+      return 3;
+    default:
+      return 2;
+  }
+}
+
 bool is_depthwise(OpId op) {
   return op == OpId::DepthwiseConv2dNative || op == OpId::DepthwiseConv2dNativeBackpropInput ||
          op == OpId::DepthwiseConv2dNativeBackpropFilter;
@@ -133,26 +148,28 @@ bool is_depthwise(OpId op) {
 
 ConvGeom conv_geom(const OpCall& c, const Shape& input, const Shape& filter) {
   ConvGeom g;
+  g.sp = spatial_dims(c.def->id);
+  const int r = g.sp + 2;
   const bool dw = is_depthwise(c.def->id);
   if (dw) {
     if (input.rank() != 4) c.fail("input must be 4-dimensional", input.str());
     if (filter.rank() != 4) c.fail("filter must be 4-dimensional: ", filter.str());
   } else {
-    need_rank(c, input, 4, "convolution input");
-    need_rank(c, filter, 4, "convolution filter");
+    need_rank(c, input, r, "convolution input");
+    need_rank(c, filter, r, "convolution filter");
   }
-  g.channels_first = channels_first(c, 2);
+  g.channels_first = channels_first(c, g.sp);
   const Pad pad = padding(c, true);
   spatial_attr(c, g, "strides", "strides", 1, g.stride);
   spatial_attr(c, g, "dilations", "dilations", 1, g.dil);
   if (pad == Pad::kExplicit) explicit_pads(c, g);
   g.batch = input[g.batch_dim()];
   g.c_in = input[g.channel_dim()];
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < g.sp; ++i) {
     g.in[i] = input[g.spatial_dim(i)];
     g.k[i] = filter[i];
   }
-  const int64_t fin = filter[2];
+  const int64_t fin = filter[g.sp];
   if (dw) {
     if (g.c_in >= 0 && fin >= 0 && g.c_in != fin)
       c.fail("input and filter must have the same depth: ", g.c_in, " vs ", fin);
@@ -160,7 +177,7 @@ ConvGeom conv_geom(const OpCall& c, const Shape& input, const Shape& filter) {
     g.groups = g.c_in;
     g.c_out = g.c_in >= 0 && filter[3] >= 0 ? g.c_in * filter[3] : -1;
   } else {
-    g.c_out = filter[3];
+    g.c_out = filter[g.sp + 1];
     if (g.c_in >= 0 && fin >= 0 && g.c_in != fin) {
       if (fin == 0 || g.c_in % fin != 0)
         c.fail("input depth must be evenly divisible by filter depth: ", g.c_in, " vs ", fin);
@@ -174,12 +191,13 @@ ConvGeom conv_geom(const OpCall& c, const Shape& input, const Shape& filter) {
 
 ConvGeom pool_geom(const OpCall& c, const Shape& input) {
   ConvGeom g;
-  g.channels_first = channels_first(c, 2);
-  if (input.rank() != 4) c.fail("input must be 4-dimensional: ", input.str());
+  g.sp = spatial_dims(c.def->id);
+  g.channels_first = channels_first(c, g.sp);
+  if (input.rank() != g.sp + 2) c.fail("input must be ", g.sp + 2, "-dimensional: ", input.str());
   const Pad pad = padding(c, c.def->id == OpId::MaxPool || c.def->id == OpId::MaxPoolGrad);
   spatial_attr(c, g, "ksize", "ksize", 0, g.k);
   spatial_attr(c, g, "strides", "strides", 0, g.stride);
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < g.sp; ++i) {
     g.dil[i] = 1;
     g.in[i] = input[g.spatial_dim(i)];
   }
@@ -217,7 +235,7 @@ void infer_conv2d(OpCall& c) {
 // ConvBackpropComputeDimensions: batch, depths and every spatial size must agree.
 static ConvGeom backprop_geom(OpCall& c, const char* kind, const Shape& input, const Shape& filter,
                               const Shape& grad) {
-  need_rank(c, grad, 4, "out_backprop");
+  need_rank(c, grad, spatial_dims(c.def->id) + 2, "out_backprop");
   ConvGeom g = conv_geom(c, input, filter);
   auto known = [](int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; };
   if (known(g.batch, grad[g.batch_dim()]))
@@ -225,7 +243,7 @@ static ConvGeom backprop_geom(OpCall& c, const char* kind, const Shape& input, c
            grad[g.batch_dim()]);
   if (known(g.c_out, grad[g.channel_dim()]))
     c.fail(kind, ": filter and out_backprop must have the same out_depth");
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < g.sp; ++i)
     if (known(g.out[i], grad[g.spatial_dim(i)]))
       c.fail(kind, ": Size of out_backprop doesn't match computed: actual = ", grad[g.spatial_dim(i)],
              ", computed = ", g.out[i], " spatial_dim: ", g.spatial_dim(i), " input: ", g.in[i],
@@ -236,26 +254,30 @@ static ConvGeom backprop_geom(OpCall& c, const char* kind, const Shape& input, c
 
 void infer_conv2d_backprop_input(OpCall& c) {
   conv_dtypes(c, 1, 2);
+  const int sp = spatial_dims(c.def->id), r = sp + 2;
   const Shape& filter = c.in[1].shape();
   const Shape& grad = c.in[2].shape();
   Shape sizes = sizes_input(c, 0, "input_sizes");
-  need_rank(c, filter, 4, "filter");
-  need_rank(c, grad, 4, "out_backprop");
-  const bool cf = channels_first(c, 2);
-  const int cd = cf ? 1 : 3;
+  need_rank(c, filter, r, "filter");
+  need_rank(c, grad, r, "out_backprop");
+  const bool cf = channels_first(c, sp);
+  const int cd = cf ? 1 : r - 1;
+  // The input's shape: batch from out_backprop, depth from the filter, spatial sizes from
+  // input_sizes (TF's short form names only those) or unknown.
   Shape input;
-  if (c.has_value(0) && sizes.rank() == 2) {  // TF's short form: the spatial sizes only
-    input =
-        cf ? Shape{grad[0], filter[2], sizes[0], sizes[1]} : Shape{grad[0], sizes[0], sizes[1], filter[2]};
+  input.resize(r, -1);
+  input[0] = grad[0];
+  input[cd] = filter[sp];
+  if (c.has_value(0) && sizes.rank() == sp && sp == 2) {
+    for (int i = 0; i < sp; ++i) input[(cf ? 2 : 1) + i] = sizes[i];
   } else if (c.has_value(0)) {
-    if (sizes.rank() != 4) c.fail("input_sizes must have 4 or 2 elements, got ", sizes.rank());
-    input = sizes;
-    if (input[cd] >= 0 && filter[2] >= 0 && input[cd] != filter[2])
+    if (sizes.rank() != r)
+      c.fail("input_sizes must have ", r, sp == 2 ? " or 2" : "", " elements, got ", sizes.rank());
+    if (sizes[cd] >= 0 && filter[sp] >= 0 && sizes[cd] != filter[sp])
       c.fail(is_depthwise(c.def->id)
                  ? "input and filter must have the same depth"
                  : "Conv2DCustomBackpropInput: input depth must be evenly divisible by filter depth");
-  } else {
-    input = cf ? Shape{grad[0], filter[2], -1, -1} : Shape{grad[0], -1, -1, filter[2]};
+    input = sizes;
   }
   ConvGeom g =
       backprop_geom(c, is_depthwise(c.def->id) ? "DepthwiseConv2DBackpropInput" : "Conv2DCustomBackpropInput",
@@ -266,9 +288,11 @@ void infer_conv2d_backprop_input(OpCall& c) {
 void infer_conv2d_backprop_filter(OpCall& c) {
   conv_dtypes(c, 0, 2);
   Shape sizes = sizes_input(c, 1, "filter_sizes");
-  Shape filter = Shape{-1, -1, -1, -1};
+  const int r = spatial_dims(c.def->id) + 2;
+  Shape filter;
+  filter.resize(r, -1);
   if (c.has_value(1)) {
-    if (sizes.rank() != 4) c.fail("filter_sizes must have 4 elements, got ", sizes.rank());
+    if (sizes.rank() != r) c.fail("filter_sizes must have ", r, " elements, got ", sizes.rank());
     filter = sizes;
   }
   backprop_geom(c, is_depthwise(c.def->id) ? "DepthwiseConv2DBackpropFilter" : "Conv2DCustomBackpropFilter",
@@ -318,8 +342,8 @@ void infer_max_pool_grad(OpCall& c) {
   const Shape want = g.output_shape();
   for (size_t i = 1; i < 3; ++i) {
     const Shape& s = c.in[i].shape();
-    bool ok = s.rank() == 4;
-    for (int d = 0; ok && d < 4; ++d) ok = s[d] < 0 || want[d] < 0 || s[d] == want[d];
+    bool ok = s.rank() == want.rank();
+    for (int d = 0; ok && d < want.rank(); ++d) ok = s[d] < 0 || want[d] < 0 || s[d] == want[d];
     if (!ok)
       c.fail(i == 1 ? "orig_output" : "grad", " shape ", s.str(), " does not match the pooled shape ",
              want.str());
@@ -332,16 +356,23 @@ void infer_avg_pool_grad(OpCall& c) {
   c.check_claimed(1);
   Shape sizes = sizes_input(c, 0, "orig_input_shape");
   const Shape& grad = c.in[1].shape();
+  const int sp = spatial_dims(c.def->id);
   if (!c.has_value(0)) {
-    const bool cf = channels_first(c, 2);
-    c.add_output(c.in[1].dtype(), cf ? Shape{grad[0], grad[1], -1, -1} : Shape{grad[0], -1, -1, grad[3]});
+    const bool cf = channels_first(c, sp);
+    Shape out;
+    out.resize(sp + 2, -1);
+    if (grad.rank() == sp + 2) {
+      out[0] = grad[0];
+      out[cf ? 1 : sp + 1] = grad[cf ? 1 : sp + 1];
+    }
+    c.add_output(c.in[1].dtype(), out);
     return;
   }
-  if (sizes.rank() != 4) c.fail("orig_input_shape must have 4 elements, got ", sizes.rank());
+  if (sizes.rank() != sp + 2) c.fail("orig_input_shape must have ", sp + 2, " elements, got ", sizes.rank());
   ConvGeom g = pool_geom(c, sizes);
   const Shape want = g.output_shape();
-  bool ok = grad.rank() == 4;
-  for (int d = 0; ok && d < 4; ++d) ok = grad[d] < 0 || grad[d] == want[d];
+  bool ok = grad.rank() == want.rank();
+  for (int d = 0; ok && d < want.rank(); ++d) ok = grad[d] < 0 || grad[d] == want[d];
   if (!ok) c.fail("grad shape ", grad.str(), " does not match the pooled shape ", want.str());
   c.add_output(c.in[1].dtype(), sizes);
 }

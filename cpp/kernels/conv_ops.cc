@@ -58,22 +58,33 @@ std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g) {
   using dnnl::memory;
   using tag = memory::format_tag;
   const auto f32 = memory::data_type::f32;
-  const tag act = g.channels_first ? tag::nchw : tag::nhwc;
-  memory::desc src({g.batch, g.c_in, g.in[0], g.in[1]}, f32, act);
-  memory::desc dst({g.batch, g.c_out, g.out[0], g.out[1]}, f32, act);
+  const bool d3 = g.sp == 3;
+  const tag act =
+      d3 ? (g.channels_first ? tag::ncdhw : tag::ndhwc) : (g.channels_first ? tag::nchw : tag::nhwc);
+  memory::dims src_dims = {g.batch, g.c_in}, dst_dims = {g.batch, g.c_out}, kdims, strides, dil, pl, pr;
+  for (int i = 0; i < g.sp; ++i) {
+    src_dims.push_back(g.in[i]);
+    dst_dims.push_back(g.out[i]);
+    kdims.push_back(g.k[i]);
+    strides.push_back(g.stride[i]);
+    dil.push_back(g.dil[i] - 1);
+    pl.push_back(g.pad_lo[i]);
+    pr.push_back(g.pad_hi[i]);
+  }
+  memory::desc src(src_dims, f32, act);
+  memory::desc dst(dst_dims, f32, act);
   // A depthwise filter [h, w, channels, multiplier] is oneDNN's grouped [g, o, i = 1, h, w]
   // stored h, w, i, g, o ("hwigo").
   const bool grouped = g.groups > 1;
-  memory::dims wdims = grouped ? memory::dims{g.groups, g.c_out / g.groups, g.c_in / g.groups, g.k[0], g.k[1]}
-                               : memory::dims{g.c_out, g.c_in, g.k[0], g.k[1]};
+  memory::dims wdims =
+      grouped ? memory::dims{g.groups, g.c_out / g.groups, g.c_in / g.groups} : memory::dims{g.c_out, g.c_in};
+  wdims.insert(wdims.end(), kdims.begin(), kdims.end());
   memory::desc w_any(wdims, f32, tag::any);
-  memory::dims strides = {g.stride[0], g.stride[1]}, dil = {g.dil[0] - 1, g.dil[1] - 1};
-  memory::dims pl = {g.pad_lo[0], g.pad_lo[1]}, pr = {g.pad_hi[0], g.pad_hi[1]};
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per call: primitives run on many threads
   auto& eng = cpu_engine();
   auto r = std::make_shared<DnnlConv>();
-  r->user_w = memory::desc(wdims, f32, grouped ? tag::hwigo : tag::hwio);
+  r->user_w = memory::desc(wdims, f32, grouped ? tag::hwigo : d3 ? tag::dhwio : tag::hwio);
   auto algo = dnnl::algorithm::convolution_direct;
   if (kind == ConvKind::kForward) {
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algo, src, w_any, dst, strides, dil,
@@ -199,14 +210,19 @@ void dnnl_conv_part(ConvKind kind, const ConvGeom& g, const float* a, const floa
 // The batch split into one part per pool thread (at most two part sizes, so at most two
 // cached primitives per signature). Filter gradients are summed over the parts.
 void dnnl_conv(ConvKind kind, const ConvGeom& g, const float* a, const float* w_or_b, float* out) {
-  const int64_t in_img = g.c_in * g.in[0] * g.in[1], out_img = g.c_out * g.out[0] * g.out[1];
-  const double flops = 2.0 * out_img * (g.c_in / g.groups) * g.k[0] * g.k[1];  // per image
+  int64_t in_img = g.c_in, out_img = g.c_out, taps = 1;
+  for (int i = 0; i < g.sp; ++i) {
+    in_img *= g.in[i];
+    out_img *= g.out[i];
+    taps *= g.k[i];
+  }
+  const double flops = 2.0 * out_img * (g.c_in / g.groups) * taps;  // per image
   int64_t parts = std::min<int64_t>(num_threads(), g.batch);
   if (flops * g.batch < 2e6) parts = 1;
   const int64_t chunk = (g.batch + parts - 1) / parts;
   parts = (g.batch + chunk - 1) / chunk;
   if (parts == 1) return dnnl_conv_part(kind, g, a, w_or_b, out);
-  const int64_t wsize = g.k[0] * g.k[1] * (g.c_in / g.groups) * g.c_out;
+  const int64_t wsize = taps * (g.c_in / g.groups) * g.c_out;
   std::vector<float> partial(kind == ConvKind::kBackwardWeights ? static_cast<size_t>(parts * wsize) : 0);
   parallel_for(parts, 1e9, [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) {
@@ -271,8 +287,10 @@ using MStridedMap = Eigen::Map<RowMat<T>, 0, Eigen::OuterStride<>>;
 // Per output row and tap, a GEMM on the input rows the tap reads (a strided view of the NHWC
 // input, no im2col copy): forward y[ow0:ow1] += x_tap w_tap, backward-data dx_tap += dy w_tap^T,
 // backward-weights dw_tap += x_tap^T dy.
+// With `accumulate`, adds to `out` (the 3-D form sums depth slices) instead of writing it.
 template <class T>
-void gemm_conv(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T* out_p) {
+void gemm_conv(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T* out_p,
+               bool accumulate = false) {
   const int64_t N = g.batch, C = g.c_in, OC = g.c_out, OH = g.out[0], OW = g.out[1];
   const int64_t H = g.in[0], W = g.in[1], hw_in = H * W, hw_out = OH * OW;
   // NHWC views of NCHW operands.
@@ -303,7 +321,7 @@ void gemm_conv(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T
     parallel_for(N * OH, static_cast<double>(OW * g.k[0] * g.k[1] * C * OC), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         MMap<T> y(out + r * OW * OC, OW, OC);
-        y.setZero();
+        if (!accumulate) y.setZero();
         for (int64_t kh = 0; kh < g.k[0]; ++kh)
           for (int64_t kw = 0; kw < g.k[1]; ++kw) {
             const Tap t = tap_of(g, r % OH, kh, kw);
@@ -313,7 +331,7 @@ void gemm_conv(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T
       }
     });
   } else if (kind == ConvKind::kBackwardData) {
-    std::fill(out, out + N * hw_in * C, T(0));
+    if (!accumulate) std::fill(out, out + N * hw_in * C, T(0));
     parallel_for(N, static_cast<double>(hw_out * g.k[0] * g.k[1] * C * OC), [&](int64_t b, int64_t e) {
       for (int64_t n = b; n < e; ++n)
         for (int64_t oh = 0; oh < OH; ++oh) {
@@ -329,7 +347,7 @@ void gemm_conv(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T
         }
     });
   } else {
-    std::fill(out, out + g.k[0] * g.k[1] * C * OC, T(0));
+    if (!accumulate) std::fill(out, out + g.k[0] * g.k[1] * C * OC, T(0));
     // Taps are independent output blocks: split over them.
     parallel_for(g.k[0] * g.k[1], static_cast<double>(N * hw_out * C * OC), [&](int64_t b, int64_t e) {
       for (int64_t tap = b; tap < e; ++tap) {
@@ -346,6 +364,64 @@ void gemm_conv(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T
   }
   if (g.channels_first && kind == ConvKind::kForward) from_nhwc(out, out_p, N, OC, hw_out);
   if (g.channels_first && kind == ConvKind::kBackwardData) from_nhwc(out, out_p, N, C, hw_in);
+}
+
+// 3-D convolutions (float64, int32): for each output depth and depth tap inside the input, the
+// 2-D convolution of one depth slice (NDHWC slices are NHWC images), summed.
+template <class T>
+void gemm_conv3d(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T* out_p) {
+  const int64_t N = g.batch, C = g.c_in, OC = g.c_out, D = g.in[0], OD = g.out[0];
+  const int64_t in_sl = g.in[1] * g.in[2] * C, out_sl = g.out[1] * g.out[2] * OC,
+                w_sl = g.k[1] * g.k[2] * C * OC;
+  const int64_t sp_in = D * g.in[1] * g.in[2], sp_out = OD * g.out[1] * g.out[2];
+  std::vector<T> a_buf, b_buf, out_buf;
+  const T* x = a_in;
+  const T* dy = b_in;
+  T* out = out_p;
+  if (g.channels_first) {
+    a_buf = kind == ConvKind::kBackwardData ? to_nhwc(a_in, N, OC, sp_out) : to_nhwc(a_in, N, C, sp_in);
+    x = a_buf.data();
+    if (kind == ConvKind::kBackwardWeights) {
+      b_buf = to_nhwc(b_in, N, OC, sp_out);
+      dy = b_buf.data();
+    } else {
+      out_buf.resize(static_cast<size_t>(kind == ConvKind::kForward ? N * OC * sp_out : N * C * sp_in));
+      out = out_buf.data();
+    }
+  }
+  const int64_t total = kind == ConvKind::kForward        ? N * sp_out * OC
+                        : kind == ConvKind::kBackwardData ? N * sp_in * C
+                                                          : g.k[0] * w_sl;
+  std::fill(out, out + total, T(0));
+  ConvGeom g2;
+  g2.sp = 2;
+  g2.batch = 1;
+  g2.c_in = C;
+  g2.c_out = OC;
+  for (int i = 0; i < 2; ++i) {
+    g2.in[i] = g.in[i + 1];
+    g2.out[i] = g.out[i + 1];
+    g2.k[i] = g.k[i + 1];
+    g2.stride[i] = g.stride[i + 1];
+    g2.dil[i] = g.dil[i + 1];
+    g2.pad_lo[i] = g.pad_lo[i + 1];
+    g2.pad_hi[i] = g.pad_hi[i + 1];
+  }
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t od = 0; od < OD; ++od)
+      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+        const int64_t id = od * g.stride[0] - g.pad_lo[0] + kd * g.dil[0];
+        if (id < 0 || id >= D) continue;
+        const int64_t xi = (n * D + id) * in_sl, yi = (n * OD + od) * out_sl;
+        if (kind == ConvKind::kForward)
+          gemm_conv<T>(kind, g2, x + xi, b_in + kd * w_sl, out + yi, true);
+        else if (kind == ConvKind::kBackwardData)
+          gemm_conv<T>(kind, g2, x + yi, b_in + kd * w_sl, out + xi, true);
+        else
+          gemm_conv<T>(kind, g2, x + xi, dy + yi, out + kd * w_sl, true);
+      }
+  if (g.channels_first && kind == ConvKind::kForward) from_nhwc(out, out_p, N, OC, sp_out);
+  if (g.channels_first && kind == ConvKind::kBackwardData) from_nhwc(out, out_p, N, C, sp_in);
 }
 
 // Depthwise convolutions on float64: direct loops over the taps inside the input (oneDNN has no
@@ -407,8 +483,12 @@ template <TypeSet kTypes>
 void run_conv(OpCall& c, ConvKind kind, const ConvGeom& g, const Tensor& a, const Tensor& b) {
   Tensor& y = c.alloc(0);
   // Empty batches, channels or windows: nothing to convolve (a filter gradient of zeros).
-  int64_t work = g.batch * g.c_in * g.c_out * g.out[0] * g.out[1] * g.k[0] * g.k[1];
-  if (work == 0 || g.in[0] * g.in[1] == 0) {
+  int64_t work = g.batch * g.c_in * g.c_out, in_size = 1;
+  for (int i = 0; i < g.sp; ++i) {
+    work *= g.out[i] * g.k[i];
+    in_size *= g.in[i];
+  }
+  if (work == 0 || in_size == 0) {
     zero(y);
     return;
   }
@@ -417,6 +497,8 @@ void run_conv(OpCall& c, ConvKind kind, const ConvGeom& g, const Tensor& a, cons
       dnnl_conv(kind, g, a.data<float>(), b.data<float>(), y.data<float>());
     else if (g.groups > 1)
       depthwise_direct<T>(kind, g, a.data<T>(), b.data<T>(), y.data<T>());
+    else if (g.sp == 3)
+      gemm_conv3d<T>(kind, g, a.data<T>(), b.data<T>(), y.data<T>());
     else
       gemm_conv<T>(kind, g, a.data<T>(), b.data<T>(), y.data<T>());
   });
@@ -454,6 +536,21 @@ void k_DepthwiseConv2dNativeBackpropFilter(OpCall& c) {
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.spec(0).shape);
   run_conv<op_types(OpId::DepthwiseConv2dNativeBackpropFilter)>(c, ConvKind::kBackwardWeights, g, c.in[0],
                                                                 c.in[2]);
+}
+
+void k_Conv3D(OpCall& c) {
+  ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
+  run_conv<op_types(OpId::Conv3D)>(c, ConvKind::kForward, g, c.in[0], c.in[1]);
+}
+
+void k_Conv3DBackpropInputV2(OpCall& c) {
+  ConvGeom g = conv_geom(c, c.spec(0).shape, c.in[1].shape());
+  run_conv<op_types(OpId::Conv3DBackpropInputV2)>(c, ConvKind::kBackwardData, g, c.in[2], c.in[1]);
+}
+
+void k_Conv3DBackpropFilterV2(OpCall& c) {
+  ConvGeom g = conv_geom(c, c.in[0].shape(), c.spec(0).shape);
+  run_conv<op_types(OpId::Conv3DBackpropFilterV2)>(c, ConvKind::kBackwardWeights, g, c.in[0], c.in[2]);
 }
 
 // ---- BiasAdd / BiasAddGrad ----------------------------------------------------------------------

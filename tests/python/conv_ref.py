@@ -160,3 +160,94 @@ def depthwise_filter_grad(x, w_shape, dy, strides=(1, 1), padding="VALID", dilat
     m = w_shape[3]
     return np.concatenate([conv2d_filter_grad(x[..., c:c + 1], (*w_shape[:2], 1, m), dy[..., c * m:(c + 1) * m],
                                               strides, padding, dilations) for c in range(x.shape[3])], axis=2)
+
+
+# 3-D: sums of 2-D convolutions of depth slices (NDHWC x, DHWIO w).
+def conv3d(x, w, strides=(1, 1, 1), padding="VALID", dilations=(1, 1, 1)):
+    x = np.asarray(x, np.float64)
+    w = np.asarray(w, np.float64)
+    od, pd = out_and_pad(x.shape[1], w.shape[0], strides[0], dilations[0],
+                         padding if isinstance(padding, str) else padding[0])
+    pad2 = padding if isinstance(padding, str) else padding[1:]
+    y = None
+    for o in range(od):
+        acc = 0
+        for kd in range(w.shape[0]):
+            i = o * strides[0] - pd + kd * dilations[0]
+            if 0 <= i < x.shape[1]:
+                acc = acc + conv2d(x[:, i], w[kd], strides[1:], pad2, dilations[1:])
+        if isinstance(acc, int):  # no tap inside the input: the 2-D output's shape, zeros
+            acc = np.zeros_like(conv2d(x[:, 0], w[0], strides[1:], pad2, dilations[1:]))
+        y = acc[:, None] if y is None else np.concatenate([y, acc[:, None]], 1)
+    return y
+
+
+def conv3d_input_grad(x_shape, w, dy, strides=(1, 1, 1), padding="VALID", dilations=(1, 1, 1)):
+    dx = np.zeros(x_shape)
+    od, pd = out_and_pad(x_shape[1], w.shape[0], strides[0], dilations[0], padding)
+    for o in range(od):
+        for kd in range(w.shape[0]):
+            i = o * strides[0] - pd + kd * dilations[0]
+            if 0 <= i < x_shape[1]:
+                dx[:, i] += conv2d_input_grad((x_shape[0], *x_shape[2:]), w[kd], dy[:, o], strides[1:], padding,
+                                              dilations[1:])
+    return dx
+
+
+def conv3d_filter_grad(x, w_shape, dy, strides=(1, 1, 1), padding="VALID", dilations=(1, 1, 1)):
+    dw = np.zeros(w_shape)
+    od, pd = out_and_pad(x.shape[1], w_shape[0], strides[0], dilations[0], padding)
+    for o in range(od):
+        for kd in range(w_shape[0]):
+            i = o * strides[0] - pd + kd * dilations[0]
+            if 0 <= i < x.shape[1]:
+                dw[kd] += conv2d_filter_grad(x[:, i], w_shape[1:], dy[:, o], strides[1:], padding, dilations[1:])
+    return dw
+
+
+def _windows3(shape, k, strides, padding):
+    """(output index, window slices) of each 3-D window over an NDHWC shape, clipped."""
+    dims = [out_and_pad(shape[1 + i], k[i], strides[i], 1, padding) for i in range(3)]
+    for o in np.ndindex(*[d[0] for d in dims]):
+        sl = []
+        for i in range(3):
+            start = o[i] * strides[i] - dims[i][1]
+            sl.append(slice(max(start, 0), min(start + k[i], shape[1 + i])))
+        yield o, sl
+
+
+def pool3d(x, k, strides, padding, kind):
+    x = np.asarray(x)
+    dims = [out_and_pad(x.shape[1 + i], k[i], strides[i], 1, padding)[0] for i in range(3)]
+    y = np.zeros((x.shape[0], *dims, x.shape[4]))
+    lowest = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    for o, sl in _windows3(x.shape, k, strides, padding):
+        win = x[:, sl[0], sl[1], sl[2], :].astype(np.float64)
+        if kind == "max":
+            y[(slice(None), *o)] = np.maximum(np.where(np.isnan(win), -np.inf, win).max(axis=(1, 2, 3)), lowest)
+        else:
+            y[(slice(None), *o)] = win.mean(axis=(1, 2, 3))
+    return y
+
+
+def max_pool3d_grad(x, g, k, strides, padding):
+    dx = np.zeros(x.shape)
+    for o, sl in _windows3(x.shape, k, strides, padding):
+        for n in range(x.shape[0]):
+            for c in range(x.shape[4]):
+                win = x[n, sl[0], sl[1], sl[2], c]
+                best = None
+                for idx in np.ndindex(*win.shape):
+                    if best is None or win[best] < win[idx]:
+                        best = idx
+                pos = tuple(s.start + b for s, b in zip(sl, best))
+                dx[(n, *pos, c)] += g[(n, *o, c)]
+    return dx
+
+
+def avg_pool3d_grad(x_shape, g, k, strides, padding):
+    dx = np.zeros(x_shape)
+    for o, sl in _windows3(x_shape, k, strides, padding):
+        count = np.prod([s.stop - s.start for s in sl])
+        dx[:, sl[0], sl[1], sl[2], :] += g[(slice(None), *o)][:, None, None, None, :] / count
+    return dx

@@ -854,6 +854,7 @@ def _conv_rows():
         return jf.concat([jf.shape(t)[:1], jf.constant(rest)], 0)
 
     pool = {"k": (3, 3), "strides": (2, 2), "padding": "SAME"}
+    pool3 = {"k": (3, 3, 3), "strides": (2, 2, 2), "padding": "SAME"}
     return {
         "Conv2D": Row(inputs(data((2, 5, 5, 3), -1, 1), data((3, 3, 3, 3), -1, 1)), conv,
                       _f64(lambda x, w: C.conv2d(x, w, (2, 1), "SAME")), (0, 1), resizable=True),
@@ -879,6 +880,32 @@ def _conv_rows():
             inputs(data((2, 5, 5, 3), -1, 1), data((2, 3, 5, 9), -1, 1)),
             lambda x, dy: jf.nn.depthwise_conv2d_backprop_filter(x, [3, 3, 3, 3], dy, [1, 2, 1, 1], "SAME"),
             _f64(lambda x, dy: C.depthwise_filter_grad(x, (3, 3, 3, 3), dy, (2, 1), "SAME")), (0, 1)),
+        "Conv3D": Row(inputs(data((2, 5, 5, 4, 3), -1, 1), data((3, 1, 3, 3, 4), -1, 1)),
+                      lambda x, w: jf.nn.conv3d(x, w, [1, 2, 1, 1, 1], "SAME"),
+                      _f64(lambda x, w: C.conv3d(x, w, (2, 1, 1), "SAME")), (0, 1)),
+        "Conv3DBackpropInputV2": Row(
+            inputs(data((2, 3, 5, 4, 4), -1, 1), data((3, 1, 3, 3, 4), -1, 1)),
+            lambda dy, w: jf.nn.conv3d_transpose(dy, w, batch_sizes(dy, [5, 5, 4, 3]), [1, 2, 1, 1, 1], "SAME"),
+            _f64(lambda dy, w: C.conv3d_input_grad((dy.shape[0], 5, 5, 4, 3), w, dy, (2, 1, 1), "SAME")), (0, 1)),
+        "Conv3DBackpropFilterV2": Row(
+            inputs(data((2, 5, 5, 4, 3), -1, 1), data((2, 3, 5, 4, 4), -1, 1)),
+            lambda x, dy: run(OP["Conv3DBackpropFilterV2"], (x, jf.constant([3, 1, 3, 3, 4]), dy),
+                              {"strides": [1, 2, 1, 1, 1], "padding": "SAME"}, None),
+            _f64(lambda x, dy: C.conv3d_filter_grad(x, (3, 1, 3, 3, 4), dy, (2, 1, 1), "SAME")), (0, 1)),
+        "MaxPool3D": Row(inputs(data((2, 7, 5, 6, 3))), lambda x: jf.nn.max_pool3d(x, 3, 2, "SAME"),
+                         lambda x: C.pool3d(x, **pool3, kind="max").astype(x.dtype), (0,)),
+        "MaxPool3DGrad": Row(
+            inputs(data((2, 7, 5, 6, 3)), data((2, 4, 3, 3, 3))),
+            lambda x, g: run(OP["MaxPool3DGrad"], (x, jf.nn.max_pool3d(x, 3, 2, "SAME"), g),
+                             {"ksize": [1, 3, 3, 3, 1], "strides": [1, 2, 2, 2, 1], "padding": "SAME"}, None),
+            lambda x, g: C.max_pool3d_grad(x, g, **pool3).astype(x.dtype)),
+        "AvgPool3D": Row(inputs(data((2, 7, 5, 6, 3))), lambda x: jf.nn.avg_pool3d(x, 3, 2, "SAME"),
+                         _f64(lambda x: C.pool3d(x, **pool3, kind="avg")), (0,)),
+        "AvgPool3DGrad": Row(
+            inputs(data((2, 4, 3, 3, 3))),
+            lambda g: run(OP["AvgPool3DGrad"], (batch_sizes(g, [7, 5, 6, 3]), g),
+                          {"ksize": [1, 3, 3, 3, 1], "strides": [1, 2, 2, 2, 1], "padding": "SAME"}, None),
+            _f64(lambda g: C.avg_pool3d_grad((g.shape[0], 7, 5, 6, 3), g, **pool3)), (0,)),
         "BiasAdd": Row(inputs(data((2, 3, 4)), data((4,))), jf.nn.bias_add, _f64(lambda x, b: x + b), (0, 1)),
         "BiasAddGrad": Row(inputs(data((2, 3, 4))), lambda g: run(OP["BiasAddGrad"], (g,), None, None),
                            _f64(lambda g: g.sum(axis=(0, 1))), (0,)),

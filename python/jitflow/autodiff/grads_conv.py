@@ -25,6 +25,8 @@ def _names(op):
     """The forward, input-gradient and filter-gradient op types of op's family."""
     if op.type.startswith("Depthwise"):
         return ("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter")
+    if op.type.startswith("Conv3D"):
+        return ("Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2")
     return ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter")
 
 
@@ -42,6 +44,7 @@ def _conv(op, x, w):
 
 @_grad("Conv2D")
 @_grad("DepthwiseConv2dNative")
+@_grad("Conv3D")
 def _conv2d_grad(op, g):
     x, w = op.inputs
     return [_input_grad(op, ops.shape(x), w, g), _filter_grad(op, x, ops.shape(w), g)]
@@ -49,6 +52,7 @@ def _conv2d_grad(op, g):
 
 @_grad("Conv2DBackpropInput")
 @_grad("DepthwiseConv2dNativeBackpropInput")
+@_grad("Conv3DBackpropInputV2")
 def _conv2d_backprop_input_grad(op, g):
     # Linear in the filter and in out_backprop: d/dfilter is a filter gradient of g against
     # out_backprop, d/dout_backprop the forward convolution of g.
@@ -58,6 +62,7 @@ def _conv2d_backprop_input_grad(op, g):
 
 @_grad("Conv2DBackpropFilter")
 @_grad("DepthwiseConv2dNativeBackpropFilter")
+@_grad("Conv3DBackpropFilterV2")
 def _conv2d_backprop_filter_grad(op, g):
     x, _, dy = op.inputs
     return [_input_grad(op, ops.shape(x), g, dy), None, _conv(op, x, g)]
@@ -80,17 +85,20 @@ def _bias_add_grad_grad(op, g):
 
 
 @_grad("MaxPool")
+@_grad("MaxPool3D")
 def _max_pool_grad(op, g):
     x, = op.inputs
-    return [run(OP["MaxPoolGrad"], (x, op.outputs[0], g), _attrs(op, _POOL), None)]
+    return [run(OP[op.type + "Grad"], (x, op.outputs[0], g), _attrs(op, _POOL), None)]
 
 
 @_grad("AvgPool")
+@_grad("AvgPool3D")
 def _avg_pool_grad(op, g):
     x, = op.inputs
-    return [run(OP["AvgPoolGrad"], (ops.shape(x), g), _attrs(op, _POOL), None)]
+    return [run(OP[op.type + "Grad"], (ops.shape(x), g), _attrs(op, _POOL), None)]
 
 
 @_grad("AvgPoolGrad")
+@_grad("AvgPool3DGrad")
 def _avg_pool_grad_grad(op, g):
-    return [None, run(OP["AvgPool"], (g,), _attrs(op, _POOL), None)]
+    return [None, run(OP[op.type[:-len("Grad")]], (g,), _attrs(op, _POOL), None)]

@@ -184,6 +184,58 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
     return _pool("AvgPool", input, ksize, strides, padding, data_format, name, False)
 
 
+def _check_3d_format(data_format):
+    if data_format not in ("NDHWC", "NCDHW"):
+        raise ValueError(f"`data_format` must be 'NDHWC' or 'NCDHW'. Received: data_format={data_format}")
+    return 1 if data_format == "NCDHW" else -1
+
+
+@export("nn.conv3d")
+def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None, name=None):
+    """3-D convolution of a [batch, depth, height, width, channels] input (NCDHW with
+    data_format) with a [d, h, w, in_channels, out_channels] filter (TF's Conv3D); strides and
+    dilations are lists of 5, as TF's."""
+    ci = _check_3d_format(data_format)
+    x = to_tensor(input)
+    w = _ops.convert_to_tensor(filters, x.dtype) if not isinstance(filters, Tensor) else filters
+    attrs = {"strides": _sequence(strides, 3, ci, "strides"), "dilations": _sequence(dilations, 3, ci, "dilations"),
+             "data_format": data_format}
+    attrs.update(_padding_attrs(padding, 3, data_format, explicit_ok=False))
+    return run(OP["Conv3D"], (x, w), attrs, name)
+
+
+@export("nn.conv3d_transpose")
+def conv3d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NDHWC", dilations=None,
+                     name=None):
+    """conv3d's gradient with respect to its input (TF's Conv3DBackpropInputV2)."""
+    ci = _check_3d_format(data_format)
+    x = to_tensor(input)
+    w = _ops.convert_to_tensor(filters, x.dtype) if not isinstance(filters, Tensor) else filters
+    sizes = output_shape if isinstance(output_shape, Tensor) else shape_tensor(list(output_shape))
+    attrs = {"strides": _sequence(strides, 3, ci, "strides"), "dilations": _sequence(dilations, 3, ci, "dilations"),
+             "data_format": data_format}
+    attrs.update(_padding_attrs(padding, 3, data_format, explicit_ok=False))
+    return run(OP["Conv3DBackpropInputV2"], (sizes, w, x), attrs, name)
+
+
+def _pool3d(op, input, ksize, strides, padding, data_format, name):
+    ci = _check_3d_format(data_format)
+    attrs = {"ksize": _sequence(ksize, 3, ci, "ksize"), "strides": _sequence(strides, 3, ci, "strides"),
+             "data_format": data_format}
+    attrs.update(_padding_attrs(padding, 3, data_format, explicit_ok=False))
+    return run(OP[op], (to_tensor(input),), attrs, name)
+
+
+@export("nn.max_pool3d")
+def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):
+    return _pool3d("MaxPool3D", input, ksize, strides, padding, data_format, name)
+
+
+@export("nn.avg_pool3d")
+def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):
+    return _pool3d("AvgPool3D", input, ksize, strides, padding, data_format, name)
+
+
 def _pool1d(fn, input, ksize, strides, padding, data_format, name):
     if data_format not in ("NWC", "NCW", None):
         raise ValueError(f"`data_format` must be 'NWC' or 'NCW'. Received: data_format={data_format}")
@@ -216,23 +268,36 @@ def _pool_nd(fns, input, ksize, strides, padding, data_format, name):
     if n not in (1, 2, 3):
         raise ValueError(f"`input.shape.rank` must be 3, 4 or 5. Received: input.shape={tuple(x.shape)} of rank "
                          f"{n + 2}")
-    if n == 3:
-        raise NotImplementedError("jitflow does not implement 3-D pooling (tf.nn.max_pool3d / avg_pool3d) yet")
     if data_format is None:
-        data_format = "NWC" if n == 1 else "NHWC"
+        data_format = ("NWC", "NHWC", "NDHWC")[n - 1]
     return fns[n - 1](x, ksize, strides, padding, data_format, name)
 
 
 @export("nn.max_pool")
 def max_pool(input, ksize, strides, padding, data_format=None, name=None):
-    """max_pool1d or max_pool2d by the input's rank (TF's max_pool_v2)."""
-    return _pool_nd((max_pool1d, max_pool2d), input, ksize, strides, padding, data_format, name)
+    """max_pool1d, max_pool2d or max_pool3d by the input's rank (TF's max_pool_v2)."""
+    return _pool_nd((max_pool1d, max_pool2d, max_pool3d), input, ksize, strides, padding, data_format, name)
 
 
 @export("nn.avg_pool")
 def avg_pool(input, ksize, strides, padding, data_format=None, name=None):
-    """avg_pool1d or avg_pool2d by the input's rank (TF's avg_pool_v2)."""
-    return _pool_nd((avg_pool1d, avg_pool2d), input, ksize, strides, padding, data_format, name)
+    """avg_pool1d, avg_pool2d or avg_pool3d by the input's rank (TF's avg_pool_v2)."""
+    return _pool_nd((avg_pool1d, avg_pool2d, avg_pool3d), input, ksize, strides, padding, data_format, name)
+
+
+@export("nn.pool")
+def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None, dilations=None,
+         name=None):
+    """TF's nn.pool: "MAX" or "AVG" pooling with one window size per spatial dim (1 to 3)."""
+    if pooling_type not in ("MAX", "AVG"):
+        raise ValueError(f"Invalid pooling_type: {pooling_type}")
+    window_shape = list(window_shape)
+    if dilations is not None and any(int(d) != 1 for d in (dilations if not isinstance(dilations, int)
+                                                           else [dilations])):
+        raise NotImplementedError("jitflow does not implement dilated nn.pool yet")
+    strides = [1] * len(window_shape) if strides is None else list(strides)
+    fn = max_pool if pooling_type == "MAX" else avg_pool
+    return fn(input, window_shape, strides, padding, data_format, name)
 
 
 def _block_attrs(x, block_size, data_format, op):
@@ -299,6 +364,7 @@ def depth_to_space(input, block_size, data_format="NHWC", name=None):
     return _ops.reshape(y, _ops.stack([n, h * b, w * b, c // (b * b)]), name=name)
 
 
-__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_transpose", "depth_to_space",
-           "depthwise_conv2d", "depthwise_conv2d_backprop_filter", "depthwise_conv2d_backprop_input", "max_pool",
-           "max_pool1d", "max_pool2d", "separable_conv2d", "space_to_depth"]
+__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d", "conv1d", "conv2d", "conv2d_transpose", "conv3d",
+           "conv3d_transpose", "depth_to_space", "depthwise_conv2d", "depthwise_conv2d_backprop_filter",
+           "depthwise_conv2d_backprop_input", "max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "pool",
+           "separable_conv2d", "space_to_depth"]

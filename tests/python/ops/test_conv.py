@@ -346,3 +346,56 @@ def test_depthwise_errors():
         jf.nn.depthwise_conv2d(x, jf.zeros([3, 3, 3, 2]), 1, "SAME")
     with pytest.raises(ValueError, match=r"Dimensions 2 and 1 are not compatible"):
         jf.nn.separable_conv2d(x, jf.zeros([3, 3, 3, 2]), jf.zeros([1, 2, 6, 4]), [1, 1, 1, 1], "SAME")
+
+
+# ---- 3-D convolutions -------------------------------------------------------------------------
+C3_CASES = {
+    "same": ((2, 4, 5, 4, 2), (2, 3, 2, 2, 3), (1, 1, 1), "SAME", (1, 1, 1), "NDHWC"),
+    "strided_valid": ((1, 6, 5, 5, 2), (3, 2, 2, 2, 2), (2, 1, 2), "VALID", (1, 1, 1), "NDHWC"),
+    "dilated": ((1, 6, 5, 5, 1), (2, 2, 2, 1, 2), (1, 1, 1), "SAME", (2, 1, 2), "NDHWC"),
+    "ncdhw": ((2, 4, 4, 5, 2), (2, 2, 3, 2, 3), (1, 2, 1), "SAME", (1, 1, 1), "NCDHW"),
+}
+
+
+def _c3(a):
+    return np.transpose(a, (0, 4, 1, 2, 3))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(C3_CASES))
+def test_conv3d_against_direct_loops(name, mode, dtype, rng):
+    xs, ws, strides, padding, dil, fmt = C3_CASES[name]
+    x = rng.uniform(-1, 1, xs).astype(dtype)
+    w = rng.uniform(-1, 1, ws).astype(dtype)
+    want = R.conv3d(x, w, strides, padding, dil)
+    to = _c3 if fmt == "NCDHW" else (lambda a: a)
+    s5 = [1, 1, *strides] if fmt == "NCDHW" else [1, *strides, 1]
+    d5 = [1, 1, *dil] if fmt == "NCDHW" else [1, *dil, 1]
+    y = run_mode(mode, lambda a, b: jf.nn.conv3d(a, b, s5, padding, fmt, d5), jf.constant(to(x)), jf.constant(w))
+    np.testing.assert_allclose(y.numpy(), to(want), **_tol(dtype))
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit_compile"])
+def test_conv3d_gradients_by_finite_differences(mode, rng):
+    x = rng.uniform(-1, 1, (1, 4, 3, 4, 2))
+    w = rng.uniform(-1, 1, (2, 2, 3, 2, 2))
+    r = rng.standard_normal(R.conv3d(x, w, (2, 1, 1), "SAME").shape)
+
+    def grads(a, b):
+        with jf.GradientTape() as tape:
+            tape.watch([a, b])
+            loss = jf.reduce_sum(jf.nn.conv3d(a, b, [1, 2, 1, 1, 1], "SAME") * jf.constant(r))
+        return tape.gradient(loss, [a, b])
+
+    gx, gw = run_mode(mode, grads, jf.constant(x), jf.constant(w))
+    want = numeric_grad(lambda xv, wv: float(np.sum(R.conv3d(xv, wv, (2, 1, 1), "SAME") * r)), [x, w])
+    np.testing.assert_allclose(gx.numpy(), want[0], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gw.numpy(), want[1], rtol=1e-6, atol=1e-8)
+
+
+def test_conv3d_errors():
+    with pytest.raises(jf.errors.InvalidArgumentError, match=r"Conv3D: convolution input must be 5-dimensional"):
+        jf.nn.conv3d(jf.zeros([1, 4, 4, 2]), jf.zeros([2, 2, 2, 2, 2]), [1, 1, 1, 1, 1], "SAME")
+    with pytest.raises(ValueError, match=r"`data_format` must be 'NDHWC' or 'NCDHW'"):
+        jf.nn.conv3d(jf.zeros([1, 4, 4, 4, 2]), jf.zeros([2, 2, 2, 2, 2]), [1, 1, 1, 1, 1], "SAME", "NHWC")

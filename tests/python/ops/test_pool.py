@@ -162,3 +162,52 @@ def test_errors():
         jf.nn.max_pool2d(x, [2, 2, 2], 1, "VALID")
     with pytest.raises(ValueError, match=r"`input.shape.rank` must be 3, 4 or 5"):
         jf.nn.max_pool(jf.zeros([3, 3]), 2, 2, "VALID")
+
+
+# ---- 3-D pooling --------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("fmt", ["NDHWC", "NCDHW"])
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_pool3d(padding, fmt, kind, mode, rng):
+    x = (rng.permutation(2 * 5 * 4 * 6 * 3).reshape(2, 5, 4, 6, 3) / 7.0 - 3.0).astype(np.float32)
+    want = R.pool3d(x, (2, 3, 2), (2, 1, 2), padding, kind)
+    first = fmt == "NCDHW"
+    to = (lambda a: np.transpose(a, (0, 4, 1, 2, 3))) if first else (lambda a: a)
+    k = [1, 1, 2, 3, 2] if first else [1, 2, 3, 2, 1]
+    s = [1, 1, 2, 1, 2] if first else [1, 2, 1, 2, 1]
+    fn = jf.nn.max_pool3d if kind == "max" else jf.nn.avg_pool3d
+    y = run_mode(mode, lambda a: fn(a, k, s, padding, fmt), jf.constant(to(x)))
+    np.testing.assert_allclose(y.numpy(), to(want), rtol=1e-6, atol=1e-6)
+    if fmt == "NDHWC":  # the rank-dispatching forms reach the same op
+        fnd = jf.nn.max_pool if kind == "max" else jf.nn.avg_pool
+        np.testing.assert_allclose(fnd(jf.constant(x), [2, 3, 2], [2, 1, 2], padding).numpy(), want, rtol=1e-6,
+                                   atol=1e-6)
+        np.testing.assert_allclose(jf.nn.pool(jf.constant(x), [2, 3, 2], kind.upper(), [2, 1, 2], padding).numpy(),
+                                   want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit_compile"])
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_pool3d_gradients_by_finite_differences(kind, mode, rng):
+    x = rng.permutation(1 * 4 * 3 * 4 * 2).reshape(1, 4, 3, 4, 2) / 5.0
+    r = rng.standard_normal(R.pool3d(x, (2, 2, 3), (2, 1, 2), "SAME", kind).shape)
+    fn = jf.nn.max_pool3d if kind == "max" else jf.nn.avg_pool3d
+
+    def grad(a):
+        with jf.GradientTape() as tape:
+            tape.watch(a)
+            loss = jf.reduce_sum(fn(a, [1, 2, 2, 3, 1], [1, 2, 1, 2, 1], "SAME") * jf.constant(r))
+        return tape.gradient(loss, a)
+
+    g = run_mode(mode, grad, jf.constant(x))
+    want = numeric_grad(lambda v: float(np.sum(R.pool3d(v, (2, 2, 3), (2, 1, 2), "SAME", kind) * r)), [x])[0]
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-6, atol=1e-8)
+
+
+def test_pool_2d_forms_of_nn_pool(rng):
+    x = rng.uniform(-1, 1, (1, 5, 5, 2))
+    np.testing.assert_allclose(jf.nn.pool(jf.constant(x), [2, 2], "AVG", [2, 2], "SAME").numpy(),
+                               R.avg_pool(x, (2, 2), (2, 2), "SAME"), rtol=1e-12)
+    with pytest.raises(ValueError, match="Invalid pooling_type"):
+        jf.nn.pool(jf.constant(x), [2, 2], "MIN")
