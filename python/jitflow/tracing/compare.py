@@ -84,9 +84,10 @@ class Comparison:
         if ax is None:
             import matplotlib.pyplot as plt
             _, ax = plt.subplots(figsize=(5, 0.5 + 0.45 * len(self.rows)))
-        ax.barh([r.mode for r in self.rows][::-1], [r.per_call_s * 1e3 for r in self.rows][::-1],
+        scale, unit = (1e6, "us") if max(r.per_call_s for r in self.rows) < 1e-3 else (1e3, "ms")
+        ax.barh([r.mode for r in self.rows][::-1], [r.per_call_s * scale for r in self.rows][::-1],
                 color="#0d6efd")
-        ax.set_xlabel("ms per call (best of repeats)")
+        ax.set_xlabel(f"{unit} per call (best of repeats)")
         ax.set_title(self.name)
         return ax
 
