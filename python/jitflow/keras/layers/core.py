@@ -34,6 +34,8 @@ class Dense(Layer):
     """y = activation(x @ kernel + bias); kernel [input_dim, units] (glorot-uniform), bias
     [units] (zeros). Inputs of rank > 2 contract their last axis (one BatchMatMulV2)."""
 
+    supports_masking = True
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None, lora_rank=None,
@@ -116,6 +118,11 @@ class Embedding(Layer):
         if self._jf_initial_weights is not None:
             self.set_weights(self._jf_initial_weights)
 
+    def compute_mask(self, inputs, mask=None):
+        if not self.mask_zero:
+            return None
+        return _ops.not_equal(inputs, _ops.zeros([], inputs.dtype))
+
     def call(self, inputs):
         if inputs.dtype not in (_dt.int32, _dt.int64):
             inputs = _ops.cast(inputs, _dt.int32)
@@ -135,6 +142,8 @@ class Embedding(Layer):
 
 
 class Activation(Layer):
+    supports_masking = True
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
@@ -178,6 +187,8 @@ def stateless_dropout(x, rate, seeds, noise_shape=None):
 class Dropout(Layer):
     """In training, zeroes each element with probability `rate` and scales the rest by
     1 / (1 - rate); otherwise the identity."""
+
+    supports_masking = True
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -252,6 +263,18 @@ class Reshape(Layer):
 
 
 class _Merge(Layer):
+    supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        """Positions every masked input keeps (Keras's merge layers)."""
+        if mask is None or all(m is None for m in mask):
+            return None
+        kept = [_ops.cast(m, _dt.bool) for m in mask if m is not None]
+        out = kept[0]
+        for m in kept[1:]:
+            out = _ops.logical_and(out, m)
+        return out
+
     def _check(self, inputs):
         if not isinstance(inputs, (list, tuple)) or len(inputs) < 1:
             raise ValueError(f"A merge layer should be called on a list of inputs. Received: inputs={inputs} "
@@ -266,6 +289,22 @@ class Concatenate(_Merge):
     def call(self, inputs):
         self._check(inputs)
         return _ops.concat(list(inputs), axis=self.axis)
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras's: each input's mask broadcast to its shape (all True where it has none),
+        concatenated along axis, then kept where every feature is."""
+        if mask is None or all(m is None for m in mask):
+            return None
+        full = []
+        for x, m in zip(inputs, mask):
+            if m is None:
+                full.append(_ops.ones_like(x, dtype=_dt.bool))
+                continue
+            m = _ops.cast(m, _dt.bool)
+            while len(m.shape) < len(x.shape):
+                m = _ops.expand_dims(m, -1)
+            full.append(_ops.logical_and(m, _ops.ones_like(x, dtype=_dt.bool)))
+        return _ops.reduce_all(_ops.concat(full, axis=self.axis), axis=-1)
 
     def get_config(self):
         config = super().get_config()

@@ -39,7 +39,21 @@ class _GlobalMax(_GlobalPooling):
 
 
 class GlobalAveragePooling1D(_GlobalAverage):
-    """The mean over the time axis of [batch, steps, features]."""
+    """The mean over the time axis of [batch, steps, features]; with a mask [batch, steps],
+    over the kept steps (the mask is consumed)."""
+
+    supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        axis = 1 if self.data_format == "channels_last" else 2
+        m = _ops.expand_dims(_ops.cast(mask, inputs.dtype), 2 if self.data_format == "channels_last" else 1)
+        return (_ops.reduce_sum(inputs * m, axis=axis, keepdims=self.keepdims)
+                / _ops.reduce_sum(m, axis=axis, keepdims=self.keepdims))
+
+    def compute_mask(self, inputs, mask=None):
+        return None
 
 
 class GlobalAveragePooling2D(_GlobalAverage):
@@ -64,6 +78,8 @@ GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
 
 class ReLU(Layer):
     """x for x >= threshold, negative_slope * (x - threshold) below it, capped at max_value."""
+
+    supports_masking = True
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
@@ -95,6 +111,8 @@ class ReLU(Layer):
 class LeakyReLU(Layer):
     """x for x >= 0, negative_slope * x below (Keras's default slope 0.3)."""
 
+    supports_masking = True
+
     def __init__(self, negative_slope=0.3, **kwargs):
         if "alpha" in kwargs:
             negative_slope = kwargs.pop("alpha")
@@ -115,6 +133,8 @@ class LeakyReLU(Layer):
 
 class Softmax(Layer):
     """softmax over `axis`; with a mask, masked entries get -1e9 before and 0 after (Keras)."""
+
+    supports_masking = True
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)

@@ -110,6 +110,39 @@ def _training_arg(call):
     return True, None if p.default is inspect.Parameter.empty else p.default
 
 
+@functools.cache
+def _takes_mask(call):
+    try:
+        return "mask" in inspect.signature(call).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+# Keras masks ride on tensors (Keras sets tensor._keras_mask); jitflow's tensors take no
+# attributes, so the masks live here, keyed by the tensor's id while the tensor is alive.
+_masks = {}
+
+
+def get_mask(t):
+    """The Keras mask attached to a tensor by the layer that made it, or None."""
+    entry = _masks.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else None
+
+
+def set_mask(t, mask):
+    if mask is None or not isinstance(t, Tensor):
+        return
+    key = id(t)
+    _masks[key] = (weakref.ref(t, lambda _, key=key: _masks.pop(key, None)), mask)
+
+
+def _input_mask(x):
+    if isinstance(x, (list, tuple)):
+        masks = [get_mask(t) for t in x]
+        return masks if any(m is not None for m in masks) else None
+    return get_mask(x)
+
+
 def _json_safe(value):
     if value is None or isinstance(value, (bool, int, float, str)):
         return True
@@ -378,6 +411,11 @@ class Layer(Module):
                 _with_losses.pop(id(layer), None)
 
     # ---- building and calling --------------------------------------------------------------------
+    supports_masking = False  # whether the input's mask passes to the output unchanged
+
+    def compute_mask(self, inputs, mask=None):
+        return mask if self.supports_masking else None
+
     def build(self, input_shape=None):
         self.built = True
 
@@ -440,12 +478,16 @@ class Layer(Module):
     def __call__(self, *args, **kwargs):
         if _has_keras_tensor(args, kwargs):
             return _symbolic_call(self, args, kwargs)
+        previous_mask = None
         if args:
             first = args[0]
+            previous_mask = _input_mask(first) if _masks else None
             if not (type(first) is Tensor and (first.dtype == self._jf_dtype or not first.dtype.is_floating)):
                 args = (self._jf_convert(first),) + tuple(args[1:])
         elif "inputs" in kwargs:
             kwargs["inputs"] = self._jf_convert(kwargs["inputs"])
+        if previous_mask is not None and kwargs.get("mask") is None and _takes_mask(type(self).call):
+            kwargs["mask"] = previous_mask
         stack = _context.stack
         if not stack:
             self._jf_clear_losses()
@@ -471,6 +513,9 @@ class Layer(Module):
                 if len(t.shape):  # Keras: per example, 0 for an empty batch
                     loss = _ops.divide_no_nan(loss, _ops.cast(_ops.shape(t)[0], loss.dtype))
                 self.add_loss(loss)
+        if previous_mask is not None or type(self).compute_mask is not Layer.compute_mask:
+            _attach_masks(outputs, self.compute_mask(args[0] if args else kwargs.get("inputs"),
+                                                     kwargs.get("mask", previous_mask)))
         if building:  # the shape summary() shows for a layer outside a functional graph
             flat = nest.flatten(outputs)
             if len(flat) == 1 and hasattr(flat[0], "shape"):
@@ -518,6 +563,16 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _attach_masks(outputs, mask):
+    if mask is None:
+        return
+    if isinstance(outputs, (list, tuple)) and isinstance(mask, (list, tuple)):
+        for t, m in zip(outputs, mask):
+            set_mask(t, m)
+    elif not isinstance(outputs, (list, tuple)):
+        set_mask(outputs, mask)
 
 
 def _as_shapes(s):

@@ -31,6 +31,8 @@ class LayerNormalization(Layer):
     """Normalizes over `axis` (the last by default) per example: (x - mean) / sqrt(var + eps)
     * gamma + beta."""
 
+    supports_masking = True
+
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
                  gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
@@ -87,7 +89,10 @@ class LayerNormalization(Layer):
 class BatchNormalization(Layer):
     """Normalizes each feature of `axis` over the batch (and the other axes). Training:
     the batch's mean and (biased) variance, and moving = moving * momentum + batch * (1 -
-    momentum); inference: the moving statistics."""
+    momentum); inference: the moving statistics. A mask passes through (the moments are over
+    every position, where Keras weights them by the mask)."""
+
+    supports_masking = True
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",

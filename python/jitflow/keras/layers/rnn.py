@@ -3,6 +3,7 @@
 h; reset_after=True with a [2, 3 * units] bias), RNN (a cell over time: a Python loop when the
 sequence length is static, jf.while_loop over TensorArrays when it is not; both compile), LSTM
 and GRU."""
+from ...core import dtypes as _dt
 from ...core.export import export
 from ...core.shapes import TensorShape
 from ...ops import array_ops as _array
@@ -266,9 +267,18 @@ class RNN(Layer):
         sizes = self.cell.state_size if isinstance(self.cell.state_size, (list, tuple)) else [self.cell.state_size]
         return [_ops.zeros([batch_size, s], self._jf_dtype) for s in sizes]
 
+    def compute_mask(self, inputs, mask=None):
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        output_mask = mask if self.return_sequences else None
+        if self.return_state:
+            n = len(self.cell.state_size) if isinstance(self.cell.state_size, (list, tuple)) else 1
+            return [output_mask] + [None] * n
+        return output_mask
+
     def call(self, sequences, initial_state=None, mask=None, training=False):
-        if mask is not None:
-            raise NotImplementedError("jitflow's RNN does not implement masks yet")
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
         batch = sequences.shape[0] if sequences.shape[0] is not None else _ops.shape(sequences)[0]
         states = list(initial_state) if initial_state is not None else self.get_initial_state(batch)
         if not isinstance(initial_state, (list, tuple)) and initial_state is not None:
@@ -280,14 +290,31 @@ class RNN(Layer):
         if self.go_backwards:
             time_major = _array.reverse(time_major, [0])
 
+        mask_tm = None
+        if mask is not None:
+            mask_tm = _ops.transpose(_ops.cast(mask, _dt.bool), [1, 0])
+            if self.go_backwards:
+                mask_tm = _array.reverse(mask_tm, [0])
+
         def step(x, states):
             out, new = self.cell(x, states if nested else states[0], training=training)
             return out, (list(new) if isinstance(new, (list, tuple)) else [new])
 
+        def masked(keep, out, new, prev_out, old):
+            """A masked step keeps the states and repeats the last output (zeros with
+            zero_output_for_mask), as Keras's rnn does."""
+            keep = _ops.expand_dims(keep, -1)
+            new = [_ops.where(keep, n, o) for n, o in zip(new, old)]
+            fill = _ops.zeros_like(out) if self.zero_output_for_mask else prev_out
+            return _ops.where(keep, out, fill), new
+
         if steps is not None:
             outputs = []
             for t in range(steps):
-                out, states = step(time_major[t], states)
+                out, new = step(time_major[t], states)
+                if mask_tm is not None:
+                    out, new = masked(mask_tm[t], out, new, outputs[-1] if outputs else _ops.zeros_like(out), states)
+                states = new
                 outputs.append(out)
             last = outputs[-1]
             seq = _ops.stack(outputs, axis=1) if self.return_sequences else None
@@ -303,8 +330,12 @@ class RNN(Layer):
             def cond(t, *_):
                 return t < n
 
+            mask_ta = TensorArray(_dt.bool, size=n).unstack(mask_tm) if mask_tm is not None else None
+
             def body(t, acc, last, *states):
                 out, new = step(inputs_ta.read(t), list(states))
+                if mask_ta is not None:
+                    out, new = masked(mask_ta.read(t), out, new, last, list(states))
                 if self.return_sequences:
                     acc = _ops.concat([acc, _ops.expand_dims(out, 0)], 0)
                 return (t + 1, acc, out, *new)
