@@ -210,7 +210,8 @@ void bind_ops(py::module_& m) {
     py::list out;
     auto types = [](TypeSet s) {
       py::list l;
-      for (DType d : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool})
+      for (DType d :
+           {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool, DType::kString})
         if (has_type(s, d)) l.append(dtype_name(d));
       return l;
     };
@@ -261,8 +262,9 @@ void bind_ops(py::module_& m) {
   m.def(
       "convert_to_tensor",
       [](py::handle v, py::handle dtype, py::handle hint, bool soft_hint) {
-        return tensor_to_py(to_tensor(v, dtype.is_none() ? DType::kInvalid : to_dtype(dtype),
-                                      hint.is_none() ? DType::kInvalid : to_dtype(hint), soft_hint));
+        // a C++ tensor also for a string value: callers pass it on to C++ (loops, branches)
+        return to_tensor(v, dtype.is_none() ? DType::kInvalid : to_dtype(dtype),
+                         hint.is_none() ? DType::kInvalid : to_dtype(hint), soft_hint);
       },
       py::arg("value"), py::arg("dtype") = py::none(), py::arg("dtype_hint") = py::none(),
       py::arg("soft_hint") = false);

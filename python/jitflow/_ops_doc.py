@@ -10,11 +10,12 @@ Every op jitflow has, generated from its record in `cpp/ir/ops.def` (see
 elemental emitter serves the CPU (LLVM) and GPU (NVPTX) backends, so an op that compiles has
 a GPU kernel too, except library steps (matmul on cuBLAS, softmax on the CPU). An op that
 does not compile runs on its eager kernel, inside functions too, and `jit_compile=True`
-names it in its error. Dtypes: f32 f64 i32 i64 bool.
+names it in its error. Dtypes: f32 f64 i32 i64 bool str (strings: graph values that never
+compile, docs/py_function_nest_strings.md).
 
 """
 
-_SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool"}
+_SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool", "string": "str"}
 
 
 def _types(names):

@@ -19,7 +19,8 @@ ALL_DTYPES = ["float32", "float64", "int32", "int64", "bool"]
 
 
 def _cases(key):
-    return [(n, d) for n, r in RECORDS.items() if n in ROWS for d in r[key]]
+    # strings: the rows make numeric data; tracing/test_string_inputs.py runs the string ops
+    return [(n, d) for n, r in RECORDS.items() if n in ROWS for d in r[key] if d != "string"]
 
 
 def _tensors(xs):

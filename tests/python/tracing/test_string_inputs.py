@@ -120,6 +120,20 @@ def test_control_flow_carries_strings():
     assert autograph_if(jf.constant("z"), jf.constant(1)).numpy() == b"zz"
     assert autograph_if(jf.constant("z"), jf.constant(0)).numpy() == b"z-"
 
+    @jf.function
+    def const_branch(s, p):
+        return jf.cond(p, lambda: jf.constant("const"), lambda: s)
+    assert const_branch(jf.constant("x"), jf.constant(True)).numpy() == b"const"
+    assert const_branch(jf.constant("x"), jf.constant(False)).numpy() == b"x"
+
+    @jf.function
+    def grow(n):
+        s = jf.constant("")  # an eager string entering a traced loop
+        for _ in jf.range(n):
+            s = s + "a"
+        return s
+    assert grow(jf.constant(3)).numpy() == b"aaa" and grow(jf.constant(0)).numpy() == b""
+
 
 def test_outputs_look_like_eager_string_tensors():
     f = jf.function(lambda s: (s, jf.constant("k"), s + s))
