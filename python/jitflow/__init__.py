@@ -35,7 +35,8 @@ from .ops import (
 from .ops.printing import print
 from .ops.strings import string
 from .ops.variables import Variable
-from .state import checkpoint, optimizers, random_generator, saved_model
+from .state import checkpoint, optimizers, random_generator
+from .state import saved_model as _saved_model  # registers jf.saved_model.save / load
 from .state.module import Module
 from .tracing import autograph, experimental, xla
 from .tracing.control_flow import cond, control_dependencies, while_loop
@@ -52,6 +53,6 @@ random = random_ops
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__])
 del sys, array_ops, basic_ops, conv_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del checkpoint, random_generator, export
+del checkpoint, random_generator, _saved_model, export
 
 __version__ = "0.1.0"
