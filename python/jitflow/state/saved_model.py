@@ -4,6 +4,7 @@ the same safetensors format, and a manifest of every file's size and SHA-256. Lo
 manifest and every record before it builds anything, then rebuilds each function by replaying
 its nodes in a new trace: no pickle, no Python source, no code from the directory runs."""
 import hashlib
+import inspect
 import json
 import os
 
@@ -112,6 +113,26 @@ def _concretes(fn):
     return list(fn._concrete)
 
 
+def _defaults(fn):
+    """{parameter: encoded default} of a jf.function's Python function, for the defaults that
+    are plain data: a call of the loaded function that leaves one out uses it, as Python would."""
+    try:
+        params = inspect.signature(fn._python_function).parameters
+    except (TypeError, ValueError):
+        return None
+    out = {}
+    for name, p in params.items():
+        if p.default is not p.empty:
+            leaves = []
+            try:
+                rec = _encode(p.default, leaves, "")
+            except ValueError:
+                continue
+            if not leaves:
+                out[name] = rec
+    return out
+
+
 def _as_concrete(sig, what):
     if isinstance(sig, ConcreteFunction):
         return sig
@@ -129,7 +150,7 @@ class _Saver:
         self.writer = _sg.GraphWriter(var_keys, "jf.saved_model.save")
         self.records, self.index = [], {}
 
-    def concrete(self, cf):
+    def concrete(self, cf, defaults=None):
         key = id(cf)
         if key in self.index:
             return self.index[key]
@@ -166,7 +187,7 @@ class _Saver:
             "name": cf.name, "jit_compile": bool(cf._jit_compile), "graph": graph,
             "inputs": [_sg._spec_json(s.dtype, tuple(s.shape)) for s in specs],
             "input_names": [p.name for p in placeholders],
-            "parameters": params, "outputs": out_struct})
+            "parameters": params, "defaults": defaults, "outputs": out_struct})
         return self.index[key]
 
 
@@ -204,8 +225,9 @@ def save(obj, export_dir, signatures=None, options=None):
         o = obj if i == 0 else o  # node 0 is the checkpoint whose children are obj's
         if isinstance(o, Module):
             for name, fn in _functions_of(o):
+                defaults = _defaults(fn)
                 functions.append({"node": i, "name": name,
-                                  "concrete": [saver.concrete(cf) for cf in _concretes(fn)]})
+                                  "concrete": [saver.concrete(cf, defaults) for cf in _concretes(fn)]})
     if signatures is None:
         with_sig = [fn for _, fn in _functions_of(obj) if fn._input_signature is not None]
         signatures = {DEFAULT_SIGNATURE: with_sig[0]} if len(with_sig) == 1 else {}
@@ -330,9 +352,15 @@ class LoadedConcreteFunction:
         out = {}
         for name, rec in params:
             if name not in values:
-                if "py" not in rec:
+                defaults = self._rec.get("defaults")
+                if defaults is not None:  # the Python function's own defaults were saved
+                    if name not in defaults:
+                        return None
+                    values[name] = _decode(defaults[name], lambda i: None)
+                elif "py" in rec:
+                    values[name] = rec["py"]  # the value it was traced with
+                else:
                     return None
-                values[name] = rec["py"]  # a default, as traced
             if not _match(rec, values[name], self._specs, out):
                 return None
         if len(out) != len(self._specs):
@@ -457,6 +485,11 @@ def _build(doc, var_tensors, var_graph, constants, export_dir):
             raise DataLossError(f"SavedModel {export_dir}: function {i} has inconsistent inputs")
         for s in rec["inputs"]:
             _sg._spec(s, lambda why: DataLossError(f"SavedModel {export_dir}: {why}"))
+        for _, r in rec["parameters"]:
+            _decode(r, lambda n: None)
+        for r in (rec.get("defaults") or {}).values():
+            _decode(r, lambda n: None)
+        _decode(rec["outputs"], lambda n: None)
     for f in doc["functions"]:
         if not 0 <= f["node"] < len(nodes) or not all(0 <= c < len(records) for c in f["concrete"]):
             raise DataLossError(f"SavedModel {export_dir}: function record {f['name']!r} points nowhere")

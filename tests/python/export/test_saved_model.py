@@ -154,6 +154,28 @@ def test_jit_compile_is_kept(tmp_path):
     assert [r.status for r in jf.explain(loaded.f, X) if r.type in ("MatMul", "Sigmoid")] == ["compiled"] * 2
 
 
+def test_nested_arguments_keywords_and_defaults(tmp_path):
+    class K(jf.Module):
+        @jf.function
+        def g(self, x, opts=None, scale=1.0):
+            return {"a": x["p"] * scale + x["q"][0], "none": None}
+    k = K()
+    p, q = jf.constant([1.0, 2.0]), [jf.constant([3.0, 4.0])]
+    k.g({"p": p, "q": q}, scale=2.0)
+    k.g(x={"p": p, "q": q})
+    jf.saved_model.save(k, str(tmp_path / "k"))
+    loaded = jf.saved_model.load(str(tmp_path / "k"))
+    assert loaded.g({"p": p, "q": q}, scale=2.0)["a"].numpy().tolist() == [5.0, 8.0]
+    # Left out, scale is the Python default 1.0 (not the 2.0 of the other trace).
+    out = loaded.g(x={"p": p, "q": q})
+    assert out["a"].numpy().tolist() == [4.0, 6.0] and out["none"] is None
+    assert loaded.g({"p": p, "q": q}, None, 1.0)["a"].numpy().tolist() == [4.0, 6.0]
+    with pytest.raises(ValueError, match="Could not find matching concrete function"):
+        loaded.g({"p": p, "q": q}, scale=3.0)
+    with pytest.raises(ValueError, match="Could not find matching concrete function"):
+        loaded.g({"p": p})
+
+
 def test_variables_are_a_checkpoint(saved):
     net = Net()
     net.w.assign(np.zeros((3, 4), np.float32))
