@@ -394,3 +394,42 @@ def test_masks_from_embedding_reach_rnn_attention_and_pooling(rng):
     np.testing.assert_allclose(auto, explicit, rtol=1e-12)
     model = jf.keras.Sequential([emb, seq_lstm, pool])
     np.testing.assert_allclose(model(ids).numpy(), pool(seq).numpy(), rtol=1e-12)
+    flat = layers.Flatten()
+    with pytest.warns(UserWarning, match="does not support masking and will therefore destroy the mask"):
+        flat(e)
+    assert jf.keras.layers.layer.get_mask(flat(e)) is None
+
+
+def test_bidirectional_and_time_distributed(rng, tmp_path):
+    x = rng.normal(size=(2, 4, 3))
+    inner = layers.LSTM(3, return_sequences=True, dtype="float64")
+    bi = layers.Bidirectional(inner, dtype="float64")
+    y = bi(x).numpy()
+    assert [w.path for w in bi.weights][::3] == [f"{bi.name}/forward_{inner.name}/lstm_cell/kernel",
+                                                 f"{bi.name}/backward_{inner.name}/lstm_cell/kernel"]
+    assert bi.backward_layer.go_backwards and not bi.forward_layer.go_backwards
+
+    def run(layer, xs):
+        h = c = np.zeros((2, 3))
+        out = []
+        for t in range(xs.shape[1]):
+            h, c = _lstm_ref(xs[:, t], h, c, *[w.numpy() for w in layer.weights])
+            out.append(h)
+        return np.stack(out, 1)
+
+    want = np.concatenate([run(bi.forward_layer, x), run(bi.backward_layer, x[:, ::-1])[:, ::-1]], -1)
+    np.testing.assert_allclose(y, want, rtol=1e-10)
+    summed = layers.Bidirectional(layers.GRU(2, dtype="float64"), merge_mode="sum", dtype="float64")
+    assert summed(x).shape == (2, 2)
+    td = layers.TimeDistributed(layers.Dense(5, dtype="float64"), dtype="float64")
+    out = td(x).numpy()
+    k, b = [w.numpy() for w in td.weights]
+    np.testing.assert_allclose(out, x @ k + b, rtol=1e-12)
+    assert td.weights[0].path == f"{td.name}/{td.layer.name}/kernel"
+    inp = jf.keras.Input((4, 3))
+    model = jf.keras.Model(inp, layers.TimeDistributed(layers.Dense(2))(layers.Bidirectional(layers.LSTM(
+        2, return_sequences=True))(inp)))
+    xf = x.astype(np.float32)
+    model.save(str(tmp_path / "bi.keras"))
+    np.testing.assert_allclose(jf.keras.models.load_model(str(tmp_path / "bi.keras"))(xf).numpy(), model(xf).numpy(),
+                               rtol=1e-6)

@@ -21,6 +21,7 @@ from .layer import Layer
 from .normalization import BatchNormalization, LayerNormalization
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
 from .tensor_op import TensorOp  # also gives KerasTensors their operators
+from .wrappers import Bidirectional, TimeDistributed
 
 __all__ = [
     "GRU",
@@ -31,6 +32,7 @@ __all__ = [
     "AveragePooling2D",
     "AvgPool2D",
     "BatchNormalization",
+    "Bidirectional",
     "Concatenate",
     "Conv2D",
     "Dense",
@@ -61,6 +63,7 @@ __all__ = [
     "SimpleRNNCell",
     "Softmax",
     "TensorOp",
+    "TimeDistributed",
     "add",
     "concatenate",
 ]
@@ -70,7 +73,7 @@ _KERAS_LAYERS = frozenset((
     "ActivityRegularization", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
     "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D",
     "AdditiveAttention", "AlphaDropout", "Attention", "AugMix", "AutoContrast", "Average", "AveragePooling1D",
-    "AveragePooling3D", "AvgPool1D", "AvgPool3D", "Bidirectional", "CategoryEncoding", "CenterCrop",
+    "AveragePooling3D", "AvgPool1D", "AvgPool3D", "CategoryEncoding", "CenterCrop",
     "ContrastLimitedAdaptiveHistogramEqualization", "Conv1D", "Conv1DTranspose", "Conv2DTranspose", "Conv3D",
     "Conv3DTranspose", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Convolution1D", "Convolution1DTranspose",
     "Convolution2D", "Convolution2DTranspose", "Convolution3D", "Convolution3DTranspose", "Cropping1D",
@@ -90,7 +93,7 @@ _KERAS_LAYERS = frozenset((
     "SeparableConv2D", "SeparableConvolution1D", "SeparableConvolution2D", 
     "Solarization", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
     "SpectralNormalization", "StackedRNNCells", "StringLookup", "Subtract", "TFSMLayer", "TextVectorization",
-    "TimeDistributed", "TorchModuleWrapper", "UnitNormalization", "UpSampling1D", "UpSampling2D",
+    "TorchModuleWrapper", "UnitNormalization", "UpSampling1D", "UpSampling2D",
     "UpSampling3D", "Wrapper", "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "average", "deserialize",
     "dot", "maximum", "minimum", "multiply", "serialize", "subtract",
 ))

@@ -16,6 +16,8 @@ class _HeadsDense(Layer):
     """x [..., dim] -> [..., heads, size] (or, as the output projection, [..., heads, size] ->
     [..., out]) with Keras's EinsumDense weight shapes."""
 
+    supports_masking = True  # the attention layer handles the masks
+
     def __init__(self, heads, size, out_dim=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
                  kernel_regularizer=None, bias_regularizer=None, **kwargs):
         super().__init__(**kwargs)

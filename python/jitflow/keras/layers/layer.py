@@ -14,6 +14,7 @@ import numpy as np
 
 from ...core import dtypes as _dt
 from ...core import nest
+from ...core.errors import warn as _warn
 from ...core.name_scope import current_module_scope, name_scope
 from ...core.tensor import Tensor
 from ...core.tensor_spec import TensorSpec
@@ -162,7 +163,7 @@ class Layer(Module):
     # variables in TF's sorted-attribute order (bias before kernel), as it did for jf.nn layers.
     _jf_untracked = Module._jf_untracked | frozenset(
         "_jf_" + n for n in ("autocast", "axes", "axis", "batch_input_shape", "build_config", "dtype",
-                             "inbound_nodes", "init_args", "initial_weights", "input_layer", "inputs", "losses",
+                             "inbound_nodes", "init_args", "initial_weights", "input_layer", "inputs", "losses", "mask_warned",
                              "nodes", "output_shape", "outputs", "path", "scopes", "seed_state", "trainable", "weights"))
 
     def __init_subclass__(cls, **kwargs):
@@ -216,6 +217,7 @@ class Layer(Module):
         self._jf_build_config = None
         self._jf_output_shape = None
         self._jf_scopes = {}
+        self._jf_mask_warned = False
         self.activity_regularizer = regularizers.get(activity_regularizer)
         self.built = False
 
@@ -513,6 +515,12 @@ class Layer(Module):
                 if len(t.shape):  # Keras: per example, 0 for an empty batch
                     loss = _ops.divide_no_nan(loss, _ops.cast(_ops.shape(t)[0], loss.dtype))
                 self.add_loss(loss)
+        if (previous_mask is not None and not self.supports_masking and type(self).compute_mask is Layer.compute_mask
+                and "mask" not in kwargs and not self._jf_mask_warned):
+            self._jf_mask_warned = True
+            _warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed an input with a mask attached to "
+                  "it. However, this layer does not support masking and will therefore destroy the mask "
+                  "information. Downstream layers will not see the mask.", UserWarning)
         if previous_mask is not None or type(self).compute_mask is not Layer.compute_mask:
             _attach_masks(outputs, self.compute_mask(args[0] if args else kwargs.get("inputs"),
                                                      kwargs.get("mask", previous_mask)))
