@@ -51,7 +51,8 @@ def saved(tmp_path_factory):
            "shrink3": net.shrink(jf.constant(-x2), 3.0)}
     cf = net.predict.get_concrete_function()
     path = str(tmp_path_factory.mktemp("sm") / "net")
-    jf.saved_model.save(net, path)
+    shrink = net.shrink.get_concrete_function(jf.TensorSpec([3], jf.float32))
+    jf.saved_model.save(net, path, signatures={"serving_default": net.predict, "shrink": shrink})
     explain = [(r.op, r.type, r.status, r.cluster) for r in jf.explain(net.predict, X)]
     return {"path": path, "out": out, "clusters": [(c.name, c.ops) for c in cf.clusters], "explain": explain,
             "x2": x2.tolist()}
@@ -76,6 +77,7 @@ def test_round_trip_in_a_fresh_process(saved):
         s = loaded.signatures["serving_default"](x=x)
         a, b = loaded.shrink(jf.constant(x2))
         c, d = loaded.shrink(jf.constant(-x2), 3.0)
+        sh = loaded.signatures["shrink"](x=x2)
         cf = loaded.predict.get_concrete_function(x)
         def mismatch():
             try:
@@ -84,7 +86,8 @@ def test_round_trip_in_a_fresh_process(saved):
                 return str(e)
         report(lambda: {{
             "y": p["y"].numpy().tolist(), "total": float(p["total"].numpy()), "runs": runs,
-            "sig": sorted(s), "sig_y": s["y"].numpy().tolist(),
+            "sig": sorted(s), "sig_y": s["y"].numpy().tolist(), "keys": sorted(loaded.signatures),
+            "shrink_sig": {{k: v.numpy().tolist() for k, v in sh.items()}},
             "shrink": [a.numpy().tolist(), b.numpy().tolist(), c.numpy().tolist(), d.numpy().tolist()],
             "calls": int(loaded.calls.numpy()), "w": loaded.w.numpy().tolist(),
             "trainable": sorted(v.name for v in loaded.trainable_variables),
@@ -101,6 +104,9 @@ def test_round_trip_in_a_fresh_process(saved):
     assert np.float32(v["total"]) == ref["predict"]["total"].numpy()
     assert v["runs"] >= 1  # the jit_scope cluster ran compiled in the loaded function
     assert v["sig"] == ["total", "y"] and np.array_equal(np.float32(v["sig_y"]), ref["predict"]["y"].numpy())
+    assert v["keys"] == ["serving_default", "shrink"]
+    assert sorted(v["shrink_sig"]) == ["output_0", "output_1"]  # TF's keys for a tuple of outputs
+    assert np.array_equal(np.float32(v["shrink_sig"]["output_0"]), ref["shrink"][0].numpy())
     want = [t.numpy() for t in ref["shrink"] + ref["shrink3"]]
     for got, w in zip(v["shrink"], want):
         assert np.array_equal(np.float32(got), w)
