@@ -181,6 +181,10 @@ class _Saver:
         placeholders = cf._cf.graph.inputs()
         if len(specs) != len(placeholders):
             raise ValueError(f"{what}: {len(placeholders)} graph inputs for {len(specs)} tensor arguments")
+        for s, ph in zip(specs, placeholders):  # the argument structure's leaves are the graph's inputs, in order
+            dtype, shape = ph.output_spec(0)
+            if s.dtype != dtype or list(s.shape) != list(shape):
+                raise ValueError(f"{what}: argument spec {s} does not match graph input '{ph.name}'")
         out_struct = _encode_outputs(cf, what)
         self.index[key] = len(self.records)
         self.records.append({
