@@ -60,6 +60,14 @@ struct KeyVisitor {
           f, *reinterpret_cast<py::detail::instance*>(o)->get_value_and_holder().value_ptr<Tensor>());
     py::handle h(o);
     if (is_ndarray(o) || is_string_tensor(o)) return add_leaf(f, to_tensor(h));
+    if (is_spec_leaf(o)) {  // keyed by its spec; the trace takes its tensor in its place
+      py::tuple r = h.attr("__jf_spec_leaf__")();
+      std::string k = r[0].cast<std::string>();
+      f.key += 'Q';
+      put(f.key, static_cast<int64_t>(k.size()));
+      put(f.key, k.data(), k.size());
+      return add_leaf(f, r[1].cast<Tensor>());
+    }
     add_leaf(f, h.cast<const Tensor&>());  // a subclass of Tensor
   }
   void other(PyObject* o) {

@@ -61,6 +61,11 @@ bool is_mapping_view(PyObject* o) {
 }
 }  // namespace
 
+bool is_spec_leaf(PyObject* o) {
+  static PyObject* const name = interned("__jf_spec_leaf__");
+  return type_has(Py_TYPE(o), name);
+}
+
 NodeKind other_container_kind(PyObject* o) {
   static PyObject* const attrs_name = interned("__attrs_attrs__");
   static PyObject* const fields_name = interned("_fields");

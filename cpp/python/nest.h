@@ -73,6 +73,10 @@ inline bool is_string_tensor(PyObject* o) {
   return string_tensor_type() && Py_TYPE(o) == string_tensor_type();
 }
 bool is_ndarray(PyObject* o);
+// An object that stands for a tensor argument keyed by its spec, not its identity (a
+// jf.data.Dataset, keyed by its element spec as TF keys a dataset argument): its type has
+// __jf_spec_leaf__, which returns (key bytes, the tensor the trace takes in its place).
+bool is_spec_leaf(PyObject* o);
 
 // The container rules for every type but the exact tuple, list and dict: a container kind,
 // or kOther.
@@ -96,7 +100,7 @@ inline NodeKind classify_input(PyObject* o) {
   if (PyLong_Check(o) || PyFloat_Check(o) || PyUnicode_Check(o) || o == Py_None) return NodeKind::kOther;
   NodeKind k = container_kind(o);
   if (k != NodeKind::kOther) return k;
-  if (is_ndarray(o) || PyType_IsSubtype(t, tensor_type())) return NodeKind::kLeaf;
+  if (is_ndarray(o) || PyType_IsSubtype(t, tensor_type()) || is_spec_leaf(o)) return NodeKind::kLeaf;
   return NodeKind::kOther;
 }
 NodeKind classify_output(PyObject* o);

@@ -48,6 +48,18 @@ class Dataset:
             return traced.GraphIterator(self._node)
         return OwnedIterator(self)
 
+    def __jf_spec_leaf__(self):
+        """A jf.function keys a dataset argument by its element spec, as TF does, and passes an
+        int64 handle in its place (cpp/python/nest.h): one trace serves every dataset of
+        that spec."""
+        key = repr(self.element_spec).encode()
+        return key, basic_ops.constant(traced.handle(self._node), dtype="int64")
+
+    def __jf_spec_leaf_traced__(self, placeholder):
+        """The dataset argument inside the trace: its spec, its elements pulled from the
+        caller's dataset when the function runs."""
+        return Dataset(traced.ArgumentNode(self._node, placeholder))
+
     def __jf_graph_iterator__(self):
         """For AutoGraph's `for x in dataset` in a traced function (tracing cannot import this
         layer): the graph iterator whose pulls a while loop repeats."""

@@ -10,6 +10,7 @@ The pipeline itself runs eagerly when the nodes run (its map functions are their
 graphs); only the elements cross into the function's graph."""
 import itertools
 import threading
+import weakref
 
 import numpy as np
 
@@ -21,10 +22,54 @@ from ..core.tensor_spec import TensorSpec
 from ..ops import basic_ops
 from ..tracing.control_flow import while_loop
 from ..tracing.py_function import py_function
-from .base import DatasetSpec
+from .base import UNKNOWN, DatasetSpec, Node
 
 _ids = itertools.count(1)
 _MAX_OPEN = 64  # iterations a graph may leave open (a loop left by break) before old ones are dropped
+_handles = weakref.WeakValueDictionary()  # handle -> the node of a dataset passed to a function
+_handle_of = weakref.WeakKeyDictionary()  # node -> its handle
+
+
+def handle(node):
+    """The int64 handle a dataset argument passes in its place (one per pipeline)."""
+    h = _handle_of.get(node)
+    if h is None:
+        h = next(_ids)
+        _handle_of[node] = h
+        _handles[h] = node
+    return h
+
+
+class ArgumentNode(Node):
+    """A dataset argument inside its function's trace: its element structure, and the handle
+    placeholder that names the caller's dataset when the function runs."""
+
+    def __init__(self, node, placeholder):
+        self.tree, self.specs, self.placeholder = node.tree, list(node.specs), placeholder
+        self.bound = None  # the caller's node, set when an iteration starts
+
+    def cardinality(self):
+        return UNKNOWN
+
+    def iterate(self):
+        if self.bound is None:
+            raise TypeError("a dataset passed to a jf.function can be iterated in it (for, iter, reduce), "
+                            "not outside its trace")
+        return self.bound.iterate()
+
+
+def _arguments(node, out=None):
+    """The ArgumentNodes a pipeline reads from."""
+    out = [] if out is None else out
+    if isinstance(node, ArgumentNode):
+        out.append(node)
+    for name in ("node", "a", "b"):
+        child = getattr(node, name, None)
+        if isinstance(child, Node):
+            _arguments(child, out)
+    for child in getattr(node, "nodes", ()):
+        _arguments(child, out)
+    return out
 
 
 class GraphIterator:
@@ -39,10 +84,17 @@ class GraphIterator:
         self.node, self.tree, self.specs = node, node.tree, list(node.specs)
         self.open = {}
         self.lock = threading.Lock()
-        self.handle = py_function(self._start, [], Tout=TensorSpec([], int64), name="MakeIterator")
+        self.arguments = _arguments(node)
+        self.handle = py_function(self._start, [a.placeholder for a in self.arguments], Tout=TensorSpec([], int64),
+                                  name="MakeIterator")
 
-    def _start(self):
+    def _start(self, *handles):
         with self.lock:
+            for a, h in zip(self.arguments, handles):
+                bound = _handles.get(int(h.numpy()))
+                if bound is None:
+                    raise ValueError("the dataset passed to this jf.function no longer exists")
+                a.bound = bound
             k = next(_ids)
             self.open[k] = self.node.iterate()
             while len(self.open) > _MAX_OPEN:

@@ -195,14 +195,14 @@ class Function(_C.FunctionCache):
         first = self._tracing_count == 0
         created = len(self._created_variables)
         t0 = time.perf_counter()
-        graph, output_tree = self._trace_graph(tree, specs, first)
+        graph, output_tree = self._trace_graph(tree, specs, first, leaves)
         self._tracing_count += 1
         if first and len(self._created_variables) > created:
             # As TF: a first trace that created variables is traced again at once, with creation
             # refused, so a variable created on every call (not guarded by `if self.v is None`)
             # fails on the first call rather than at some later retrace. The second graph,
             # which captures the variables the first made, is the one that runs.
-            graph, output_tree = self._trace_graph(tree, specs, False)
+            graph, output_tree = self._trace_graph(tree, specs, False, leaves)
             self._tracing_count += 1
         t1 = time.perf_counter()
         cf = ConcreteFunction(_C.make_concrete_function(graph, self._name, bool(self._jit_compile), gpu_device),
@@ -218,9 +218,11 @@ class Function(_C.FunctionCache):
         self._concrete.append(cf)
         return cf
 
-    def _trace_graph(self, tree, specs, allow_creation):
+    def _trace_graph(self, tree, specs, allow_creation, originals=()):
         """One run of the Python function on placeholders (the leaves of tree, typed by specs)
-        into a graph; returns the graph and the output structure."""
+        into a graph; returns the graph and the output structure. An argument keyed by its
+        spec (a jf.data.Dataset: __jf_spec_leaf__) is traced as the object its type makes of
+        the placeholder of its tensor."""
         builder = _C.FuncBuilder()
         guard = _variables._creation_guard.stack
         guard.append((allow_creation, self._name, self._created_variables))
@@ -228,6 +230,8 @@ class Function(_C.FunctionCache):
             with builder:
                 placeholders = [builder.placeholder(s.dtype, list(s.shape), name)
                                 for s, name in zip(specs, self._leaf_names(tree))]
+                placeholders = [type(o).__jf_spec_leaf_traced__(o, p) if hasattr(type(o), "__jf_spec_leaf__") else p
+                                for o, p in zip(originals, placeholders)] + placeholders[len(originals):]
                 new_args, new_kwargs = tree.unflatten(placeholders)
                 out = self._converted_function()(*new_args, **new_kwargs)
                 flat, output_tree = flatten_outputs(out)

@@ -45,16 +45,36 @@ def test_for_over_a_dataset_with_break_and_tuples():
     assert f.experimental_get_tracing_count() == 1
 
 
-def test_dataset_argument_is_not_retraced_per_element():
+def test_dataset_argument_is_keyed_by_its_spec():
     @jf.function
     def f(ds):
         s = jf.constant(0, jf.int64)
         for x in ds:
-            s += x
+            s += jf.reduce_sum(x)
         return s
     ds = D.range(5)
     assert int(f(ds)) == 10 and int(f(ds)) == 10
+    assert f.experimental_get_tracing_count() == 1, "not retraced per element"
+    assert int(f(D.range(3, 7))) == 3 + 4 + 5 + 6
+    assert int(f(D.from_tensor_slices(np.array([7, 8], np.int64)))) == 15
+    assert f.experimental_get_tracing_count() == 1, "another dataset of the same element spec: the same trace"
+    assert int(f(D.range(3).map(lambda x: x * 10))) == 30
     assert f.experimental_get_tracing_count() == 1
+    assert int(f(D.range(4).batch(2).map(lambda b: jf.reduce_sum(b)))) == 6
+    assert f.experimental_get_tracing_count() == 1
+    assert int(f(D.range(5).batch(2))) == 10  # another spec ([None] vectors): a new trace, as TF
+    assert f.experimental_get_tracing_count() == 2
+
+    @jf.function
+    def g(ds):
+        s = jf.constant(0.0)
+        for x in ds.map(lambda v: v * 2.0):  # a transformation of the argument inside the function
+            s += x
+        return s
+    a = D.from_tensor_slices(np.array([1.0, 2.0], np.float32))
+    b = D.from_tensor_slices(np.array([5.0], np.float32))
+    assert float(g(a)) == 6.0 and float(g(b)) == 10.0
+    assert g.experimental_get_tracing_count() == 1
 
 
 def test_iter_next_and_reduce_in_a_function():
