@@ -23,7 +23,8 @@ _NO_SCOPE = contextlib.nullcontext()
 def known_ops():
     global _KNOWN
     if _KNOWN is None:
-        _KNOWN = frozenset(_C.op_names()) - set(UNSAVEABLE)
+        # XlaLaunch stands for a compiled cluster after optimization, never in a traced graph.
+        _KNOWN = frozenset(_C.op_names()) - set(UNSAVEABLE) - {"XlaLaunch"}
     return _KNOWN
 
 

@@ -15,7 +15,10 @@ _INT64_MAX = np.iinfo(np.int64).max
 _UNARY = {"Relu": "Relu", "Sigmoid": "Sigmoid", "Tanh": "Tanh", "Exp": "Exp", "Log": "Log", "Sqrt": "Sqrt",
           "Abs": "Abs", "Neg": "Neg", "Floor": "Floor", "Ceil": "Ceil", "Sin": "Sin", "Cos": "Cos", "Erf": "Erf",
           "Reciprocal": "Reciprocal", "Inv": "Reciprocal", "Softplus": "Softplus", "Identity": "Identity",
-          "Sign": "Sign", "Round": "Round", "LogicalNot": "Not", "StopGradient": "Identity", "Elu": "Elu"}
+          "Sign": "Sign", "Round": "Round", "LogicalNot": "Not", "StopGradient": "Identity", "Elu": "Elu",
+          "Tan": "Tan", "Asin": "Asin", "Acos": "Acos", "Atan": "Atan", "Sinh": "Sinh", "Cosh": "Cosh",
+          "Asinh": "Asinh", "Acosh": "Acosh", "Atanh": "Atanh", "IsNan": "IsNaN", "Selu": "Selu",
+          "Softsign": "Softsign"}
 _BINARY = {"AddV2": "Add", "Add": "Add", "Sub": "Sub", "Mul": "Mul", "RealDiv": "Div", "Div": "Div",
            "Maximum": "Max", "Minimum": "Min", "Pow": "Pow", "Greater": "Greater", "Less": "Less",
            "Equal": "Equal", "GreaterEqual": "GreaterOrEqual", "LessEqual": "LessOrEqual",
@@ -90,6 +93,42 @@ class _Exporter:
             if t == "BiasAdd" and node.get_attr("data_format") != "NHWC":
                 raise UnimplementedError("jf.experimental.export_onnx: BiasAdd with data_format NCHW")
             self.add(_BINARY[t], ins, [out])
+        elif t == "LeakyRelu":
+            self.add("LeakyRelu", ins, [out], alpha=float(node.get_attr("alpha")))
+        elif t == "Relu6":
+            self.add("Clip", [ins[0], self._scalar(node, 0.0), self._scalar(node, 6.0)], [out])
+        elif t in ("Expm1", "Log1p"):
+            tmp = self.fresh(t)
+            if t == "Expm1":
+                self.add("Exp", ins, [tmp])
+                self.add("Sub", [tmp, self._scalar(node, 1.0)], [out])
+            else:
+                self.add("Add", [ins[0], self._scalar(node, 1.0)], [tmp])
+                self.add("Log", [tmp], [out])
+        elif t == "NotEqual":
+            tmp = self.fresh("eq")
+            self.add("Equal", ins, [tmp])
+            self.add("Not", [tmp], [out])
+        elif t == "AddN":
+            self.add("Sum", ins, [out])
+        elif t == "Pack":
+            axis = node.get_attr("axis")
+            parts = []
+            for x in ins:
+                parts.append(self.fresh("packed"))
+                self.add("Unsqueeze", [x, self.init("axes", np.asarray([axis], np.int64))], [parts[-1]])
+            self.add("Concat", parts, [out], axis=axis)
+        elif t in ("Tile", "BroadcastTo"):
+            shape = self.fresh("shape")
+            self.add("Cast", [ins[1]], [shape], to=self.onnx.TensorProto.INT64)
+            self.add("Tile" if t == "Tile" else "Expand", [ins[0], shape], [out])
+        elif t in ("ArgMax", "ArgMin"):
+            axis = int(self.const_value(refs[1], f"the axis of '{node.name}'"))
+            want = node.get_attr("output_type") if node.has_attr("output_type") else _dtypes.int64
+            tmp = out if want == _dtypes.int64 else self.fresh("arg")
+            self.add(t, ins[:1], [tmp], axis=axis, keepdims=0)
+            if tmp != out:
+                self.add("Cast", [tmp], [out], to=_onnx_type(self.onnx, want))
         elif t == "Square":
             self.add("Mul", [ins[0], ins[0]], [out])
         elif t == "Rsqrt":
@@ -166,6 +205,11 @@ class _Exporter:
                 f"jf.experimental.export_onnx: op {t} ('{node.name}') has no ONNX mapping; exportable ops "
                 "are elementwise math, matmul, reductions, reshape/transpose/concat/split/slice, softmax, "
                 "gather, where, cast, Conv2D and pooling")
+
+    def _scalar(self, node, value):
+        """A scalar constant of node's output dtype."""
+        dtype = node.output_spec(0)[0]
+        return self.init("scalar", np.asarray(value, dtype=np.dtype(dtype.name)))
 
     def strided_slice(self, node, ins, refs, out):
         if node.get_attr("ellipsis_mask") or node.get_attr("new_axis_mask"):

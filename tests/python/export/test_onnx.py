@@ -99,13 +99,37 @@ def test_slicing_gathering_and_reductions(tmp_path):
         np.testing.assert_allclose(g, r, rtol=1e-6, atol=1e-6)
 
 
+def test_elementwise_and_shape_ops(tmp_path):
+    rng = np.random.RandomState(4)
+    x = (rng.rand(3, 4).astype(np.float32) - 0.5) * 1.8  # inside (-1, 1) for asin/atanh
+
+    @jf.function(input_signature=[jf.TensorSpec([None, 4], jf.float32)])
+    def f(x):
+        return (jf.math.tan(x), jf.math.asin(x), jf.math.atan(x), jf.math.sinh(x), jf.math.atanh(x),
+                jf.nn.leaky_relu(x, 0.3), jf.nn.relu6(x * 8.0), jf.nn.selu(x), jf.nn.softsign(x),
+                jf.math.expm1(x), jf.math.log1p(jf.abs(x)), jf.cast(jf.not_equal(x, x[0]), jf.float32),
+                jf.add_n([x, x, x]), jf.stack([x, -x], axis=1), jf.tile(x, [2, 1]),
+                jf.broadcast_to(x[:1], [5, 4]), jf.argmax(x, 1), jf.argmin(x, 0, output_type=jf.int32))
+    jf.experimental.export_onnx(f.get_concrete_function(), tmp_path / "f.onnx")
+    got = _run(tmp_path / "f.onnx", {"x": x})
+    d = x.astype(np.float64)
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    refs = [np.tan(d), np.arcsin(d), np.arctan(d), np.sinh(d), np.arctanh(d), np.where(d > 0, d, 0.3 * d),
+            np.clip(d * 8, 0, 6), scale * np.where(d > 0, d, alpha * (np.exp(d) - 1)), d / (1 + np.abs(d)),
+            np.expm1(d), np.log1p(np.abs(d)), (d != d[0]).astype(np.float64), 3 * d, np.stack([d, -d], 1),
+            np.tile(d, (2, 1)), np.broadcast_to(d[:1], (5, 4)), d.argmax(1), d.argmin(0)]
+    for i, (g, r) in enumerate(zip(got, refs)):
+        np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6, err_msg=f"output {i}")
+    assert got[-2].dtype == np.int64 and got[-1].dtype == np.int32
+
+
 def test_unsupported_op_is_named(tmp_path):
     v = jf.Variable(1.0)
 
     @jf.function(input_signature=[jf.TensorSpec([None], jf.float32)])
     def f(x):
-        return jf.cast(jf.argmax(x, 0), jf.float32) * v
-    with pytest.raises(jf.errors.UnimplementedError, match="op ArgMax .* has no ONNX mapping"):
+        return jf.math.lgamma(x) * v
+    with pytest.raises(jf.errors.UnimplementedError, match="op Lgamma .* has no ONNX mapping"):
         jf.experimental.export_onnx(f.get_concrete_function(), tmp_path / "f.onnx")
     assert not (tmp_path / "f.onnx").exists()
 
