@@ -12,7 +12,7 @@ from .. import _C
 from ..core import dtypes
 from ..core.errors import InvalidArgumentError
 from ..core.shapes import TensorShape
-from ..core.strings import StringTensor, is_string_dtype, is_string_value
+from ..core.strings import StringTensor, is_string_dtype, is_string_value, string
 from ..core.strings import constant as string_constant
 from ..core.tensor_spec import TensorSpec
 from ..ops import basic_ops
@@ -133,18 +133,16 @@ def numpy_of(component):
 
 
 def from_numpy(a, dtype):
-    """A numpy value as a component of dtype."""
-    if is_string_dtype(dtype):
+    """A numpy value as a component of dtype: an eager tensor wherever it is called (also
+    while a function is traced: pipelines produce values, never graph nodes)."""
+    if dtype is string:  # specs hold jf.string itself (dtypes.as_dtype)
         a = np.asarray(a, dtype=object)
         t = object.__new__(StringTensor)
         a = a.view()
         a.flags.writeable = False
         t._value, t._c = a, None
         return t
-    a = np.asarray(a)
-    if a.ndim and not a.flags.c_contiguous:
-        a = np.ascontiguousarray(a)
-    return basic_ops.constant(a, dtype=dtype)
+    return _C.convert_to_tensor(a, dtype)
 
 
 def dtype_name(dt):
