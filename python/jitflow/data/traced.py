@@ -25,6 +25,7 @@ from ..tracing.py_function import py_function
 from .base import UNKNOWN, DatasetSpec, Node
 
 _ids = itertools.count(1)
+_MAX_TRACED_PULLS = 10000
 _MAX_OPEN = 64  # iterations a graph may leave open (a loop left by break) before old ones are dropped
 _handles = weakref.WeakValueDictionary()  # handle -> the node of a dataset passed to a function
 _handle_of = weakref.WeakKeyDictionary()  # node -> its handle
@@ -127,6 +128,13 @@ class GraphIterator:
         return self
 
     def __next__(self):
+        self.pulls = getattr(self, "pulls", 0) + 1
+        if self.pulls > _MAX_TRACED_PULLS:
+            # A Python loop over a dataset in a trace (autograph=False, list(ds)) never sees an
+            # end: each next() adds a node that pulls when the function runs.
+            raise TypeError(f"{_MAX_TRACED_PULLS} next() calls on a dataset iterator while tracing a jf.function: a "
+                            "Python loop over a dataset cannot end in a trace. Use `for x in dataset` with AutoGraph "
+                            "(a graph loop), or iterate eagerly")
         return self.tree.pack(self.next_flat(strict=True)[1])
 
     get_next = __next__

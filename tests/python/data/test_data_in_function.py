@@ -144,3 +144,11 @@ def test_strings_cannot_enter_a_graph_loop():
         return n
     with pytest.raises(TypeError, match="iterate it eagerly"):
         f()
+
+
+def test_a_python_loop_over_a_dataset_in_a_trace_is_refused():
+    @jf.function(autograph=False)
+    def f():
+        return sum(jf.reduce_sum(x) for x in D.range(3))
+    with pytest.raises(TypeError, match="cannot end in a trace"):
+        f()
