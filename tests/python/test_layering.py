@@ -8,7 +8,7 @@ import re
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "python" / "jitflow"
 CPP_BINDINGS = PACKAGE.parents[1] / "cpp" / "python"
-LAYERS = ["core", "ops", "tracing", "autodiff", "state", "data", "keras"]  # bottom first; top-level files come last
+LAYERS = ["core", "ops", "tracing", "autodiff", "state", "data", "distribute", "keras"]  # bottom first; top-level files come last
 # Function-level imports of jitflow modules that are allowed (none: an optional third-party
 # dependency is imported where it is used, but jitflow's own modules are imported at the top).
 ALLOWED_FUNCTION_LEVEL = frozenset()

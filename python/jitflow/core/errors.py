@@ -68,3 +68,11 @@ class NotFoundError(OpError):
 
 class DataLossError(OpError):
     """Data is unrecoverably lost or corrupted (a truncated or damaged checkpoint file)."""
+
+
+class UnavailableError(OpError):
+    """A service (a peer worker of a distributed job) is unavailable: it failed or left."""
+
+
+class DeadlineExceededError(OpError):
+    """An operation (a collective waiting for its peers) did not finish before its deadline."""

@@ -1,6 +1,7 @@
 """jf.train.Checkpoint, CheckpointManager and latest_checkpoint: variables saved by object path
 (e.g. model/layers/0/kernel) with optimizer slots keyed by their variable, restored into live
 objects by matching the saved object graph against theirs (TF's object-based checkpoints)."""
+import contextlib
 import json
 import os
 import time
@@ -360,7 +361,9 @@ class Checkpoint:
         for node, obj in zip(nodes, objs):
             if "tensor" in node:
                 tensors[node["tensor"]] = np.asarray(obj.numpy())
-        _fmt.write(_fmt.data_path(file_prefix), tensors, {"nodes": nodes})
+        with _writer() as writes:  # one writer per distributed job (jf.distribute)
+            if writes:
+                _fmt.write(_fmt.data_path(file_prefix), tensors, {"nodes": nodes})
         return file_prefix
 
     def save(self, file_prefix):
@@ -371,7 +374,9 @@ class Checkpoint:
             self.save_counter.assign_add(np.int64(1))
             n = int(self.save_counter.numpy())
         path = self.write(f"{os.fspath(file_prefix)}-{n}")
-        _write_state(os.path.dirname(path) or ".", [path])
+        with _writer() as writes:
+            if writes:
+                _write_state(os.path.dirname(path) or ".", [path])
         return path
 
     def read(self, save_path):
@@ -389,6 +394,15 @@ class Checkpoint:
         if save_path is None:
             return InitializationOnlyStatus()
         return self.read(save_path)
+
+
+# Set by jf.distribute (a layer above): a context manager factory that yields whether this
+# process writes (rank 0 of a multi-worker job) and holds the others until it has written.
+_WRITE_GATE = [None]
+
+
+def _writer():
+    return _WRITE_GATE[0]() if _WRITE_GATE[0] is not None else contextlib.nullcontext(True)
 
 
 # ---- the directory state file and the manager ---------------------------------------------------

@@ -197,6 +197,8 @@ class Optimizer(_Module):
         self.build([v for _, v in grads_and_vars])
         grads = [_check_shape(_C.convert_to_tensor(g, v.dtype), v) for g, v in pairs]
         variables = [v for _, v in pairs]
+        if _GRADIENT_AGGREGATOR[0] is not None:  # summed across replicas first, then clipped (TF's order)
+            grads = _GRADIENT_AGGREGATOR[0](grads)
         grads = self._clip_gradients(grads)
         if self.weight_decay:
             for v in variables:
@@ -261,6 +263,9 @@ class Optimizer(_Module):
 
 # Set by jf.keras.optimizers.schedules (a layer above), which knows the schedule classes.
 _SCHEDULE_DESERIALIZER = [None]
+# Set by jf.distribute (a layer above): inside a strategy's run() it sums the gradients across
+# the replicas; elsewhere it returns them as they are.
+_GRADIENT_AGGREGATOR = [None]
 
 
 class SGD(Optimizer):

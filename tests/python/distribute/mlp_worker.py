@@ -1,0 +1,77 @@
+"""A worker of the distributed tests, started by mpirun (or alone): trains a small MLP with
+MultiWorkerMirroredStrategy on a global batch split across the workers and writes the weights.
+
+usage: mlp_worker.py MODE STEPS OUT_DIR  (MODE: eager, function, jit, raise, mismatch)"""
+import json
+import os
+import sys
+
+import numpy as np
+
+import jitflow as jf
+
+mode, steps, out_dir = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+GLOBAL_BATCH, IN, HIDDEN = 8, 3, 4
+
+strategy = jf.distribute.MultiWorkerMirroredStrategy(
+    communication_options=jf.distribute.experimental.CommunicationOptions(timeout_seconds=20))
+rank = strategy.cluster_resolver.task_id
+
+data = np.random.default_rng(0)
+x_all = data.normal(size=(GLOBAL_BATCH * steps, IN)).astype(np.float32)
+y_all = data.normal(size=(GLOBAL_BATCH * steps, 1)).astype(np.float32)
+dataset = jf.data.Dataset.from_tensor_slices((x_all, y_all)).batch(GLOBAL_BATCH)
+dist_dataset = strategy.experimental_distribute_dataset(dataset)
+
+with strategy.scope():
+    # Each rank draws different initial values: the mirror must take rank 0's.
+    init = np.random.default_rng(100 + rank)
+    hidden = HIDDEN + 1 if mode == "mismatch" and rank == 1 else HIDDEN
+    w1 = jf.Variable(init.normal(size=(IN, hidden)).astype(np.float32) * 0.5, name="w1")
+    b1 = jf.Variable(np.zeros(hidden, np.float32), name="b1")
+    w2 = jf.Variable(init.normal(size=(hidden, 1)).astype(np.float32) * 0.5, name="w2")
+    optimizer = jf.optimizers.SGD(learning_rate=0.1)
+variables = [w1, b1, w2]
+
+
+def loss_and_grads(x, y):
+    with jf.GradientTape() as tape:
+        pred = jf.matmul(jf.tanh(jf.matmul(x, w1) + b1), w2)
+        per_example = jf.reduce_sum(jf.square(pred - y), axis=1)
+        loss = jf.nn.compute_average_loss(per_example, global_batch_size=GLOBAL_BATCH)
+    return loss, tape.gradient(loss, variables)
+
+
+compiled_grads = jf.function(loss_and_grads, jit_compile=True)
+
+
+def replica_step(x, y):
+    loss, grads = (compiled_grads if mode == "jit" else loss_and_grads)(x, y)
+    optimizer.apply_gradients(zip(grads, variables))
+    return loss
+
+
+def step(x, y):
+    per_replica = strategy.run(replica_step, args=(x, y))
+    return strategy.reduce(jf.distribute.ReduceOp.SUM, per_replica, axis=None)
+
+
+if mode in ("function", "jit"):
+    step = jf.function(step)
+
+before = jf.debugging.stats()["cluster_runs"]
+losses = []
+for i, (x, y) in enumerate(dist_dataset):
+    if mode == "raise" and rank == 1 and i == 2:
+        raise RuntimeError("worker 1 breaks on purpose")
+    losses.append(float(step(x, y)))
+    assert x.shape[0] == GLOBAL_BATCH // strategy.num_replicas_in_sync, x.shape
+
+ckpt = jf.train.Checkpoint(w1=w1, b1=b1, w2=w2)
+path = ckpt.save(os.path.join(out_dir, "ckpt"))
+result = {"rank": rank, "replicas": strategy.num_replicas_in_sync, "losses": losses, "ckpt": path,
+          "cluster_runs": jf.debugging.stats()["cluster_runs"] - before,
+          "files": sorted(os.listdir(out_dir))}
+np.savez(os.path.join(out_dir, f"weights_{rank}.npz"), w1=w1.numpy(), b1=b1.numpy(), w2=w2.numpy())
+with open(os.path.join(out_dir, f"result_{rank}.json"), "w") as f:
+    json.dump(result, f)
