@@ -97,7 +97,8 @@ struct Step {
   Node* node = nullptr;      // kLibrary: the graph node, run on its Eigen kernel (matmul, softmax)
   std::vector<KExpr*> args;  // kLibrary operands (materialized)
   // kLoop: more roots of the same shape computed in the same loop after `root` (sibling
-  // fusion); each reads earlier roots of the step only at its own index.
+  // fusion); each reads earlier roots of the step only at its own index. kLibrary: the
+  // node's outputs after the first, in order.
   std::vector<KExpr*> siblings;
 };
 

@@ -459,12 +459,17 @@ class Lowering {
       // Library steps: Eigen's GEMM, and the row-fused softmax kernel (one pass per row is
       // better than the max/exp-sum/normalize kernels a decomposition would give).
       case LowerKind::kLibrary: {
-        KExpr* e = make(KKind::kBuffer, n->outputs[0].dtype, node_dims(n, 0));
-        e->materialized = true;
-        Step s{Step::kLibrary, e, n, {}};
+        // One buffer per output (TopKV2's values and indices): the first is the step's root,
+        // the others its siblings, all written by the one kernel call.
+        Step s{Step::kLibrary, nullptr, n, {}};
+        for (int k = 0; k < static_cast<int>(n->outputs.size()); ++k) {
+          KExpr* e = make(KKind::kBuffer, n->outputs[k].dtype, node_dims(n, k));
+          e->materialized = true;
+          (k == 0 ? s.root : s.siblings.emplace_back()) = e;
+          outs.push_back(e);
+        }
         for (size_t i = 0; i < n->inputs.size(); ++i) s.args.push_back(in(static_cast<int>(i)));
         pending_matmuls_.push_back(s);
-        outs.push_back(e);
         break;
       }
       case LowerKind::kEager:
@@ -628,8 +633,10 @@ class Lowering {
       if (!e->materialized) continue;
       e->buffer = new_buffer(e.get());
       bool is_mm = false;
-      for (const Step& s : pending_matmuls_)
+      for (const Step& s : pending_matmuls_) {
         if (s.root == e.get()) p_->steps.push_back(s), is_mm = true;
+        for (const KExpr* o : s.siblings) is_mm |= o == e.get();  // written by its library step
+      }
       if (!is_mm) p_->steps.push_back({Step::kLoop, e.get(), nullptr, {}});
     }
   }

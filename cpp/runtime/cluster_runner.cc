@@ -263,6 +263,7 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
     if (p.steps[k].kind == Step::kLibrary) {
       pr->step_specs[k] = specs[index.at(p.steps[k].node)];
       pr->library_out[p.steps[k].root->buffer] = 1;
+      for (const KExpr* o : p.steps[k].siblings) pr->library_out[o->buffer] = 1;
     }
   pr->params.assign(p.num_params, 0);
   for (int s = 0; s < p.num_params; ++s) {
@@ -392,8 +393,13 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
       s.node->def().kernel(call);
       call.results.swap(st.lib_out);
       bufs[s.root->buffer] = std::move(st.lib_out[0]);
-      st.lib_out.clear();
       ptrs[s.root->buffer] = static_cast<char*>(bufs[s.root->buffer].raw());
+      for (size_t j = 0; j < s.siblings.size(); ++j) {  // a kernel's further outputs
+        const int b = s.siblings[j]->buffer;
+        bufs[b] = std::move(st.lib_out[j + 1]);
+        ptrs[b] = static_cast<char*>(bufs[b].raw());
+      }
+      st.lib_out.clear();
       continue;
     }
     const Shape& os = pr->buffer_shapes[s.root->buffer];

@@ -572,6 +572,28 @@ ROWS.update({
 })
 
 
+# ---- scans and top-k: reverse exclusive sums, products kept near 1, and top-k's ties in
+# their order along the row (a stable descending argsort).
+def _rev_excl_cumsum(x):
+    rev = x[:, ::-1]
+    ex = np.concatenate([np.zeros_like(rev[:, :1]), np.cumsum(rev, 1)[:, :-1]], 1)
+    return ex[:, ::-1]
+
+
+def _top_k_ref(x):
+    idx = np.argsort(-x if x.dtype.kind == "f" else -x.astype(np.int64), axis=-1, kind="stable")[:, :3]
+    return np.take_along_axis(x, idx, -1), idx.astype(np.int32)
+
+
+ROWS.update({
+    "Cumsum": unary(lambda x: jf.cumsum(x, axis=1, exclusive=True, reverse=True), _rev_excl_cumsum),
+    "Cumprod": unary(lambda x: jf.math.cumprod(x, 1), lambda x: np.cumprod(x, 1), lo=0.5, hi=1.5),
+    "CumulativeLogsumexp": unary(lambda x: jf.math.cumulative_logsumexp(x, 1), lambda x: np.logaddexp.accumulate(x, 1)),
+    "TopKV2": Row(inputs(data((2, 5))), lambda x: jf.math.top_k(x, 3), _top_k_ref, (0,), resizable=False,
+                  special_inputs="no_nan"),
+})
+
+
 # ---- activations (jf.nn): inputs kept off the kinks (0, and 6 for Relu6) for the
 # finite differences; Softplus over both of TF's thresholds (float32's is +-13.9).
 _SELU_SCALE, _SELU_SCALE_ALPHA = 1.0507009873554804934193349852946, 1.7580993408473768599402175208123

@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (importing them registers the gradients)
     grads_index,
     grads_math,
     grads_py_function,
+    grads_scan,
     grads_scatter,
     grads_stats,
     grads_tensor_array,
