@@ -162,6 +162,51 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
     return _ops.squeeze(y, [2 if first else 1], name=name)
 
 
+@export("nn.conv1d_transpose")
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NWC", dilations=None,
+                     name=None):
+    """conv1d's gradient with respect to its input: conv2d_transpose on an added dim, as TF."""
+    if data_format not in ("NWC", "NCW"):
+        raise ValueError(f"`data_format` must be 'NWC' or 'NCW'. Received: data_format={data_format}")
+    first = data_format == "NCW"
+    spatial = 2 if first else 1
+    ci = 1 if first else -1
+    s = _sequence(strides, 1, ci, "strides")
+    d = _sequence(dilations, 1, ci, "dilations")
+    x = _ops.expand_dims(to_tensor(input), spatial)
+    w = _ops.expand_dims(to_tensor(filters), 0)
+    shape = output_shape if isinstance(output_shape, Tensor) else shape_tensor(list(output_shape))
+    shape = _ops.concat([shape[:spatial], _ops.constant([1], shape.dtype), shape[spatial:]], 0)
+    y = conv2d_transpose(x, w, shape, s[:spatial] + [1] + s[spatial:], padding, "NCHW" if first else "NHWC",
+                         d[:spatial] + [1] + d[spatial:])
+    return _ops.squeeze(y, [spatial], name=name)
+
+
+@export("nn.convolution")
+def convolution(input, filters, strides=None, padding="VALID", data_format=None, dilations=None, name=None):
+    """conv1d, conv2d or conv3d by the input's rank (TF's convolution_v2); strides and
+    dilations name the spatial dims only."""
+    x = to_tensor(input)
+    n = len(x.shape) - 2
+    if n not in (1, 2, 3):
+        raise ValueError(f"`input.shape.rank` must be 3, 4 or 5. Received: input.shape={tuple(x.shape)}")
+    if data_format is None:
+        data_format = ("NWC", "NHWC", "NDHWC")[n - 1]
+    first = data_format.startswith("NC")
+
+    def full(v, what):
+        v = [1] * n if v is None else ([int(v)] * n if isinstance(v, numbers.Integral) else [int(i) for i in v])
+        if len(v) != n:
+            raise ValueError(f"{what} must have {n} elements. Received: {what}={v}")
+        return [1, 1, *v] if first else [1, *v, 1]
+    if n == 1:
+        s, d = full(strides, "strides"), full(dilations, "dilations")
+        return conv1d(x, filters, s, padding, data_format, d, name)
+    if n == 2:
+        return conv2d(x, filters, full(strides, "strides"), padding, data_format, full(dilations, "dilations"), name)
+    return conv3d(x, filters, full(strides, "strides"), padding, data_format, full(dilations, "dilations"), name)
+
+
 def _pool(op, input, ksize, strides, padding, data_format, name, explicit_ok):
     if data_format not in ("NHWC", "NCHW", None):
         raise ValueError(f"`data_format` must be 'NHWC' or 'NCHW'. Received: data_format={data_format}")
@@ -364,7 +409,7 @@ def depth_to_space(input, block_size, data_format="NHWC", name=None):
     return _ops.reshape(y, _ops.stack([n, h * b, w * b, c // (b * b)]), name=name)
 
 
-__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d", "conv1d", "conv2d", "conv2d_transpose", "conv3d",
-           "conv3d_transpose", "depth_to_space", "depthwise_conv2d", "depthwise_conv2d_backprop_filter",
-           "depthwise_conv2d_backprop_input", "max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "pool",
-           "separable_conv2d", "space_to_depth"]
+__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d", "conv1d", "conv1d_transpose", "conv2d",
+           "conv2d_transpose", "conv3d", "conv3d_transpose", "convolution", "depth_to_space", "depthwise_conv2d",
+           "depthwise_conv2d_backprop_filter", "depthwise_conv2d_backprop_input", "max_pool", "max_pool1d",
+           "max_pool2d", "max_pool3d", "pool", "separable_conv2d", "space_to_depth"]

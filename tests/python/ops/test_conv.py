@@ -399,3 +399,24 @@ def test_conv3d_errors():
         jf.nn.conv3d(jf.zeros([1, 4, 4, 2]), jf.zeros([2, 2, 2, 2, 2]), [1, 1, 1, 1, 1], "SAME")
     with pytest.raises(ValueError, match=r"`data_format` must be 'NDHWC' or 'NCDHW'"):
         jf.nn.conv3d(jf.zeros([1, 4, 4, 4, 2]), jf.zeros([2, 2, 2, 2, 2]), [1, 1, 1, 1, 1], "SAME", "NHWC")
+
+
+@pytest.mark.parametrize("mode", ["eager", "function", "jit_compile"])
+def test_convolution_by_rank_and_conv1d_transpose(mode, rng):
+    x1 = rng.uniform(-1, 1, (2, 9, 3))
+    w1 = rng.uniform(-1, 1, (3, 3, 4))
+    x2 = rng.uniform(-1, 1, (1, 6, 5, 2))
+    w2 = rng.uniform(-1, 1, (3, 2, 2, 3))
+    x3 = rng.uniform(-1, 1, (1, 4, 5, 4, 2))
+    w3 = rng.uniform(-1, 1, (2, 2, 2, 2, 3))
+    y1, y2, y3 = run_mode(mode, lambda a, b, c, d, e, f: (jf.nn.convolution(a, b, 2, "SAME"),
+                                                          jf.nn.convolution(c, d, [1, 2], "VALID", dilations=[2, 1]),
+                                                          jf.nn.convolution(e, f, None, "SAME")),
+                          *[jf.constant(v) for v in (x1, w1, x2, w2, x3, w3)])
+    np.testing.assert_allclose(y1.numpy(), R.conv2d(x1[:, None], w1[None], (1, 2), "SAME")[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(y2.numpy(), R.conv2d(x2, w2, (1, 2), "VALID", (2, 1)), rtol=1e-12)
+    np.testing.assert_allclose(y3.numpy(), R.conv3d(x3, w3, (1, 1, 1), "SAME"), rtol=1e-12, atol=1e-12)
+    dy = rng.uniform(-1, 1, (2, 5, 4))
+    t = run_mode(mode, lambda a, b: jf.nn.conv1d_transpose(a, b, [2, 9, 3], 2), jf.constant(dy), jf.constant(w1))
+    want = R.conv2d_input_grad((2, 1, 9, 3), w1[None], dy[:, None], (1, 2), "SAME")[:, 0]
+    np.testing.assert_allclose(t.numpy(), want, rtol=1e-12, atol=1e-12)
