@@ -72,6 +72,18 @@ TF_NAMES = {
         "IteratorSpec NumpyIterator Options TFRecordDataset TextLineDataset ThreadingOptions "
         "UNKNOWN_CARDINALITY experimental "
     ),
+    "data.experimental": (
+        "AUTOTUNE AutoShardPolicy AutotuneAlgorithm AutotuneOptions Counter CsvDataset DatasetInitializer "
+        "DistributeOptions ExternalStatePolicy INFINITE_CARDINALITY OptimizationOptions Optional RandomDataset "
+        "Reducer SHARD_HINT ServiceOptions SqlDataset TFRecordWriter ThreadingOptions UNKNOWN_CARDINALITY "
+        "assert_cardinality at bucket_by_sequence_length cardinality choose_from_datasets copy_to_device "
+        "dense_to_ragged_batch dense_to_sparse_batch distributed_save enable_debug_mode enumerate_dataset from_list "
+        "from_variant get_model_proto get_next_as_optional get_single_element get_structure group_by_reducer "
+        "group_by_window ignore_errors index_table_from_dataset load make_batched_features_dataset make_csv_dataset "
+        "make_saveable_from_iterator map_and_batch pad_to_cardinality parallel_interleave parse_example_dataset "
+        "prefetch_to_device rejection_resample sample_from_datasets save scan service shuffle_and_repeat snapshot "
+        "table_from_dataset take_while to_variant unbatch unique "
+    ),
     "debugging": (
         "Assert assert_all_finite assert_equal assert_greater assert_greater_equal assert_integer "
         "assert_less assert_less_equal assert_near assert_negative assert_non_negative "

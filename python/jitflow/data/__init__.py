@@ -29,6 +29,37 @@ def cardinality(dataset):
     return dataset.cardinality()
 
 
+@export("data.experimental.get_single_element")
+def get_single_element(dataset):
+    return dataset.get_single_element()
+
+
+# tf.data.experimental's transformations: functions of a dataset, for Dataset.apply.
+@export("data.experimental.unbatch")
+def unbatch():
+    return lambda dataset: dataset.unbatch()
+
+
+@export("data.experimental.unique")
+def unique():
+    return lambda dataset: dataset.unique()
+
+
+@export("data.experimental.take_while")
+def take_while(predicate):
+    return lambda dataset: dataset.take_while(predicate)
+
+
+@export("data.experimental.scan")
+def scan(initial_state, scan_func):
+    return lambda dataset: dataset.scan(initial_state, scan_func)
+
+
+@export("data.experimental.enumerate_dataset")
+def enumerate_dataset(start=0):
+    return lambda dataset: dataset.enumerate(start)
+
+
 __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",

@@ -201,3 +201,17 @@ def test_get_single_element():
         D.range(10).take(2).get_single_element()
     with pytest.raises(jf.errors.InvalidArgumentError, match="Dataset was empty"):
         D.range(10).take(0).get_single_element()
+
+
+def test_experimental_transformations_for_apply():
+    d = D.range(6)
+    assert _values(d.batch(4).apply(jf.data.experimental.unbatch())) == [(i, "int64") for i in range(6)]
+    assert _values(d.apply(jf.data.experimental.take_while(lambda x: x < 2))) == [(0, "int64"), (1, "int64")]
+    assert _values(D.from_tensor_slices([2, 2, 1]).apply(jf.data.experimental.unique())) == [(2, "int32"), (1, "int32")]
+    assert _values(d.take(3).apply(jf.data.experimental.scan(np.int64(1), lambda s, x: (s * 2, s + x)))) == \
+        [(1, "int64"), (3, "int64"), (6, "int64")]
+    assert _values(d.take(2).apply(jf.data.experimental.enumerate_dataset(3))) == \
+        [((3, "int64"), (0, "int64")), ((4, "int64"), (1, "int64"))]
+    assert int(jf.data.experimental.get_single_element(d.skip(5))) == 5
+    with pytest.raises(AttributeError, match="does not implement tf.data.experimental.sample_from_datasets yet"):
+        jf.data.experimental.sample_from_datasets  # noqa: B018
