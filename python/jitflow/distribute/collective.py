@@ -75,6 +75,10 @@ class Communicator:
             if self.notices.Iprobe(source=self.MPI.ANY_SOURCE, tag=_ACK_TAG, status=status):
                 self.notices.Recv(bytearray(status.Get_count()), source=status.Get_source(), tag=_ACK_TAG)
                 acked.add(status.Get_source())
+            elif self.notices.Iprobe(source=self.MPI.ANY_SOURCE, tag=_FAIL_TAG, status=status):
+                # a peer failed at the same time: it is leaving too, so it counts as told
+                self.notices.Recv(bytearray(status.Get_count()), source=status.Get_source(), tag=_FAIL_TAG)
+                acked.add(status.Get_source())
             else:
                 time.sleep(0.01)
         for s in sends:

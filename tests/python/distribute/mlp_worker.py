@@ -1,7 +1,11 @@
 """A worker of the distributed tests, started by mpirun (or alone): trains a small MLP with
 MultiWorkerMirroredStrategy on a global batch split across the workers and writes the weights.
 
-usage: mlp_worker.py MODE STEPS OUT_DIR  (MODE: eager, function, jit, raise, mismatch)"""
+usage: mlp_worker.py MODE STEPS OUT_DIR
+MODE: eager; function (the step traced); jit (the gradients in a jit_compile=True function, the
+all-reduce between its runs); jit_scope (the step traced, the gradients in a jit_scope: compiled
+clusters around the all-reduce node); raise (rank 1 raises at step 2); mismatch (rank 1 builds
+a wider layer)."""
 import json
 import os
 import sys
@@ -42,6 +46,14 @@ def loss_and_grads(x, y):
     return loss, tape.gradient(loss, variables)
 
 
+if mode == "jit_scope":
+    plain_loss_and_grads = loss_and_grads
+
+    def loss_and_grads(x, y):
+        with jf.jit_scope():
+            return plain_loss_and_grads(x, y)
+
+
 compiled_grads = jf.function(loss_and_grads, jit_compile=True)
 
 
@@ -56,7 +68,7 @@ def step(x, y):
     return strategy.reduce(jf.distribute.ReduceOp.SUM, per_replica, axis=None)
 
 
-if mode in ("function", "jit"):
+if mode in ("function", "jit_scope"):
     step = jf.function(step)
 
 before = jf.debugging.stats()["cluster_runs"]
