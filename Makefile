@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 BUILD := build/dev
-APT_PACKAGES := llvm-16-dev libzstd-dev libeigen3-dev libdlpack-dev libdnnl-dev libgtest-dev cmake ninja-build g++ ccache clang-format-16 graphviz
+APT_PACKAGES := llvm-16-dev libzstd-dev libeigen3-dev libdlpack-dev libdnnl-dev libgtest-dev cmake ninja-build g++ ccache clang-format-16 graphviz openmpi-bin libopenmpi-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test build deps venv bench lint format clean
@@ -36,7 +36,7 @@ venv: $(VENV)/.stamp
 $(VENV)/.stamp: pyproject.toml build/.deps-stamp
 	[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q numpy scipy pytest pybind11 scikit-build-core ruff onnx onnxruntime graphviz nbclient ipykernel nbformat nbconvert
+	$(VPY) -m pip install -q numpy scipy pytest pybind11 scikit-build-core ruff onnx onnxruntime graphviz nbclient ipykernel nbformat nbconvert mpi4py
 	$(VPY) -c "import site,os; open(os.path.join(site.getsitepackages()[0],'jitflow-dev.pth'),'w').write(os.path.abspath('python')+'\n')"
 	touch $@
 
