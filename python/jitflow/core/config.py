@@ -72,3 +72,51 @@ def _set_device_policy(policy):
 from .device import get_soft_device_placement, set_soft_device_placement  # noqa: F401
 
 experimental = SimpleNamespace(set_device_policy=_set_device_policy, get_device_policy=_C.device_policy)
+
+
+# ---- logical devices ---------------------------------------------------------------------------
+class LogicalDevice(SimpleNamespace):
+    """A device the runtime exposes (name, device_type), as tf.config.LogicalDevice."""
+
+
+class LogicalDeviceConfiguration(SimpleNamespace):
+    """One logical device to carve out of a physical one (TF's memory_limit is accepted: CPU
+    logical devices share the process's memory and threads)."""
+
+    def __init__(self, memory_limit=None, experimental_priority=None, experimental_device_ordinal=None):
+        super().__init__(memory_limit=memory_limit, experimental_priority=experimental_priority,
+                         experimental_device_ordinal=experimental_device_ordinal)
+
+
+_logical = {}  # physical device name -> [LogicalDeviceConfiguration]
+
+
+def set_logical_device_configuration(device, logical_devices):
+    """Splits a physical CPU into len(logical_devices) logical CPUs (/device:CPU:0..n-1), as TF
+    does for testing multi-replica code on one machine. They share the CPU's threads."""
+    if getattr(device, "device_type", None) != "CPU":
+        raise ValueError(f"jitflow splits only CPUs into logical devices, got {device!r}")
+    configs = list(logical_devices or [])
+    if any(not isinstance(c, LogicalDeviceConfiguration) for c in configs):
+        raise ValueError("logical_devices must be a list of jf.config.LogicalDeviceConfiguration")
+    if configs:
+        _logical[device.name] = configs
+    else:
+        _logical.pop(device.name, None)
+
+
+def get_logical_device_configuration(device):
+    return list(_logical[device.name]) if device.name in _logical else None
+
+
+def list_logical_devices(device_type=None):
+    cpus = max(1, len(_logical.get("/physical_device:CPU:0", [])))
+    devs = [LogicalDevice(name=f"/device:CPU:{i}", device_type="CPU") for i in range(cpus)]
+    devs += [LogicalDevice(name=f"/device:GPU:{i}", device_type="GPU")
+             for i in range(len(list_physical_devices("GPU")))]
+    return [d for d in devs if device_type is None or d.device_type == device_type]
+
+
+experimental.VirtualDeviceConfiguration = LogicalDeviceConfiguration
+experimental.set_virtual_device_configuration = set_logical_device_configuration
+experimental.get_virtual_device_configuration = get_logical_device_configuration

@@ -4,11 +4,11 @@ top of the data layer: optimizers and checkpoints below reach it through the hoo
 from ..core.export import export
 from ..ops import basic_ops as _ops
 from .allreduce_op import all_reduce
+from .mirrored import MirroredStrategy, PerReplica
 from .strategy import (
     CommunicationImplementation,
     CommunicationOptions,
     InputContext,
-    MirroredStrategy,
     MultiWorkerMirroredStrategy,
     ReduceOp,
     ReplicaContext,
@@ -43,7 +43,7 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
 
 __all__ = [
     "CommunicationImplementation", "CommunicationOptions", "InputContext", "MirroredStrategy",
-    "MultiWorkerMirroredStrategy", "ReduceOp", "ReplicaContext", "Strategy", "StrategyExtended",
+    "MultiWorkerMirroredStrategy", "PerReplica", "ReduceOp", "ReplicaContext", "Strategy", "StrategyExtended",
     "all_reduce", "compute_average_loss", "get_replica_context", "get_strategy", "has_strategy",
     "in_cross_replica_context",
 ]

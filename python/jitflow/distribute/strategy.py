@@ -218,11 +218,19 @@ class Strategy:
         with contextlib.ExitStack() as stack:
             if self not in _state.scopes:
                 stack.enter_context(self.scope())
-            _state.replicas.append(ReplicaContext(self, self._rank))
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                _state.replicas.pop()
+            return self._run_replicas(fn, args, kwargs)
+
+    def _run_replicas(self, fn, args, kwargs):
+        _state.replicas.append(ReplicaContext(self, self._rank))
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _state.replicas.pop()
+
+    def _aggregate_in_replica(self, grads, replica_id):
+        if self.num_replicas_in_sync == 1:
+            return grads
+        return self._all_reduce(grads, ReduceOp.SUM, None)
 
     def reduce(self, reduce_op, value, axis=None):
         """A per-replica value reduced across replicas (and along axis within each, first)."""
@@ -280,20 +288,6 @@ class _DefaultStrategy(Strategy):
 
     def __init__(self):
         super().__init__(["/job:localhost/replica:0/task:0/device:CPU:0"])
-
-
-class MirroredStrategy(Strategy):
-    """Synchronous training on the replicas of one process. jitflow runs one replica per
-    process (see docs/distribute.md): the devices argument is accepted and recorded, and the
-    replica runs on the default device."""
-
-    def __init__(self, devices=None, cross_device_ops=None):
-        devs = list(devices) if devices else ["/job:localhost/replica:0/task:0/device:CPU:0"]
-        if len(devs) > 1:
-            raise _errors.UnimplementedError(
-                f"jf.distribute.MirroredStrategy runs one replica per process, got devices {devs}: "
-                "start one process per device with MultiWorkerMirroredStrategy and mpirun instead.")
-        super().__init__(devs)
 
 
 class MultiWorkerMirroredStrategy(Strategy):
@@ -377,10 +371,8 @@ def _aggregate_gradients(grads):
     gradients are summed across the workers (bucketed), as TF's optimizers aggregate them."""
     if not _state.replicas:
         return grads
-    strategy = _state.replicas[-1].strategy
-    if strategy.num_replicas_in_sync == 1:
-        return grads
-    return strategy._all_reduce(grads, ReduceOp.SUM, None)
+    ctx = _state.replicas[-1]
+    return ctx.strategy._aggregate_in_replica(grads, ctx._replica_id)
 
 
 @contextlib.contextmanager

@@ -199,6 +199,8 @@ class Optimizer(_Module):
         variables = [v for _, v in pairs]
         if _GRADIENT_AGGREGATOR[0] is not None:  # summed across replicas first, then clipped (TF's order)
             grads = _GRADIENT_AGGREGATOR[0](grads)
+            if grads is None:  # another replica of this process applies the summed update
+                return self.iterations
         grads = self._clip_gradients(grads)
         if self.weight_decay:
             for v in variables:
@@ -264,7 +266,8 @@ class Optimizer(_Module):
 # Set by jf.keras.optimizers.schedules (a layer above), which knows the schedule classes.
 _SCHEDULE_DESERIALIZER = [None]
 # Set by jf.distribute (a layer above): inside a strategy's run() it sums the gradients across
-# the replicas; elsewhere it returns them as they are.
+# the replicas (None: replicas sharing this process's variables, and another of them applies
+# the sum); elsewhere it returns them as they are.
 _GRADIENT_AGGREGATOR = [None]
 
 
