@@ -4,7 +4,7 @@ jit_scope clusters. `import jitflow as jf`, then use it like `tf`.
 The package is laid out in processing order, each layer importing only those below it:
 core (dtypes, the Tensor's Python face, shapes, nest, errors, export) -> ops (the op
 functions and variables) -> tracing (jf.function, control flow, TensorArray, AutoGraph) ->
-autodiff (tapes and gradients) -> state (Module, checkpoints, optimizers) -> data -> keras. This file
+autodiff (tapes and gradients) -> state (Module, checkpoints, optimizers) -> data -> distribute -> keras. This file
 is the public namespace on top (docs/architecture.md)."""
 import sys
 

@@ -1,5 +1,5 @@
 """The Python package's layering: each layer imports only the layers below it (core -> ops ->
-tracing -> autodiff -> state -> data -> keras -> the public namespace), with no import cycle between modules and
+tracing -> autodiff -> state -> data -> distribute -> keras -> the public namespace), with no import cycle between modules and
 no import hidden inside a function. Read from the sources with `ast`, so a cycle that only
 shows up on some import order still fails here."""
 import ast

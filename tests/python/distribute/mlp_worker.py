@@ -84,6 +84,18 @@ path = ckpt.save(os.path.join(out_dir, "ckpt"))
 result = {"rank": rank, "replicas": strategy.num_replicas_in_sync, "losses": losses, "ckpt": path,
           "cluster_runs": jf.debugging.stats()["cluster_runs"] - before,
           "files": sorted(os.listdir(out_dir))}
+if mode == "jit":
+    # An all-reduce inside a jit_compile=True function cannot be compiled with it; TF 2.21 also
+    # refuses one (InvalidArgumentError when its XLA cluster runs), here at trace time.
+    @jf.function(jit_compile=True)
+    def reduce_inside(x):
+        return strategy.run(lambda x: jf.distribute.get_replica_context().all_reduce("SUM", x), args=(x,))
+
+    try:
+        reduce_inside(jf.constant([1.0]))
+        result["jit_error"] = None
+    except jf.errors.InvalidArgumentError as e:
+        result["jit_error"] = str(e)
 np.savez(os.path.join(out_dir, f"weights_{rank}.npz"), w1=w1.numpy(), b1=b1.numpy(), w2=w2.numpy())
 with open(os.path.join(out_dir, f"result_{rank}.json"), "w") as f:
     json.dump(result, f)

@@ -62,6 +62,9 @@ def test_two_workers_match_one_process_on_the_whole_batch(mode, tmp_path):
         np.testing.assert_allclose(res["losses"], want_losses, rtol=2e-5, atol=1e-6)
         if mode in ("jit", "jit_scope"):  # compiled code ran on every step, around the all-reduce
             assert res["cluster_runs"] >= STEPS, res
+        if mode == "jit":
+            assert "must compile the whole function" in res["jit_error"], res["jit_error"]
+            assert "(PyFunc)" in res["jit_error"] and "stateful op" in res["jit_error"]
     # the mirrors are the same bits on both workers
     w0, w1 = np.load(tmp_path / "weights_0.npz"), np.load(tmp_path / "weights_1.npz")
     for name in want:
