@@ -218,7 +218,13 @@ class Strategy:
         with contextlib.ExitStack() as stack:
             if self not in _state.scopes:
                 stack.enter_context(self.scope())
-            return self._run_replicas(fn, args, kwargs)
+            out = self._run_replicas(fn, args, kwargs)
+        # Variables fn created (a model built on its first call, optimizer slots) are mirrored
+        # now; in a trace their initial values already exist eagerly, so the workers agree
+        # before the traced step first runs.
+        with _C.init_scope():
+            self._mirror_new_variables()
+        return out
 
     def _run_replicas(self, fn, args, kwargs):
         _state.replicas.append(ReplicaContext(self, self._rank))

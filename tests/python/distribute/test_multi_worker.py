@@ -103,3 +103,25 @@ def test_workers_with_different_variables_fail_at_the_first_step(tmp_path):
     assert "InvalidArgumentError: jf.distribute.MultiWorkerMirroredStrategy: the workers created different variables" in proc.stderr
     assert "w1:0 float32[3, 4]" in proc.stderr and "w1:0 float32[3, 5]" in proc.stderr
     assert seconds < 20
+
+
+def test_keras_custom_loop_on_two_workers_matches_one_process(tmp_path):
+    # the model is built on the first traced step, with each rank's own random initial weights
+    script = os.path.join(os.path.dirname(__file__), "keras_worker.py")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    alone = subprocess.run([sys.executable, script, str(tmp_path)], check=False, capture_output=True,
+                           text=True, timeout=90, env=env)
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    pair = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", sys.executable, script, str(tmp_path)],
+                          check=False, capture_output=True, text=True, timeout=90, env=env)
+    assert pair.returncode == 0, pair.stderr[-3000:]
+    one = np.load(tmp_path / "keras_1_0.npz")
+    want_losses = json.loads((tmp_path / "keras_1_0.json").read_text())
+    assert want_losses[-1] < want_losses[0]
+    for rank in (0, 1):
+        got = np.load(tmp_path / f"keras_2_{rank}.npz")
+        assert len(got.files) == len(one.files) == 4
+        for name in one.files:
+            np.testing.assert_allclose(got[name], one[name], rtol=1e-4, atol=1e-5, err_msg=f"rank {rank} {name}")
+        np.testing.assert_allclose(json.loads((tmp_path / f"keras_2_{rank}.json").read_text()), want_losses,
+                                   rtol=1e-5)
