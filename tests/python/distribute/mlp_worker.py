@@ -4,7 +4,8 @@ MultiWorkerMirroredStrategy on a global batch split across the workers and write
 usage: mlp_worker.py MODE STEPS OUT_DIR
 MODE: eager; function (the step traced); jit (the gradients in a jit_compile=True function, the
 all-reduce between its runs); jit_scope (the step traced, the gradients in a jit_scope: compiled
-clusters around the all-reduce node); raise (rank 1 raises at step 2); mismatch (rank 1 builds
+clusters around the all-reduce node); raise (rank 1 raises at step 2), raise_traced (the same,
+the peer waiting inside a traced step); mismatch (rank 1 builds
 a wider layer)."""
 import json
 import os
@@ -68,13 +69,13 @@ def step(x, y):
     return strategy.reduce(jf.distribute.ReduceOp.SUM, per_replica, axis=None)
 
 
-if mode in ("function", "jit_scope"):
+if mode in ("function", "jit_scope", "raise_traced"):
     step = jf.function(step)
 
 before = jf.debugging.stats()["cluster_runs"]
 losses = []
 for i, (x, y) in enumerate(dist_dataset):
-    if mode == "raise" and rank == 1 and i == 2:
+    if mode in ("raise", "raise_traced") and rank == 1 and i == 2:
         raise RuntimeError("worker 1 breaks on purpose")
     losses.append(float(step(x, y)))
     assert x.shape[0] == GLOBAL_BATCH // strategy.num_replicas_in_sync, x.shape

@@ -86,13 +86,17 @@ def _check_checkpoint_restores_in_one_process(tmp_path, results, want):
         np.testing.assert_allclose(v.numpy(), want[name], rtol=2e-5, atol=2e-6)
 
 
-def test_a_raising_worker_makes_its_peer_fail_fast_naming_it(tmp_path):
-    proc, seconds = _mpirun("raise", 6, tmp_path)
+@pytest.mark.parametrize("mode", ["raise", "raise_traced"])
+def test_a_raising_worker_makes_its_peer_fail_fast_naming_it(mode, tmp_path):
+    proc, seconds = _mpirun(mode, 6, tmp_path)
     assert proc.returncode != 0
     assert "RuntimeError: worker 1 breaks on purpose" in proc.stderr
     # rank 0 was waiting in the all-reduce of step 2: it raises, naming rank 1 and its error
     assert "UnavailableError: jf.distribute: worker rank 1 of 2 failed" in proc.stderr
     assert "(rank 0) was waiting" in proc.stderr
+    if mode == "raise_traced":  # raised by the all-reduce node's kernel (as a py_function's error is)
+        assert "UnknownError: UnavailableError: jf.distribute: worker rank 1" in proc.stderr
+        assert "in node 'AllReduce_0' (PyFunc)" in proc.stderr
     assert seconds < 20, f"the peer took {seconds:.1f} s (its collective timeout is 20 s)"
     assert not (tmp_path / "result_0.json").exists()
 
