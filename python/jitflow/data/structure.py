@@ -111,8 +111,8 @@ def to_component(x, dtype=None):
         return to_component(x.__jf_tensor__(), dtype)
     if is_string_dtype(dtype) or (dtype is None and is_string_value(x)):
         return string_constant(x)
-    if isinstance(x, Dataset_like) or hasattr(x, "_variant_tensor_like"):
-        raise TypeError(f"Failed to convert elements of {x!r} to Tensor.")
+    if isinstance(x, Dataset_like):  # a dataset-valued component (a window's, or a map's result)
+        return x
     return basic_ops.convert_to_tensor(x, dtype=dtype)
 
 

@@ -184,6 +184,9 @@ def test_window_element_spec():
     assert spec[0].element_spec == jf.TensorSpec([], jf.int32)
     windows = [[list(w.as_numpy_iterator()) for w in e] for e in D.from_tensor_slices(([1, 2, 3], [4, 5, 6])).window(2)]
     assert windows == [[[1, 2], [4, 5]], [[3], [6]]]
+    nested = D.range(7).window(3).map(lambda w: w.batch(3))  # a map may return a dataset
+    assert isinstance(nested.element_spec, jf.data.DatasetSpec)
+    assert [x.tolist() for x in nested.flat_map(lambda x: x).as_numpy_iterator()] == [[0, 1, 2], [3, 4, 5], [6]]
 
 
 def test_strings():
