@@ -18,8 +18,11 @@ import jitflow as jf
 mode, steps, out_dir = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 GLOBAL_BATCH, IN, HIDDEN = 8, 3, 4
 
+# jit_scope mode packs at most 40 bytes per all-reduce: w1's gradient (48 bytes) goes alone,
+# b1's and w2's (16 bytes each) share one bucket; otherwise all three share one.
 strategy = jf.distribute.MultiWorkerMirroredStrategy(
-    communication_options=jf.distribute.experimental.CommunicationOptions(timeout_seconds=20))
+    communication_options=jf.distribute.experimental.CommunicationOptions(
+        timeout_seconds=20, bytes_per_pack=40 if mode == "jit_scope" else 0))
 rank = strategy.cluster_resolver.task_id
 
 data = np.random.default_rng(0)
@@ -73,6 +76,7 @@ if mode in ("function", "jit_scope", "raise_traced"):
     step = jf.function(step)
 
 before = jf.debugging.stats()["cluster_runs"]
+calls_before = jf.distribute.collective.world().allreduce_calls
 losses = []
 for i, (x, y) in enumerate(dist_dataset):
     if mode in ("raise", "raise_traced") and rank == 1 and i == 2:
@@ -84,6 +88,7 @@ ckpt = jf.train.Checkpoint(w1=w1, b1=b1, w2=w2)
 path = ckpt.save(os.path.join(out_dir, "ckpt"))
 result = {"rank": rank, "replicas": strategy.num_replicas_in_sync, "losses": losses, "ckpt": path,
           "cluster_runs": jf.debugging.stats()["cluster_runs"] - before,
+          "allreduce_calls": jf.distribute.collective.world().allreduce_calls - calls_before,
           "files": sorted(os.listdir(out_dir))}
 if mode == "jit":
     # An all-reduce inside a jit_compile=True function cannot be compiled with it; TF 2.21 also

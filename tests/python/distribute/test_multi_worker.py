@@ -60,6 +60,8 @@ def test_two_workers_match_one_process_on_the_whole_batch(mode, tmp_path):
             np.testing.assert_allclose(got[name], want[name], rtol=2e-5, atol=2e-6, err_msg=f"rank {r} {name}")
         # the reduced loss is the global batch's loss
         np.testing.assert_allclose(res["losses"], want_losses, rtol=2e-5, atol=1e-6)
+        # per step: the gradients fused into one bucket (two with a 40-byte pack), and the loss
+        assert res["allreduce_calls"] == STEPS * (3 if mode == "jit_scope" else 2), res
         if mode in ("jit", "jit_scope"):  # compiled code ran on every step, around the all-reduce
             assert res["cluster_runs"] >= STEPS, res
         if mode == "jit":
