@@ -345,6 +345,7 @@ class _ClusterResolver:
 
 _DEFAULT = _DefaultStrategy()
 _ACTIVE = [None]  # the multi-worker strategy of this process, if any (for checkpoints)
+_warned_outside_run = []
 
 
 def get_strategy():
@@ -376,6 +377,12 @@ def _aggregate_gradients(grads):
     """Called by optimizer.apply_gradients: inside run() of a multi-worker strategy the
     gradients are summed across the workers (bucketed), as TF's optimizers aggregate them."""
     if not _state.replicas:
+        active = _ACTIVE[0]
+        if active is not None and active._num_workers > 1 and not _warned_outside_run:
+            _warned_outside_run.append(True)
+            _errors.warn("optimizer.apply_gradients ran outside strategy.run() of a MultiWorkerMirroredStrategy: "
+                         "its gradients are not summed across the workers, so their variables drift apart "
+                         "(Keras's fit does not go through strategy.run yet: see docs/distribute.md)", UserWarning)
         return grads
     ctx = _state.replicas[-1]
     return ctx.strategy._aggregate_in_replica(grads, ctx._replica_id)

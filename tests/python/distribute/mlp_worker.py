@@ -10,6 +10,7 @@ a wider layer)."""
 import json
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -90,6 +91,11 @@ result = {"rank": rank, "replicas": strategy.num_replicas_in_sync, "losses": los
           "cluster_runs": jf.debugging.stats()["cluster_runs"] - before,
           "allreduce_calls": jf.distribute.collective.world().allreduce_calls - calls_before,
           "files": sorted(os.listdir(out_dir))}
+if mode == "eager":  # an update outside run() is not summed across workers: warned about
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        jf.optimizers.SGD(0.1).apply_gradients([(jf.constant(1.0), jf.Variable(0.0))])
+    result["outside_run_warnings"] = [str(w.message) for w in caught]
 if mode == "jit":
     # An all-reduce inside a jit_compile=True function cannot be compiled with it; TF 2.21 also
     # refuses one (InvalidArgumentError when its XLA cluster runs), here at trace time.

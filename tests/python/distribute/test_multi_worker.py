@@ -64,6 +64,9 @@ def test_two_workers_match_one_process_on_the_whole_batch(mode, tmp_path):
         assert res["allreduce_calls"] == STEPS * (3 if mode == "jit_scope" else 2), res
         if mode in ("jit", "jit_scope"):  # compiled code ran on every step, around the all-reduce
             assert res["cluster_runs"] >= STEPS, res
+        if mode == "eager":
+            assert len(res["outside_run_warnings"]) == 1
+            assert "ran outside strategy.run()" in res["outside_run_warnings"][0]
         if mode == "jit":
             assert "must compile the whole function" in res["jit_error"], res["jit_error"]
             assert "(PyFunc)" in res["jit_error"] and "stateful op" in res["jit_error"]
