@@ -15,7 +15,8 @@ void bind_dtype(py::module_& m) {
       .def_property_readonly("is_floating", [](DType d) { return is_float(d); })
       .def_property_readonly("is_integer", [](DType d) { return is_int(d); })
       .def_property_readonly("is_bool", [](DType d) { return d == DType::kBool; })
-      .def_property_readonly("size", [](DType d) { return dtype_size(d); })
+      // TF: tf.string.size is 0 (its elements have no fixed size)
+      .def_property_readonly("size", [](DType d) { return d == DType::kString ? size_t{0} : dtype_size(d); })
       .def_property_readonly("as_numpy_dtype",
                              [](DType d) -> py::object {
                                // TF: tf.string.as_numpy_dtype is Python's object

@@ -250,6 +250,11 @@ Tensor to_tensor(py::handle h, DType want, DType hint, bool soft_hint) {
     return t;
   }
   PyObject* o = h.ptr();
+  // A Python value for a string operand (jf.equal(s, "a")): core/strings.py makes it, with
+  // TF's TypeError for numbers.
+  if ((want == DType::kString || (want == DType::kInvalid && hint == DType::kString && !soft_hint)) &&
+      !PyObject_HasAttrString(o, "__jf_tensor__"))
+    return to_tensor(py::module_::import("jitflow.core.strings").attr("constant")(h), want);
   // np.float64 is a float subclass: numpy scalars convert as numpy values.
   bool scalar =
       PyBool_Check(o) || PyLong_Check(o) || (PyFloat_Check(o) && !PyObject_HasAttrString(o, "dtype"));

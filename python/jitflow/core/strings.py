@@ -302,12 +302,10 @@ def _string_operator(op, reverse, self, other):
     """`+`, `==` and `!=` of a traced string tensor (the C++ operators hand them here)."""
     if op == "AddV2":
         return join([other, self] if reverse else [self, other])
-    if isinstance(other, (_C.Tensor, StringTensor)) and other.dtype != string:
-        return _C.convert_to_tensor(op == "NotEqual")  # TF 2: another dtype compares unequal
-    try:
-        other = as_graph_input(other)
-    except (TypeError, ValueError):
-        return _C.convert_to_tensor(op == "NotEqual")
+    if isinstance(other, _C.Tensor) and other.dtype != string:  # TF's graph-mode TypeError
+        raise TypeError(f"Input 'y' of '{op}' Op has type {other.dtype.name} that does not match type "
+                        "string of argument 'x'.")
+    other = as_graph_input(other)  # TF's TypeError for a number
     a, b = tuple(self.shape), tuple(other.shape)
     for x, y in zip(reversed(a), reversed(b)):
         if x is not None and y is not None and x != y and x != 1 and y != 1:

@@ -27,6 +27,7 @@ def test_constants_numpy_and_dtype():
     assert jf.as_dtype("string") is jf.string and jf.dtypes.string is jf.string
     assert repr(jf.string) == "jf.string" and str(jf.string) == "<dtype: 'string'>"
     assert jf.string.as_numpy_dtype is object and not jf.string.is_floating
+    assert jf.string.size == 0  # TF 2.21
 
 
 def test_conversion_errors_as_tf():

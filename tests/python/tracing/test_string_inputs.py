@@ -185,6 +185,17 @@ def test_string_ops_stay_out_of_compiled_code():
     assert not any("StringJoin" in op or "StringLength" in op for op in clustered), clustered
 
 
+def test_comparisons_of_traced_strings():
+    f = jf.function(lambda s: (jf.equal(s, "a"), jf.math.not_equal(s, ["a", "b"]), s == ["a", "b", "c"]))
+    eq, ne, other_shape = f(jf.constant(["a", "b"]))
+    assert eq.numpy().tolist() == [True, False] and ne.numpy().tolist() == [False, False]
+    assert not other_shape.numpy() and other_shape.dtype == jf.bool  # TF 2: shapes that do not broadcast
+    with pytest.raises(TypeError, match="Cannot convert 1 to EagerTensor of dtype string"):
+        jf.function(lambda s: s == 1)(jf.constant(["a"]))  # TF: TypeError too
+    with pytest.raises(TypeError, match="Input 'y' of 'Equal' Op has type int32 that does not match type string"):
+        jf.function(lambda s: s == jf.constant(1))(jf.constant(["a"]))
+
+
 def test_numeric_ops_refuse_strings_with_tfs_type_error():
     with pytest.raises(TypeError, match="DataType string not in list of allowed values"):
         jf.function(lambda s: jf.exp(s))(jf.constant("a"))
