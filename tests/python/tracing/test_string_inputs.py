@@ -230,3 +230,13 @@ def test_every_op_refuses_a_string_input_without_crashing():
     ''')
     checked, wrong = out["value"]
     assert checked > 150 and not wrong, wrong
+
+
+def test_a_tape_around_a_function_with_string_arguments():
+    f = jf.function(lambda s, x: (jf.strings.length(s), x * x * jf.cast(jf.strings.length(s), jf.float32)))
+    x = jf.constant(2.0)
+    with jf.GradientTape() as tape:
+        tape.watch(x)
+        n, y = f(jf.constant("abc"), x)
+    assert int(n) == 3 and float(y) == 12.0
+    assert float(tape.gradient(y, x)) == 12.0  # d/dx 3 x^2 at 2
