@@ -2,7 +2,6 @@
 padded_batch, unbatch, repeat, take, skip, shard, scan, cache, and the nesting ones
 (flat_map, interleave, window). Shuffling and prefetching are in shuffle.py / prefetch.py."""
 import os
-import pickle
 
 import numpy as np
 
@@ -376,6 +375,39 @@ class Scan(Node):
             yield out[self.ns:]
 
 
+def _write_cache(f, record):
+    """A cache file: an .npz of plain arrays (never pickled objects, so reading one runs no
+    code). A string component is its bytes joined, with each string's length and the shape."""
+    arrays = {"count": np.array(len(record), np.int64)}
+    for i, comps in enumerate(record):
+        for j, a in enumerate(comps):
+            if a.dtype == object:
+                items = [bytes(x) for x in a.reshape(-1)]
+                arrays[f"{i}_{j}_bytes"] = np.frombuffer(b"".join(items), np.uint8)
+                arrays[f"{i}_{j}_lens"] = np.array([len(x) for x in items], np.int64)
+                arrays[f"{i}_{j}_shape"] = np.array(a.shape, np.int64)
+            else:
+                arrays[f"{i}_{j}"] = a
+    np.savez(f, **arrays)
+
+
+def _read_cache(path, n_components):
+    with np.load(path, allow_pickle=False) as z:
+        record = []
+        for i in range(int(z["count"])):
+            comps = []
+            for j in range(n_components):
+                if f"{i}_{j}" in z:
+                    comps.append(z[f"{i}_{j}"])
+                    continue
+                data, lens = z[f"{i}_{j}_bytes"].tobytes(), z[f"{i}_{j}_lens"]
+                ends = np.cumsum(lens)
+                items = [data[e - n:e] for e, n in zip(ends, lens)]
+                comps.append(np.array(items + [None], dtype=object)[:-1].reshape(tuple(z[f"{i}_{j}_shape"])))
+            record.append(comps)
+    return record
+
+
 class Cache(Node):
     """cache(): the first complete iteration is recorded (in memory, or in a file when a name
     is given) and every later iteration replays it; an incomplete one records nothing."""
@@ -392,8 +424,7 @@ class Cache(Node):
 
     def iterate(self):
         if self.memory is None and self.filename and os.path.exists(self._path()):
-            with open(self._path(), "rb") as f:
-                self.memory = pickle.load(f)
+            self.memory = _read_cache(self._path(), len(self.specs))
         if self.memory is not None:
             for arrays in self.memory:
                 yield [structure.from_numpy(a, s.dtype) for a, s in zip(arrays, self.specs)]
@@ -405,7 +436,7 @@ class Cache(Node):
         if self.filename:
             tmp = self._path() + ".tmp"
             with open(tmp, "wb") as f:
-                pickle.dump(record, f)
+                _write_cache(f, record)
             os.replace(tmp, self._path())
         self.memory = record
 

@@ -71,6 +71,19 @@ def test_cache_in_a_file(tmp_path):
     assert len(calls) == 1
 
 
+def test_cache_file_of_strings_holds_no_pickle(tmp_path):
+    name = str(tmp_path / "s")
+    rows = [[b"a", b"", b"x\x00y"], [b"\xff\x00", b"bc", b"d"]]
+    ds = D.from_tensor_slices((jf.constant(rows), [1, 2])).cache(name)
+    first = [(list(s), int(i)) for s, i in ds.as_numpy_iterator()]
+    assert first == [(rows[0], 1), (rows[1], 2)]
+    # Readable without pickle (embedded and trailing NULs kept), and replayed from the file.
+    with np.load(name + ".jfcache", allow_pickle=False) as z:
+        assert int(z["count"]) == 2
+    again = D.from_tensor_slices((jf.constant([[b"?"] * 3] * 2), [0, 0])).cache(name)
+    assert [(list(s), int(i)) for s, i in again.as_numpy_iterator()] == first
+
+
 def test_text_lines_and_list_files(tmp_path):
     (tmp_path / "a.txt").write_bytes(b"l1\nl2\r\n\nl4")
     (tmp_path / "b.txt").write_bytes(b"m1\n")
