@@ -4,7 +4,8 @@ jit_compile=True) and Keras on the JAX backend, all from this one run; steps per
 the ratios jitflow / peer (> 1: jitflow is faster).
 
 Each framework runs in its own process (the peers' thread pools do not share the cores with
-jitflow's): this script is started again with --worker. A peer runs when its interpreter can
+jitflow's): this script is started again with --worker, the frameworks taking turns for
+--rounds rounds (the machines are noisy: a turn each, the best kept). A peer runs when its interpreter can
 import it: this one, or the one named by --tf-python / --jax-python (or the environment's
 JITFLOW_BENCH_TF_PYTHON / JITFLOW_BENCH_JAX_PYTHON). Without TensorFlow or JAX it reports
 jitflow alone.
@@ -63,7 +64,7 @@ def measure(keras, name, steps, repeats):
     return best
 
 
-def worker(framework, names, quick):
+def worker(framework, names, quick, repeats):
     if framework == "jitflow":
         import jitflow as jf
         keras = jf.keras
@@ -78,13 +79,13 @@ def worker(framework, names, quick):
     out = {}
     for name in names:
         steps = MODELS[name][3] // (4 if quick else 1)
-        out[name] = measure(keras, name, steps, 2 if quick else 3)
+        out[name] = measure(keras, name, steps, repeats)
     print(json.dumps(out))
 
 
 def run_worker(python, framework, names, quick):
     """steps/s per model from a worker process, or the reason it could not run."""
-    cmd = [python, os.path.abspath(__file__), "--worker", framework, "--models", ",".join(names)]
+    cmd = [python, os.path.abspath(__file__), "--worker", framework, "--models", ",".join(names), "--repeats", "2"]
     if quick:
         cmd.append("--quick")
     env = dict(os.environ)
@@ -112,30 +113,40 @@ def main():
     p.add_argument("--models", default="mlp,cnn")
     p.add_argument("--tf-python", default=os.environ.get("JITFLOW_BENCH_TF_PYTHON"))
     p.add_argument("--jax-python", default=os.environ.get("JITFLOW_BENCH_JAX_PYTHON"))
+    p.add_argument("--rounds", type=int, default=3, help="turns each framework takes (best kept)")
+    p.add_argument("--repeats", type=int, default=2, help=argparse.SUPPRESS)
     p.add_argument("--worker", choices=["jitflow", "tf", "jax"], help=argparse.SUPPRESS)
     args = p.parse_args()
     names = [n for n in args.models.split(",") if n]
     if args.worker:
-        worker(args.worker, names, args.quick)
+        worker(args.worker, names, args.quick, args.repeats)
         return
-    results = {}
-    ours, error = run_worker(sys.executable, "jitflow", names, args.quick)
-    if ours is None:
-        sys.exit(f"jitflow worker failed: {error}")
-    results["jitflow"] = ours
-    peers = {"tf.keras (TF, jit_compile=True)": ("tf", args.tf_python or sys.executable, "tensorflow"),
-             "keras (JAX backend)": ("jax", args.jax_python or sys.executable, "jax")}
+    runners = {"jitflow": sys.executable}
+    labels = {"jitflow": "jitflow"}
+    peers = {"tf": ("tf.keras (TF, jit_compile=True)", args.tf_python or sys.executable, "tensorflow"),
+             "jax": ("keras (JAX backend)", args.jax_python or sys.executable, "jax")}
     notes = {}
-    for label, (framework, python, module) in peers.items():
-        if not can_import(python, module):
-            notes[label] = f"not run: {module} is not importable by {python}"
-            continue
-        got, error = run_worker(python, framework, names, args.quick)
-        if got is None:
-            notes[label] = f"failed: {error}"
+    for framework, (label, python, module) in peers.items():
+        if can_import(python, module):
+            runners[framework], labels[framework] = python, label
         else:
-            results[label] = got
-    print(f"model.fit, steps/s (best of {2 if args.quick else 3}; batch sizes {[MODELS[n][2] for n in names]})")
+            notes[label] = f"not run: {module} is not importable by {python}"
+    results = {}
+    rounds = 1 if args.quick else args.rounds
+    for _ in range(rounds):
+        for framework, python in list(runners.items()):
+            got, error = run_worker(python, framework, names, args.quick)
+            if got is None:
+                if framework == "jitflow":
+                    sys.exit(f"jitflow worker failed: {error}")
+                notes[labels[framework]] = f"failed: {error}"
+                del runners[framework]
+                results.pop(labels[framework], None)
+                continue
+            best = results.setdefault(labels[framework], {})
+            for n in names:
+                best[n] = max(best.get(n, 0.0), got[n])
+    print(f"model.fit, steps/s (best of {rounds} rounds x 2 fits; batch sizes {[MODELS[n][2] for n in names]})")
     header = f"{'':34}" + "".join(f"{n:>12}" for n in names)
     print(header)
     for label, row in results.items():
