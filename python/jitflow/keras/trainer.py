@@ -36,8 +36,8 @@ class _State:
         self.metrics = []
         self.metrics_resolved = False
         self.loss_tracker = _metrics.Mean(name="loss")
-        self.jit_compile = False
         self.jit_request = "auto"
+        self.jit_by_kind = {}  # "train"/"test"/"predict" -> whether that step compiles whole
         self.run_eagerly = False
         self.functions = {}  # (kind, signature key) -> jf.function
         self.last = {}  # kind -> the last jf.function used
@@ -135,9 +135,14 @@ class Trainer:
 
     @property
     def jit_compile(self):
-        """The jit_compile the step functions use: True, False, or "auto" until the first trace decides."""
+        """Whether the train step (else the first step traced) is compiled whole: True or False,
+        or "auto" until a trace decides it."""
         s = self._jf_state()
-        return s.jit_compile if s.jit_request != "auto" or s.functions else "auto"
+        if s.jit_request != "auto":
+            return s.jit_request
+        if not s.jit_by_kind:
+            return "auto"
+        return s.jit_by_kind.get("train", next(iter(s.jit_by_kind.values())))
 
     @property
     def run_eagerly(self):
@@ -192,7 +197,7 @@ class Trainer:
         s.metrics_resolved = len(s.metrics) == len(specs)
         s.loss_tracker = _metrics.Mean(name="loss")
         s.jit_request = "auto" if jit_compile in ("auto", None) else bool(jit_compile)
-        s.jit_compile = s.jit_request is True
+        s.jit_by_kind = {}
         s.run_eagerly = bool(run_eagerly)
         s.functions, s.last = {}, {}
         s.compiled = True
@@ -305,15 +310,22 @@ class Trainer:
                     raise
                 _warn(f"jit_compile='auto': the {kind} step runs as a traced function without compiling it whole, "
                       f"since not every op compiles ({str(e).split(': ', 1)[-1].splitlines()[0]})", UserWarning)
-                s.jit_compile = False
+                s.jit_by_kind[kind] = False
                 fn = _function(run, input_signature=list(signature), jit_compile=False)
             else:
-                s.jit_compile = True
+                s.jit_by_kind.setdefault(kind, True)
             return fn
         return _function(run, input_signature=list(signature), jit_compile=s.jit_request)
 
     def _jf_run(self, kind, batch):
-        batch = tuple(b for b in batch if b is not None) if kind != "predict" else (batch[0],)
+        if kind == "predict":
+            batch = (batch[0],)
+        else:  # (x, y, None) -> (x, y); a sample weight needs a y before it
+            batch = tuple(batch)
+            while batch and batch[-1] is None:
+                batch = batch[:-1]
+            if any(b is None for b in batch):
+                raise ValueError("sample_weight was given without targets y")
         batch = _data.to_tensors(batch)
         return self._jf_step_function(kind, batch)(*batch)
 

@@ -85,6 +85,7 @@ def test_auto_compiles_a_compilable_step_and_not_a_random_one():
     # The test step has no dropout: it compiles.
     dropout.evaluate(x, y, verbose=0)
     assert dropout.test_function is not dropout.train_function
+    assert dropout.jit_compile is False  # it tells the train step's choice
     with pytest.raises(jf.errors.InvalidArgumentError, match="must compile the whole function"):
         _compile(MLP(seed=1, dropout=0.3), jit_compile=True).fit(x, y, epochs=1, verbose=0)
 
