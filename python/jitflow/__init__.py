@@ -21,6 +21,7 @@ from .ops import (
                   basic_ops,
                   conv_ops,
                   debugging,
+                  decomp_ops,
                   einsum_ops,
                   image_ops,
                   linalg_ops,
@@ -53,7 +54,7 @@ random = random_ops
 # Every @export'ed name (and the op records' elementwise wrappers) under jitflow.*, TF's
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__])
-del sys, array_ops, basic_ops, conv_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
+del sys, array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
 del checkpoint, random_generator, _saved_model, export
 
 __version__ = "0.1.0"

@@ -64,6 +64,20 @@ differentiates through them.
 | `nn.moments` | Mean, StopGradient, SquaredDifference, Mean, Squeeze |
 | `nn.batch_normalization` | Rsqrt, Mul, Sub, AddV2 (x * inv + (offset - mean * inv)) |
 | `math.unsorted_segment_mean`, `math.unsorted_segment_sqrt_n` | UnsortedSegmentSum of the data and of ones, Maximum, RealDiv (Sqrt) |
+| `einsum`, `linalg.einsum` | per operand: Transpose, SelectV2 with an index mask and Sum (a repeated label's diagonal), Sum (labels used nowhere else); per pair from the left: Transpose, Reshape, MatMul / BatchMatMulV2, Reshape (TF's Einsum kernel's plan) |
+| `tensordot`, `linalg.tensordot` | einsum of the axes' labels |
+| `linalg.matvec` | ExpandDims, MatMul / BatchMatMulV2, Squeeze |
+| `linalg.matrix_transpose`, `linalg.transpose`, `linalg.adjoint` | Transpose of the last two dims |
+| `linalg.band_part` | SelectV2 with a mask of row/column compares (a constant when the dims are known) |
+| `linalg.diag_part`, `linalg.trace` | SelectV2 with a diagonal mask, Sum along the rows, StridedSlice (Pack and PadV2 for a range of k) |
+| `linalg.diag`, `linalg.set_diag` | PadV2, ExpandDims, SelectV2 with a diagonal mask |
+| `norm`, `linalg.norm` | Abs, Mul, Sum, Max, Pow, Sqrt as TF; the matrix 2-norm Transpose, Svd, Max |
+| `sort`, `argsort` | Neg (or -x - 1 for integers), Transpose, TopKV2 (TF's construction: ties keep their order) |
+| `math.in_top_k`, `nn.in_top_k` | Equal, SelectV2, Sum, Greater, Cast, Sum, Less, IsFinite, LogicalAnd (no sort) |
+| `searchsorted` | Less / LessEqual of a broadcast [..., M, N] comparison, Cast, Sum: O(M N) per row (TF: a binary search) |
+| `math.bincount` | Max, SelectV2, UnsortedSegmentSum (eager: the bin count depends on values) |
+| `linalg.cholesky_solve` | two MatrixTriangularSolve |
+| `linalg.lstsq` | fast: MatMul, Cholesky, two MatrixTriangularSolve (TF's normal equations); else Svd and MatMul |
 """
 
 

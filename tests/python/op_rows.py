@@ -594,6 +594,76 @@ ROWS.update({
 })
 
 
+# ---- decompositions and solvers: inputs kept well-conditioned (3 I added, or x x^T + 3 I for
+# the symmetric positive definite ones); factors numpy may sign differently are compared
+# through sign-free functions of them (q r, the squares of singular and eigen vectors).
+def _cond(x):
+    return x + 3 * np.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _jf_cond(x):  # the rows' matrices are 3x3 (only their batch dim is resized)
+    return x + jf.constant(3 * np.eye(3), dtype=x.dtype)
+
+
+def _spd(x):
+    return x @ np.swapaxes(x, -1, -2) + 3 * np.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _jf_spd(x):
+    return _jf_cond(jf.matmul(x, x, transpose_b=True))
+
+
+# A factorization matches numpy's only up to signs and rounding: rows check its residual and
+# orthonormality instead, shifted by 1 so that rounding-level residuals compare equal to the
+# exact 1 on special values as well.
+def _qr_call(x):
+    q, r = jf.linalg.qr(x)
+    return jf.matmul(q, r) - x + 1, jf.matmul(q, q, transpose_a=True) + 1
+
+
+def _svd_call(x):
+    s, u, v = jf.linalg.svd(x)
+    return (jf.matmul(u * jf.expand_dims(s, -2), v, transpose_b=True) - x + 1,
+            jf.matmul(u, u, transpose_a=True) + 1)
+
+
+def _factor_ref(x):
+    """What _qr_call and _svd_call give exactly."""
+    return np.ones_like(x), np.broadcast_to(np.eye(3, dtype=x.dtype), x.shape[:-2] + (3, 3)) + 1
+
+
+def _eigh_call(x):
+    a = _jf_spd(x)
+    e, v = jf.linalg.eigh(a)
+    return jf.matmul(v * jf.expand_dims(e, -2), v, transpose_b=True) - a + 1, jf.matmul(v, v, transpose_a=True) + 1
+
+
+def _eigh_ref(x):
+    return np.ones_like(x), np.broadcast_to(np.eye(3, dtype=x.dtype), x.shape[:-2] + (3, 3)) + 1
+
+
+_SQ = data((2, 3, 3), -1, 1)
+ROWS.update({
+    "MatrixDeterminant": Row(inputs(_SQ), lambda x: jf.linalg.det(_jf_cond(x)),
+                             _f64(lambda x: np.linalg.det(_cond(x))), (0,), special_inputs="finite"),
+    "LogMatrixDeterminant": Row(inputs(_SQ), lambda x: jf.linalg.slogdet(_jf_cond(x)),
+                                _f64(lambda x: tuple(np.linalg.slogdet(_cond(x)))), (0,), special_inputs="finite"),
+    "MatrixInverse": Row(inputs(_SQ), lambda x: jf.linalg.inv(_jf_cond(x)),
+                         _f64(lambda x: np.linalg.inv(_cond(x))), (0,), special_inputs="finite"),
+    "MatrixSolve": Row(inputs(_SQ, data((2, 3, 2), -1, 1)), lambda a, b: jf.linalg.solve(_jf_cond(a), b),
+                       _f64(lambda a, b: np.linalg.solve(_cond(a), b)), (0, 1), special_inputs="finite"),
+    "MatrixTriangularSolve": Row(inputs(_SQ, data((2, 3, 2), -1, 1)),
+                                 lambda a, b: jf.linalg.triangular_solve(_jf_cond(a), b),
+                                 _f64(lambda a, b: np.linalg.solve(np.tril(_cond(a)), b)), (0, 1),
+                                 special_inputs="finite"),
+    "Cholesky": Row(inputs(_SQ), lambda x: jf.linalg.cholesky(_jf_spd(x)), _f64(lambda x: np.linalg.cholesky(_spd(x))),
+                    (0,), special_inputs="finite"),
+    "Qr": Row(inputs(data((2, 4, 3), -1, 1)), _qr_call, _factor_ref, (0,), special_inputs="finite"),
+    "Svd": Row(inputs(data((2, 4, 3), -1, 1)), _svd_call, _factor_ref, (0,), special_inputs="finite"),
+    "SelfAdjointEigV2": Row(inputs(_SQ), _eigh_call, _eigh_ref, (0,), special_inputs="finite"),
+})
+
+
 # ---- activations (jf.nn): inputs kept off the kinks (0, and 6 for Relu6) for the
 # finite differences; Softplus over both of TF's thresholds (float32's is +-13.9).
 _SELU_SCALE, _SELU_SCALE_ALPHA = 1.0507009873554804934193349852946, 1.7580993408473768599402175208123

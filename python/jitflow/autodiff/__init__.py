@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (importing them registers the gradients)
     grads_conv,
     grads_debugging,
     grads_index,
+    grads_linalg,
     grads_math,
     grads_py_function,
     grads_scan,

@@ -13,7 +13,7 @@ from ..core.errors import InvalidArgumentError
 from ..core.export import export
 from . import array_ops as _array
 from . import basic_ops as _ops
-from .dispatch import static_value, to_tensor
+from .dispatch import OP, run_n, static_value, to_tensor
 from .einsum_ops import dims, eq_mask
 from .stats_ops import reduce_any as _any
 
@@ -240,7 +240,7 @@ def trace(x, name=None):
 @export("norm", "linalg.norm")
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims=None):
     """TF 2's vector and matrix norms: euclidean/fro, 1, inf and any p > 0 for vectors; fro,
-    1 and inf for matrices (axis a pair). The matrix 2-norm needs an SVD."""
+    1, inf and 2 (the largest singular value, from an SVD) for matrices (axis a pair)."""
     if keepdims is not None and keep_dims is not None:
         raise ValueError("Cannot specify both 'keep_dims' and 'keepdims'")
     keepdims = bool(keepdims if keepdims is not None else keep_dims)
@@ -258,9 +258,17 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims
         if (not np.isreal(ord) or ord <= 0) and ord not in supported:
             raise ValueError(f"'ord' must be a supported vector norm, got {ord}")
     x = to_tensor(tensor)
-    if is_matrix and ord in (2, 2.0):
-        raise NotImplementedError("jitflow's norm with ord=2 over a matrix needs linalg.svd, not there yet")
     rank = len(x.shape)
+    if is_matrix and ord in (2, 2.0):
+        # the largest singular value, the two axes moved last for the SVD
+        ax = sorted(a + rank if a < 0 else a for a in axis)
+        perm = [d for d in range(rank) if d not in ax] + [a + rank if a < 0 else a for a in axis]
+        s = run_n(OP["Svd"], (_ops.transpose(x, perm),), {"compute_uv": False, "full_matrices": False}, None)[0]
+        y = _ops.reduce_max(s, -1)
+        if keepdims:
+            for a in ax:
+                y = _ops.expand_dims(y, a)
+        return _ops.identity(y, name=name) if name else y
     if axis is not None:
         axis = list(axis) if is_matrix else axis
         if is_matrix:
