@@ -160,12 +160,18 @@ def _contract(a, la, b, lb, keep):
     free_b = [c for c in lb if c not in la]
     da = dict(zip(la, dims(a)))
     db = dict(zip(lb, dims(b)))
-    a = _transpose(a, la, batch + free_a + summed)
-    b = _transpose(b, lb, batch + summed + free_b)
+    # Each operand is laid out [batch, rows, cols] for the product; where its own order is
+    # [batch, cols, rows] the matmul reads it transposed instead (adj_x / adj_y, as TF's
+    # kernel), saving a transpose.
+    ta = list(la) == batch + summed + free_a and list(la) != batch + free_a + summed
+    tb = list(lb) == batch + free_b + summed and list(lb) != batch + summed + free_b
+    a = _transpose(a, la, batch + (summed + free_a if ta else free_a + summed))
+    b = _transpose(b, lb, batch + (free_b + summed if tb else summed + free_b))
     k = prod(da[c] for c in summed)
-    a = _reshape(a, [da[c] for c in batch] + [prod(da[c] for c in free_a), k])
-    b = _reshape(b, [db[c] for c in batch] + [k, prod(db[c] for c in free_b)])
-    r = _ops.matmul(a, b)
+    fa, fb = prod(da[c] for c in free_a), prod(db[c] for c in free_b)
+    a = _reshape(a, [da[c] for c in batch] + ([k, fa] if ta else [fa, k]))
+    b = _reshape(b, [db[c] for c in batch] + ([fb, k] if tb else [k, fb]))
+    r = _ops.matmul(a, b, transpose_a=ta, transpose_b=tb)
     out_batch = dims(r)[:len(batch)]
     r = _reshape(r, out_batch + [da[c] for c in free_a] + [db[c] for c in free_b])
     return r, "".join(batch + free_a + free_b)

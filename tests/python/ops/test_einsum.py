@@ -28,6 +28,8 @@ EQUATIONS = [
     ("abc,cd->", [(0, 2, 3), (3, 2)]),      # an empty dim
     ("ij,jk->ik", [(2, 0), (0, 4)]),        # an empty contraction: zeros
     ("ij,jk->ik", [(1, 1), (1, 1)]),
+    ("ij,kj->ik", [(2, 3), (4, 3)]),          # read transposed by the matmul, not transposed first
+    ("bji,bjk->bik", [(2, 3, 4), (2, 3, 5)]),
 ]
 
 
