@@ -5,11 +5,12 @@ usage: mlp_worker.py MODE STEPS OUT_DIR
 MODE: eager; function (the step traced); jit (the gradients in a jit_compile=True function, the
 all-reduce between its runs); jit_scope (the step traced, the gradients in a jit_scope: compiled
 clusters around the all-reduce node); raise (rank 1 raises at step 2), raise_traced (the same,
-the peer waiting inside a traced step); mismatch (rank 1 builds
+the peer waiting inside a traced step); stall (rank 1 hangs at step 2); mismatch (rank 1 builds
 a wider layer)."""
 import json
 import os
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -23,7 +24,7 @@ GLOBAL_BATCH, IN, HIDDEN = 8, 3, 4
 # b1's and w2's (16 bytes each) share one bucket; otherwise all three share one.
 strategy = jf.distribute.MultiWorkerMirroredStrategy(
     communication_options=jf.distribute.experimental.CommunicationOptions(
-        timeout_seconds=20, bytes_per_pack=40 if mode == "jit_scope" else 0))
+        timeout_seconds=2 if mode == "stall" else 20, bytes_per_pack=40 if mode == "jit_scope" else 0))
 rank = strategy.cluster_resolver.task_id
 
 data = np.random.default_rng(0)
@@ -82,6 +83,8 @@ losses = []
 for i, (x, y) in enumerate(dist_dataset):
     if mode in ("raise", "raise_traced") and rank == 1 and i == 2:
         raise RuntimeError("worker 1 breaks on purpose")
+    if mode == "stall" and rank == 1 and i == 2:
+        time.sleep(30)  # hangs without a word: its peer's deadline (2 s) must end the wait
     losses.append(float(step(x, y)))
     assert x.shape[0] == GLOBAL_BATCH // strategy.num_replicas_in_sync, x.shape
 

@@ -106,6 +106,13 @@ def test_a_raising_worker_makes_its_peer_fail_fast_naming_it(mode, tmp_path):
     assert not (tmp_path / "result_0.json").exists()
 
 
+def test_a_silent_worker_ends_its_peers_wait_at_the_deadline(tmp_path):
+    proc, seconds = _mpirun("stall", 6, tmp_path)
+    assert proc.returncode != 0
+    assert "DeadlineExceededError: jf.distribute: rank 0 of 2 waited 2 s in an all-reduce" in proc.stderr
+    assert seconds < 25, f"{seconds:.1f} s: the stalled worker sleeps 30 s"
+
+
 def test_workers_with_different_variables_fail_at_the_first_step(tmp_path):
     proc, seconds = _mpirun("mismatch", 3, tmp_path)
     assert proc.returncode != 0
