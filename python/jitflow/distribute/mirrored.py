@@ -169,6 +169,13 @@ class MirroredStrategy(Strategy):
                 out.append(_combine([[x] for x in vals], reduce_op, len(vals))[0])
         return nest.pack_sequence_as(value, out)
 
+    def gather(self, value, axis):
+        def one(v):
+            if isinstance(v, PerReplica):
+                return _ops.concat([_C.convert_to_tensor(x) for x in v.values], axis=axis)
+            return super(MirroredStrategy, self).gather(v, axis)
+        return nest.map_structure(one, value)
+
     def experimental_local_results(self, value):
         if isinstance(value, PerReplica):
             return value.values

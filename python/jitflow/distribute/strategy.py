@@ -258,7 +258,11 @@ class Strategy:
         return (value,)
 
     def gather(self, value, axis):
-        return value
+        """The replicas' values concatenated along axis (one replica: the value itself)."""
+        return nest.map_structure(lambda v: self._gather_one(_C.convert_to_tensor(v), axis), value)
+
+    def _gather_one(self, tensor, axis):
+        return tensor
 
     # ---- datasets -----------------------------------------------------------------------
     def experimental_distribute_dataset(self, dataset, options=None):
@@ -316,6 +320,18 @@ class MultiWorkerMirroredStrategy(Strategy):
         opts = self._options.merge(options)
         return _ar.all_reduce(tensors, "sum", mean=reduce_op is ReduceOp.MEAN,
                               bucket_bytes=opts.bytes_per_pack or _ar.DEFAULT_BUCKET_BYTES, comm=self._comm)
+
+    def _gather_one(self, tensor, axis):
+        if _C.is_tracing():
+            raise _errors.UnimplementedError("MultiWorkerMirroredStrategy.gather runs eagerly only")
+        local = np.asarray(tensor.numpy())
+        header = f"{local.dtype.str};{','.join(map(str, local.shape))};".encode()
+        parts = []
+        for data in self._comm.allgather_bytes(header + local.tobytes()):
+            dtype, shape, body = data.split(b";", 2)
+            dims = tuple(int(d) for d in shape.decode().split(",") if d)
+            parts.append(np.frombuffer(body, np.dtype(dtype.decode())).reshape(dims))
+        return _C.convert_to_tensor(np.concatenate(parts, axis=axis))
 
     def _sync_variables(self, variables):
         layout = "\n".join(f"{v.name} {v.dtype.name}{list(v.shape)}" for v in variables)

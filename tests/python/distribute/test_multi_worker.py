@@ -65,6 +65,7 @@ def test_two_workers_match_one_process_on_the_whole_batch(mode, tmp_path):
         if mode in ("jit", "jit_scope"):  # compiled code ran on every step, around the all-reduce
             assert res["cluster_runs"] >= STEPS, res
         if mode == "eager":
+            assert res["gathered"] == [[0, 0], [1, 1], [1, 1]]
             assert len(res["outside_run_warnings"]) == 1
             assert "ran outside strategy.run()" in res["outside_run_warnings"][0]
         if mode == "jit":

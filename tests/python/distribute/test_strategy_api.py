@@ -104,6 +104,7 @@ def test_two_replicas_values_contexts_and_errors(two_cpus):
         np.testing.assert_allclose(r.numpy(), [6.0, 7.0])
     np.testing.assert_allclose(strategy.reduce("SUM", per, axis=None).numpy(), [12.0, 14.0])
     assert float(strategy.reduce("MEAN", per, axis=0)) == 6.5  # mean of 1, 2, 11, 12
+    np.testing.assert_array_equal(strategy.gather(per, axis=0).numpy(), [1, 2, 11, 12])
 
     def dataset_fn(ctx):
         assert (ctx.num_input_pipelines, ctx.input_pipeline_id, ctx.num_replicas_in_sync) == (1, 0, 2)
