@@ -67,6 +67,20 @@ TF_NAMES = {
         "run_functions_eagerly set_logical_device_configuration set_soft_device_placement "
         "set_visible_devices threading "
     ),
+    "distribute": (
+        "CrossDeviceOps DistributedDataset DistributedIterator DistributedValues "
+        "HierarchicalCopyAllReduce InputContext InputOptions InputReplicationMode MirroredStrategy "
+        "MultiWorkerMirroredStrategy NcclAllReduce OneDeviceStrategy ParameterServerStrategy ReduceOp "
+        "ReductionToOneDevice ReplicaContext RunOptions Server Strategy StrategyExtended TPUStrategy "
+        "cluster_resolver coordinator experimental experimental_set_strategy get_replica_context "
+        "get_strategy has_strategy in_cross_replica_context "
+    ),
+    "distribute.experimental": (
+        "CentralStorageStrategy CollectiveCommunication CollectiveHints CommunicationImplementation "
+        "CommunicationOptions MultiWorkerMirroredStrategy ParameterServerStrategy "
+        "PreemptionCheckpointHandler PreemptionWatcher TPUStrategy TerminationConfig ValueContext "
+        "coordinator partitioners rpc "
+    ),
     "data": (
         "AUTOTUNE Dataset DatasetSpec FixedLengthRecordDataset INFINITE_CARDINALITY Iterator "
         "IteratorSpec NumpyIterator Options TFRecordDataset TextLineDataset ThreadingOptions "
