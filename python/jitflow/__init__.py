@@ -16,6 +16,7 @@ from .core import config, dtypes, errors, export, nest
 from .core.device import device
 from .core.dtypes import DType, as_dtype, bool, float32, float64, int32, int64
 from .core.tensor_spec import TensorSpec
+from .keras import optimizers  # TF's tf.optimizers is tf.keras.optimizers
 from .ops import (
                   array_ops,
                   basic_ops,
@@ -37,7 +38,7 @@ from .ops import (
 from .ops.printing import print
 from .ops.strings import string
 from .ops.variables import Variable
-from .state import checkpoint, optimizers, random_generator
+from .state import checkpoint, random_generator
 from .state import saved_model as _saved_model  # registers jf.saved_model.save / load
 from .state.module import Module
 from .tracing import autograph, experimental, xla
