@@ -393,7 +393,7 @@ def concat(values, axis, name="concat"):
             raise ValueError(f"Shape {tuple(axis.shape) if isinstance(axis, Tensor) else _np.shape(axis)} "
                              "must have rank 0")
         return identity(values[0])
-    values = _packed(values)
+    values = _packed(values, cast=True)
     axis = scalar_ints(axis, "ConcatV2", "axis tensor should be a scalar integer, but got shape {shape}",
                        values + [None], one_element=True)
     return run(OP["ConcatV2"], values + [axis], None, None if name == "concat" else name)
@@ -410,11 +410,14 @@ def stack(values, axis=0, name="stack"):
               None if name == "stack" else name)
 
 
-def _packed(values):
+def _packed(values, cast=False):
     """The values of concat or stack, each list or tuple holding tensors packed (TF converts each
     value, auto-packing it); other Python values are left to the op, which converts them to
-    the tensors' dtype."""
-    return [pack(v) if isinstance(v, (list, tuple)) and holds_tensor(v) else v for v in values]
+    the tensors' dtype. With `cast` (concat), a packed list takes the dtype of the first value
+    that is a tensor, casting what it holds, as TF's concat converts its values to it; TF's
+    stack packs each list on its own."""
+    first = next((v.dtype for v in values if isinstance(v, Tensor)), None) if cast else None
+    return [pack(v, first) if isinstance(v, (list, tuple)) and holds_tensor(v) else v for v in values]
 
 
 @export('split')

@@ -155,3 +155,19 @@ def test_constant_still_refuses_graph_tensors_in_a_list():
         f(jf.constant(A))
     # Eager tensors are values: TF's graph constant takes them too.
     np.testing.assert_array_equal(jf.constant([jf.constant(3), 2]).numpy(), [3, 2])
+
+
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_concat_casts_a_packed_list_to_the_first_tensors_dtype(mode):
+    # TF converts concat's values to the dtype of the first value that is a tensor, so a list
+    # holding an int64 tensor (a dataset's range element) is cast: [0 0 1] and [1 0 0], int32.
+    # Its stack packs each list on its own and refuses the mix (InvalidArgumentError, as TF).
+    def body():
+        v, i = jf.constant([0, 0]), jf.constant(1, jf.int64)
+        return jf.concat((v, [i]), 0), jf.concat(([i], v), 0)
+    a, b = body() if mode == "eager" else jf.function(body)()
+    assert a.dtype == jf.int32 and b.dtype == jf.int32
+    np.testing.assert_array_equal(a.numpy(), [0, 0, 1])
+    np.testing.assert_array_equal(b.numpy(), [1, 0, 0])
+    with pytest.raises(jf.errors.InvalidArgumentError, match="Pack: input #1 has dtype int64"):
+        jf.stack([jf.constant([0, 0]), [jf.constant(1, jf.int64)] * 2])
