@@ -305,6 +305,16 @@ class OwnedIterator:
     def get_next_as_optional(self):
         raise NotImplementedError("jitflow does not implement tf.experimental.Optional yet")
 
+    def __jf_spec_leaf__(self):
+        """A jf.function keys an iterator argument by its element spec, as TF does, and passes
+        an int64 handle in its place: one trace serves every iterator of that spec, and the
+        elements are pulled from the caller's iterator when the function runs."""
+        key = b"iterator:" + repr(self.element_spec).encode()
+        return key, basic_ops.constant(traced.iterator_handle(self), dtype="int64")
+
+    def __jf_spec_leaf_traced__(self, placeholder):
+        return traced.ArgumentIterator(self._tree, self._dataset._node.specs, placeholder)
+
 
 class NumpyIterator:
     """as_numpy_iterator(): the elements with numpy values (bytes for strings)."""

@@ -73,15 +73,19 @@ def _arguments(node, out=None):
     return out
 
 
+def _check_traceable(tree, specs):
+    for s in specs:
+        if isinstance(s, DatasetSpec) or is_string_dtype(s.dtype) or s.shape.rank is None:
+            raise TypeError(f"jitflow cannot iterate a dataset with elements {tree.pack(list(specs))} "
+                            "inside a jf.function (string, dataset and unknown-rank components are Python "
+                            "values here): iterate it eagerly")
+
+
 class GraphIterator:
     """Emits the start node when made; next() emits a pull node: (has_value, components)."""
 
     def __init__(self, node):
-        for s in node.specs:
-            if isinstance(s, DatasetSpec) or is_string_dtype(s.dtype) or s.shape.rank is None:
-                raise TypeError(f"jitflow cannot iterate a dataset with elements {node.tree.pack(list(node.specs))} "
-                                "inside a jf.function (string, dataset and unknown-rank components are Python "
-                                "values here): iterate it eagerly")
+        _check_traceable(node.tree, node.specs)
         self.node, self.tree, self.specs = node, node.tree, list(node.specs)
         self.open = {}
         self.lock = threading.Lock()
@@ -102,9 +106,13 @@ class GraphIterator:
                 self.open.pop(next(iter(self.open)))
         return np.int64(k)
 
+    def _source(self, k):
+        """The Python iterator a pull with handle k reads (None: ended)."""
+        return self.open.get(k)
+
     def _pull(self, handle, strict):
         k = int(handle.numpy())
-        it = self.open.get(k)
+        it = self._source(k)
         try:
             if it is None:
                 raise StopIteration
@@ -142,6 +150,41 @@ class GraphIterator:
     @property
     def element_spec(self):
         return self.tree.pack(self.specs)
+
+
+_iterators = weakref.WeakValueDictionary()  # handle -> an iterator passed to a function
+_iterator_handles = weakref.WeakKeyDictionary()
+
+
+def iterator_handle(owned):
+    """The int64 handle an iterator argument (iter(dataset)) passes in its place."""
+    h = _iterator_handles.get(owned)
+    if h is None:
+        h = next(_ids)
+        _iterator_handles[owned] = h
+        _iterators[h] = owned
+    return h
+
+
+class ArgumentIterator(GraphIterator):
+    """An iterator passed to a jf.function, inside its trace: next() and `for` pull from the
+    caller's iterator when the function runs, as TF's iterator resource does, so each call
+    consumes the elements it reads (next(it) in three calls gives the first three elements)."""
+
+    def __init__(self, tree, specs, placeholder):
+        _check_traceable(tree, specs)
+        self.node, self.tree, self.specs = None, tree, list(specs)
+        self.open, self.lock, self.arguments = {}, threading.Lock(), []
+        self.handle = placeholder
+
+    def _source(self, k):
+        owned = _iterators.get(k)
+        if owned is None:
+            raise ValueError("the iterator passed to this jf.function no longer exists")
+        return owned._it
+
+    def __jf_graph_iterator__(self):
+        return self
 
 
 def is_tracing():
