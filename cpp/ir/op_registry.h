@@ -242,7 +242,8 @@ void OpCall::fail_type(const A&... a) const {
 // Shape inference then kernel, for eager execution and constant folding.
 std::vector<Tensor> run_kernel(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs);
 // Shape inference only (tracing).
-std::vector<TensorSpec> infer_specs(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs,
-                                    const std::vector<std::optional<std::vector<int64_t>>>* partial = nullptr);
+std::vector<TensorSpec> infer_specs(
+    const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs,
+    const std::vector<std::optional<std::vector<int64_t>>>* partial = nullptr);
 
 }  // namespace jf
