@@ -375,7 +375,31 @@ class RNN(Layer):
         return cls(cells[cell["class_name"]].from_config(cell["config"]), **config)
 
 
-class LSTM(RNN):
+class _OneCellRNN(RNN):
+    """LSTM, GRU and SimpleRNN: an RNN over the one cell their constructor builds, whose config is
+    the cell's arguments beside the RNN's (Keras 3's flat config)."""
+
+    @property
+    def units(self):
+        return self.cell.units
+
+    _CELL_KEYS_NOT_IN_CONFIG = ("name", "trainable", "dtype")
+
+    def get_config(self):
+        config = super().get_config()
+        cell = self.cell.get_config()
+        for k in self._CELL_KEYS_NOT_IN_CONFIG:
+            cell.pop(k)
+        config.update(cell)
+        config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+class LSTM(_OneCellRNN):
     """RNN(LSTMCell(units, ...)): weights under <lstm>/lstm_cell/."""
 
     def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
@@ -394,25 +418,8 @@ class LSTM(RNN):
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
                          activity_regularizer=activity_regularizer, **kwargs)
 
-    @property
-    def units(self):
-        return self.cell.units
 
-    def get_config(self):
-        config = super().get_config()
-        cell = self.cell.get_config()
-        for k in ("name", "trainable", "dtype"):
-            cell.pop(k)
-        config.update(cell)
-        config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-
-class GRU(RNN):
+class GRU(_OneCellRNN):
     """RNN(GRUCell(units, ...)): weights under <gru>/gru_cell/."""
 
     def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
@@ -431,23 +438,8 @@ class GRU(RNN):
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
                          activity_regularizer=activity_regularizer, **kwargs)
 
-    def get_config(self):
-        config = super().get_config()
-        cell = self.cell.get_config()
-        for k in ("name", "trainable", "dtype"):
-            cell.pop(k)
-        config.update(cell)
-        config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
-        return config
 
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-
-
-
-class SimpleRNN(RNN):
+class SimpleRNN(_OneCellRNN):
     """RNN(SimpleRNNCell(units, ...)): weights under <simple_rnn>/simple_rnn_cell/."""
 
     def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
@@ -466,15 +458,4 @@ class SimpleRNN(RNN):
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
                          activity_regularizer=activity_regularizer, **kwargs)
 
-    def get_config(self):
-        config = super().get_config()
-        cell = self.cell.get_config()
-        for k in ("name", "trainable", "dtype", "seed"):
-            cell.pop(k)
-        config.update(cell)
-        config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
+    _CELL_KEYS_NOT_IN_CONFIG = ("name", "trainable", "dtype", "seed")
