@@ -310,7 +310,7 @@ class OwnedIterator:
         an int64 handle in its place: one trace serves every iterator of that spec, and the
         elements are pulled from the caller's iterator when the function runs."""
         key = b"iterator:" + repr(self.element_spec).encode()
-        return key, basic_ops.constant(traced.iterator_handle(self), dtype="int64")
+        return key, basic_ops.constant(traced.handle(self), dtype="int64")
 
     def __jf_spec_leaf_traced__(self, placeholder):
         return traced.ArgumentIterator(self._tree, self._dataset._node.specs, placeholder)

@@ -27,17 +27,18 @@ from .base import UNKNOWN, DatasetSpec, Node
 _ids = itertools.count(1)
 _MAX_TRACED_PULLS = 10000
 _MAX_OPEN = 64  # iterations a graph may leave open (a loop left by break) before old ones are dropped
-_handles = weakref.WeakValueDictionary()  # handle -> the node of a dataset passed to a function
-_handle_of = weakref.WeakKeyDictionary()  # node -> its handle
+_handles = weakref.WeakValueDictionary()  # handle -> a dataset's node or an iterator passed to a function
+_handle_of = weakref.WeakKeyDictionary()  # the node or iterator -> its handle
 
 
-def handle(node):
-    """The int64 handle a dataset argument passes in its place (one per pipeline)."""
-    h = _handle_of.get(node)
+def handle(obj):
+    """The int64 handle a dataset argument (its pipeline node) or an iterator argument passes
+    in its place."""
+    h = _handle_of.get(obj)
     if h is None:
         h = next(_ids)
-        _handle_of[node] = h
-        _handles[h] = node
+        _handle_of[obj] = h
+        _handles[h] = obj
     return h
 
 
@@ -152,20 +153,6 @@ class GraphIterator:
         return self.tree.pack(self.specs)
 
 
-_iterators = weakref.WeakValueDictionary()  # handle -> an iterator passed to a function
-_iterator_handles = weakref.WeakKeyDictionary()
-
-
-def iterator_handle(owned):
-    """The int64 handle an iterator argument (iter(dataset)) passes in its place."""
-    h = _iterator_handles.get(owned)
-    if h is None:
-        h = next(_ids)
-        _iterator_handles[owned] = h
-        _iterators[h] = owned
-    return h
-
-
 class ArgumentIterator(GraphIterator):
     """An iterator passed to a jf.function, inside its trace: next() and `for` pull from the
     caller's iterator when the function runs, as TF's iterator resource does, so each call
@@ -178,7 +165,7 @@ class ArgumentIterator(GraphIterator):
         self.handle = placeholder
 
     def _source(self, k):
-        owned = _iterators.get(k)
+        owned = _handles.get(k)
         if owned is None:
             raise ValueError("the iterator passed to this jf.function no longer exists")
         return owned._it
