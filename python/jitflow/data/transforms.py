@@ -132,11 +132,9 @@ def _batch_cardinality(n, size, drop):
     return n // size if drop else -(-n // size)
 
 
-class Batch(Node):
-    def __init__(self, node, batch_size, drop_remainder):
-        self.node, self.tree, self.size, self.drop = node, node.tree, _positive(batch_size, "Batch size"), drop_remainder
-        dim = self.size if drop_remainder else None
-        self.specs = [TensorSpec(structure.batched_shape(s.shape, dim), s.dtype) for s in node.specs]
+class _Batching(Node):
+    """batch and padded_batch: groups of `size` elements, each made into one by _make; the
+    last, shorter group too unless drop_remainder."""
 
     def cardinality(self):
         return _batch_cardinality(self.node.cardinality(), self.size, self.drop)
@@ -151,6 +149,13 @@ class Batch(Node):
         if buf and not self.drop:
             yield self._make(buf)
 
+
+class Batch(_Batching):
+    def __init__(self, node, batch_size, drop_remainder):
+        self.node, self.tree, self.size, self.drop = node, node.tree, _positive(batch_size, "Batch size"), drop_remainder
+        dim = self.size if drop_remainder else None
+        self.specs = [TensorSpec(structure.batched_shape(s.shape, dim), s.dtype) for s in node.specs]
+
     def _make(self, buf):
         return [_stack([structure.numpy_of(e[i]) for e in buf], s, i) for i, s in enumerate(self.node.specs)]
 
@@ -162,7 +167,7 @@ def _positive(v, what):
     return v
 
 
-class PaddedBatch(Node):
+class PaddedBatch(_Batching):
     def __init__(self, node, batch_size, padded_shapes, padding_values, drop_remainder):
         self.node, self.tree, self.drop = node, node.tree, drop_remainder
         self.size = _positive(batch_size, "Batch size")
@@ -181,19 +186,6 @@ class PaddedBatch(Node):
         self.specs = [TensorSpec([dim] + [d if d is not None else (e if e is not None else None)
                                           for d, e in zip(sh, s.shape)], s.dtype)
                       for sh, s in zip(shapes, node.specs)]
-
-    def cardinality(self):
-        return _batch_cardinality(self.node.cardinality(), self.size, self.drop)
-
-    def iterate(self):
-        buf = []
-        for comps in self.node.iterate():
-            buf.append(comps)
-            if len(buf) == self.size:
-                yield self._make(buf)
-                buf = []
-        if buf and not self.drop:
-            yield self._make(buf)
 
     def _make(self, buf):
         out = []
