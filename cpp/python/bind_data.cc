@@ -20,7 +20,8 @@ namespace jf::py_bridge {
 namespace {
 
 // A pipeline item: an owned reference (released under the GIL by whoever holds it last), or
-// the exception its pull or map raised.
+// the exception its pull or map raised. With chunks, `obj` is a list of up to `chunk` elements
+// and `error` (if any) follows them.
 struct PyItem {
   PyObject* obj = nullptr;
   std::exception_ptr error;
@@ -28,10 +29,13 @@ struct PyItem {
 
 class PyPipeline {
  public:
-  PyPipeline(py::object upstream, int workers, size_t capacity, bool ordered, py::object cf, py::object fn)
-      : upstream_(std::move(upstream)), fn_(std::move(fn)) {
+  PyPipeline(py::object upstream, int workers, size_t capacity, bool ordered, py::object cf, py::object fn,
+             int chunk)
+      : upstream_(std::move(upstream)), fn_(std::move(fn)), chunk_(chunk) {
+    if (chunk < 1) throw py::value_error("DataPipeline: chunk must be >= 1");
     if (!PyIter_Check(upstream_.ptr())) throw py::type_error("DataPipeline: upstream must be an iterator");
     if (!cf.is_none()) cf_ = cf.cast<std::shared_ptr<ConcreteFunction>>();
+    if (chunk > 1 && !cf_) throw py::value_error("DataPipeline: chunks are for a ConcreteFunction map");
     data::Pipeline<PyItem>::Map map;
     if (cf_)
       map = [this](PyItem in) { return run_function(std::move(in)); };
@@ -45,6 +49,11 @@ class PyPipeline {
   ~PyPipeline() { close(); }
 
   py::object next() {
+    if (pending_) {  // the error that followed the last chunk's elements
+      std::exception_ptr e = pending_;
+      pending_ = nullptr;
+      std::rethrow_exception(e);
+    }
     if (!p_) throw py::stop_iteration();
     PyItem item;
     bool ok;
@@ -53,7 +62,14 @@ class PyPipeline {
       ok = p_->next(&item);
     }
     if (!ok) throw py::stop_iteration();
-    if (item.error) std::rethrow_exception(item.error);
+    if (item.error && item.obj && PyList_GET_SIZE(item.obj) > 0) {
+      pending_ = item.error;  // the chunk's elements first, then its error
+      return py::reinterpret_steal<py::object>(item.obj);
+    }
+    if (item.error) {
+      Py_XDECREF(item.obj);  // an empty chunk before its error
+      std::rethrow_exception(item.error);
+    }
     return py::reinterpret_steal<py::object>(item.obj);
   }
 
@@ -73,20 +89,37 @@ class PyPipeline {
   size_t max_outstanding() const { return p_ ? p_->max_outstanding() : 0; }
 
  private:
+  // One element, or with chunks up to `chunk` of them in a list: one GIL acquisition for
+  // all, since a cheap map costs less than a hand-over of the GIL.
   bool pull(PyItem* out) {
     py::gil_scoped_acquire gil;
     if (stopping_) return false;
-    PyObject* r = PyIter_Next(upstream_.ptr());
-    if (r) {
-      out->obj = r;
+    if (chunk_ == 1) {
+      PyObject* r = PyIter_Next(upstream_.ptr());
+      if (r) {
+        out->obj = r;
+        return true;
+      }
+      if (!PyErr_Occurred()) return false;
+      out->error = std::make_exception_ptr(py::error_already_set());
       return true;
     }
-    if (!PyErr_Occurred()) return false;
-    out->error = std::make_exception_ptr(py::error_already_set());
+    py::list items;
+    while (static_cast<int>(items.size()) < chunk_) {
+      PyObject* r = PyIter_Next(upstream_.ptr());
+      if (!r) {
+        if (PyErr_Occurred()) out->error = std::make_exception_ptr(py::error_already_set());
+        break;
+      }
+      items.append(py::reinterpret_steal<py::object>(r));
+    }
+    if (items.size() == 0 && !out->error) return false;
+    out->obj = items.release().ptr();
     return true;
   }
 
   PyItem run_function(PyItem in) {
+    if (chunk_ > 1) return run_function_chunk(std::move(in));
     if (in.error) return in;
     PyItem out;
     try {
@@ -106,6 +139,41 @@ class PyPipeline {
     return out;
   }
 
+  // A chunk: its elements converted under one GIL acquisition, mapped without it, and their
+  // results converted under one more. The first failing element ends the chunk with its error.
+  PyItem run_function_chunk(PyItem in) {
+    PyItem out{nullptr, in.error};
+    std::vector<std::vector<Tensor>> args;
+    try {
+      py::gil_scoped_acquire gil;
+      py::handle list(in.obj);
+      for (py::handle e : list) args.push_back(e.cast<std::vector<Tensor>>());
+    } catch (...) {
+      args.clear();
+      out.error = std::current_exception();
+    }
+    std::vector<std::vector<Tensor>> res;
+    for (auto& a : args) {
+      try {
+        res.push_back(cf_->call(std::move(a)));  // without the GIL
+      } catch (...) {
+        out.error = std::current_exception();
+        break;
+      }
+    }
+    py::gil_scoped_acquire gil;
+    try {
+      py::list results;
+      for (auto& r : res) results.append(tensors_to_py(r));
+      out.obj = results.release().ptr();
+    } catch (...) {
+      out.obj = PyList_New(0);
+      out.error = std::current_exception();
+    }
+    Py_DECREF(in.obj);
+    return out;
+  }
+
   PyItem run_python(PyItem in) {
     if (in.error) return in;
     PyItem out;
@@ -120,6 +188,8 @@ class PyPipeline {
   }
 
   py::object upstream_, fn_;
+  int chunk_ = 1;
+  std::exception_ptr pending_;
   std::shared_ptr<ConcreteFunction> cf_;
   std::atomic<bool> stopping_{false};
   std::unique_ptr<data::Pipeline<PyItem>> p_;
@@ -129,12 +199,13 @@ class PyPipeline {
 
 void bind_data(py::module_& m) {
   py::class_<PyPipeline>(m, "DataPipeline")
-      .def(py::init<py::object, int, size_t, bool, py::object, py::object>(), py::arg("upstream"),
+      .def(py::init<py::object, int, size_t, bool, py::object, py::object, int>(), py::arg("upstream"),
            py::arg("workers"), py::arg("capacity"), py::arg("ordered") = true,
-           py::arg("function") = py::none(), py::arg("python_function") = py::none(),
+           py::arg("function") = py::none(), py::arg("python_function") = py::none(), py::arg("chunk") = 1,
            "Elements of `upstream` (an iterator of lists of tensors) pulled and mapped by `workers` threads "
            "(by a ConcreteFunction, run without the GIL, or a Python callable; neither: passed through) "
-           "into a buffer of at most `capacity` elements.")
+           "into a buffer of at most `capacity` items. With `chunk` > 1 (a ConcreteFunction only), each "
+           "item is a list of up to `chunk` mapped elements, pulled and converted under one GIL hold.")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", &PyPipeline::next)
       .def("close", &PyPipeline::close)

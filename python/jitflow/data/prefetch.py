@@ -13,6 +13,7 @@ from .. import _C
 from .base import AUTOTUNE, Node
 
 _AUTOTUNE_BUFFER = 4  # elements a prefetch(AUTOTUNE) keeps ready
+_CHUNK = 16  # elements a parallel map's worker takes at once
 _live = {}  # id -> pipeline not closed yet (closed at exit, before the interpreter goes)
 _lock = threading.Lock()
 
@@ -64,9 +65,14 @@ class Prefetch(Node):
 
 def parallel_map(fn, node, num_parallel_calls, deterministic):
     """fn (a data.functions.ElementFunction) over node's elements with up to
-    num_parallel_calls calls in flight; in input order unless deterministic is False."""
+    num_parallel_calls calls in flight; in input order unless deterministic is False. A traced
+    function maps chunks of elements per worker: each chunk is pulled and converted under one
+    hold of the GIL, where one element at a time spent more on handing the GIL between the
+    workers and the iterating thread than a cheap map costs."""
     n = _threads(num_parallel_calls)
     compiled = fn.cf is not None and fn.fast
-    pipeline = _C.DataPipeline(node.iterate(), n, 2 * n, deterministic is not False,
-                               function=fn.cf._cf if compiled else None, python_function=None if compiled else fn)
-    return _run(pipeline)
+    if not compiled:
+        return _run(_C.DataPipeline(node.iterate(), n, 2 * n, deterministic is not False, python_function=fn))
+    pipeline = _C.DataPipeline(node.iterate(), n, 2 * n, deterministic is not False, function=fn.cf._cf,
+                               chunk=_CHUNK)
+    return (element for chunk in _run(pipeline) for element in chunk)

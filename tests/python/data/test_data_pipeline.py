@@ -163,3 +163,28 @@ def test_prefetch_passes_errors_in_order():
     assert [int(next(it)), int(next(it))] == [1, 2]
     with pytest.raises(RuntimeError, match="generator broke"):
         next(it)
+
+
+def test_parallel_map_in_chunks_keeps_order_and_errors_in_place():
+    # A traced map's workers take chunks of elements (16): 70 elements end in a short chunk,
+    # an upstream error after 37 elements comes after those 37, and a map that fails on one
+    # element gives the ones before it first.
+    ds = D.range(70).map(lambda x: x * 3, num_parallel_calls=2)
+    assert _ints(ds) == [3 * i for i in range(70)]
+
+    def gen():
+        yield from range(37)
+        raise RuntimeError("generator broke")
+    it = iter(D.from_generator(gen, output_signature=jf.TensorSpec([], jf.int64))
+              .map(lambda x: x + 1, num_parallel_calls=2))
+    assert [int(next(it)) for _ in range(37)] == list(range(1, 38))
+    with pytest.raises(RuntimeError, match="generator broke"):
+        next(it)
+
+    def check(x):
+        jf.debugging.assert_less(x, jf.constant(21, jf.int64), message="too big")
+        return x * 2
+    it = iter(D.range(50).map(check, num_parallel_calls=2))
+    assert [int(next(it)) for _ in range(21)] == [2 * i for i in range(21)]
+    with pytest.raises(jf.errors.InvalidArgumentError, match="too big"):
+        next(it)
