@@ -162,6 +162,37 @@ def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT")
     return _ops.stack(parts, axis=-2, name=_plain(name, "diag_part"))
 
 
+def _known(*vs):
+    return all(isinstance(v, int) for v in vs)
+
+
+def _diag_length(m, n, d):
+    """Diagonal d's length in an m x n matrix (a tensor when the dims are known only at run time)."""
+    if _known(m, n):
+        return min(m + min(d, 0), n - max(d, 0))
+    return _ops.minimum(m + min(d, 0), n - max(d, 0))
+
+
+def _unaligned(row, d, length, max_len, align):
+    """Diagonal d's own `length` values out of a row padded to max_len as `align` says."""
+    if _known(length, max_len) and length == max_len:
+        return row
+    sup, sub = align.split("_")
+    return row[..., max_len - length:] if (sup if d >= 0 else sub) == "RIGHT" else row[..., :length]
+
+
+def _diags_matrix(diagonal, lo, hi, m, n, fill, align):
+    """[..., m, n] holding the diagonals hi down to lo of `diagonal` [..., hi - lo + 1, max_len]
+    (each aligned in its row as `align` says), fill elsewhere: one masked select per diagonal
+    (they never overlap)."""
+    max_len = dims(diagonal)[-1]
+    out = fill
+    for i, d in enumerate(range(hi, lo - 1, -1)):
+        vals = _unaligned(diagonal[..., i, :], d, _diag_length(m, n, d), max_len, align)
+        out = _diag_matrix(vals, d, m, n, out)
+    return out
+
+
 def _diag_matrix(diagonal, k, m, n, fill):
     """[..., m, n] with diagonal on the k-th diagonal and fill elsewhere. Row i holds
     diagonal[i] at column i + k (k >= 0), column j holds diagonal[j] at row j - k (k < 0): the
@@ -183,17 +214,21 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, 
     d = to_tensor(diagonal)
     _check_align(align)
     lo, hi = _k_pair(k)
-    if lo != hi:
-        raise NotImplementedError("jitflow's linalg.diag takes one diagonal (k a scalar) so far")
     if len(d.shape) < 1:
         raise InvalidArgumentError("MatrixDiagV3: diagonal must be at least 1-dim, received shape: []")
+    if lo != hi:
+        num = hi - lo + 1
+        if len(d.shape) < 2 or (d.shape[-2] is not None and d.shape[-2] != num):
+            raise InvalidArgumentError(f"MatrixDiagV3: The number of diagonals provided in the input does not "
+                                       f"match the lower_diag_index and upper_diag_index range. Expected {num}")
     length = dims(d)[-1]
     m, n = _scalar(num_rows), _scalar(num_cols)
     if m is None or n is None:
         raise NotImplementedError("jitflow's linalg.diag needs num_rows and num_cols known when tracing")
-    min_rows, min_cols = length - min(lo, 0), length + max(lo, 0)
-    if m < 0 and n < 0:
-        m = n = length + abs(lo)  # the larger of the two smallest sizes: a square
+    # TF's smallest matrix holding the diagonals: rows from the highest, columns from the lowest.
+    min_rows, min_cols = length - min(hi, 0), length + max(lo, 0)
+    if m < 0 and n < 0:  # a square
+        m = n = max(min_rows, min_cols) if _known(min_rows, min_cols) else _ops.maximum(min_rows, min_cols)
     elif m < 0:
         m = min_rows
     elif n < 0:
@@ -203,6 +238,9 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, 
         raise InvalidArgumentError("MatrixDiagV3: The number of rows or columns is not consistent with the "
                                    f"specified d_lower, d_upper, and diagonal. num_rows {m} num_cols {n}")
     fill = _ops.cast(to_tensor(padding_value), d.dtype)
+    if lo != hi:
+        fill = _ops.broadcast_to(fill, _ops.concat([_ops.shape(d)[:-2], [m, n]], 0))
+        return _ops.identity(_diags_matrix(d, lo, hi, m, n, fill, align), name=_plain(name, "diag"))
     return _ops.identity(_diag_matrix(d, lo, m, n, fill), name=_plain(name, "diag"))
 
 
@@ -214,10 +252,17 @@ def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):
     _need_matrix(x, "MatrixSetDiagV3")
     _check_align(align)
     lo, hi = _k_pair(k)
-    if lo != hi:
-        raise NotImplementedError("jitflow's linalg.set_diag takes one diagonal (k a scalar) so far")
     ds = dims(x)
     m, n = ds[-2], ds[-1]
+    if lo != hi:
+        want = [hi - lo + 1, max(_diag_length(m, n, v) for v in range(lo, hi + 1)) if _known(m, n) else None]
+        if len(d.shape) != len(x.shape) or any(a is not None and b is not None and a != b
+                                               for a, b in zip(d.shape[-2:], want)):
+            raise InvalidArgumentError("Either first dimensions of diagonal don't match input.shape[:-2], or "
+                                       "diagonal.shape[:-1] is not equal to the longests diagonal in range "
+                                       f"[lower_diag_index:upper_diag_index].\nInput shape: {list(x.shape)}\n"
+                                       f"Diagonal shape: {list(d.shape)}")
+        return _ops.identity(_diags_matrix(d, lo, hi, m, n, x, align), name=_plain(name, "set_diag"))
     want = min(m + min(lo, 0), n - max(lo, 0)) if isinstance(m, int) and isinstance(n, int) else None
     if want is not None and d.shape[-1] is not None and d.shape[-1] != want:
         raise InvalidArgumentError("Either first dimensions of diagonal don't match input.shape[:-2], or "

@@ -193,3 +193,48 @@ def test_errors():
         jf.norm(v, ord="fro", axis=0)
     with pytest.raises(ValueError, match="'ord' must be a supported matrix norm in"):
         jf.norm(jf.ones([2, 2]), ord="nuc", axis=(0, 1))
+
+
+def _aligned_rows(x, lo, hi, align, pad):
+    """numpy: the diagonals hi..lo of x as TF stacks them, each padded to the longest on the
+    side `align` gives it (superdiagonals by its first word, subdiagonals by its second)."""
+    rows = [diag_part_ref(x, d) for d in range(hi, lo - 1, -1)]
+    longest = max(r.shape[-1] for r in rows)
+    out = []
+    for d, r in zip(range(hi, lo - 1, -1), rows):
+        side = align.split("_")[0 if d >= 0 else 1]
+        width = [(0, 0)] * (r.ndim - 1) + [(longest - r.shape[-1], 0) if side == "RIGHT" else (0, longest - r.shape[-1])]
+        out.append(np.pad(r, width, constant_values=pad))
+    return np.stack(out, -2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("align", ["RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT"])
+@pytest.mark.parametrize("lo,hi", [(0, 1), (-1, 0), (-2, 1)])
+def test_diag_and_set_diag_with_a_range_of_k(lo, hi, align, mode, rng):
+    # set_diag writes each diagonal where diag_part reads it, so the references are built from
+    # the single-diagonal ones; diag of a range fills the smallest square (TF's default size).
+    x = rng.standard_normal((2, 4, 5)).astype(np.float32)
+    rows = _aligned_rows(x, lo, hi, align, 0)
+    new = -np.abs(rng.standard_normal(rows.shape)).astype(np.float32)
+    want = x.copy()
+    for i, d in enumerate(range(hi, lo - 1, -1)):
+        length = diag_part_ref(x, d).shape[-1]
+        side = align.split("_")[0 if d >= 0 else 1]
+        vals = new[..., i, rows.shape[-1] - length:] if side == "RIGHT" else new[..., i, :length]
+        want = set_diag_ref(want, vals, d)
+    got = run_mode(mode, lambda a, b: jf.linalg.set_diag(a, b, k=(lo, hi), align=align), jf.constant(x),
+                   jf.constant(new))
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(jf.linalg.diag_part(got, k=(lo, hi), align=align).numpy(),
+                                  _aligned_rows(want, lo, hi, align, 0))
+    # diag: TF's default size (the smallest square holding the diagonals), padding elsewhere.
+    max_len = rows.shape[-1]
+    size = max(max_len - min(hi, 0), max_len + max(lo, 0))
+    ref = np.full((2, size, size), 7.0, np.float32)
+    for i, d in enumerate(range(hi, lo - 1, -1)):
+        length = min(size + min(d, 0), size - max(d, 0))
+        side = align.split("_")[0 if d >= 0 else 1]
+        ref = set_diag_ref(ref, rows[..., i, max_len - length:] if side == "RIGHT" else rows[..., i, :length], d)
+    m = run_mode(mode, lambda r: jf.linalg.diag(r, k=(lo, hi), align=align, padding_value=7.0), jf.constant(rows))
+    np.testing.assert_array_equal(m.numpy(), ref)
