@@ -70,7 +70,7 @@ differentiates through them.
 | `linalg.matrix_transpose`, `linalg.transpose`, `linalg.adjoint` | Transpose of the last two dims |
 | `linalg.band_part` | SelectV2 with a mask of row/column compares (a constant when the dims are known) |
 | `linalg.diag_part`, `linalg.trace` | SelectV2 with a diagonal mask, Sum along the rows, StridedSlice (Pack and PadV2 for a range of k) |
-| `linalg.diag`, `linalg.set_diag` | PadV2, ExpandDims, SelectV2 with a diagonal mask |
+| `linalg.diag`, `linalg.set_diag` | PadV2, ExpandDims, SelectV2 with a diagonal mask (one per diagonal for a range of k, each row unaligned by a StridedSlice) |
 | `norm`, `linalg.norm` | Abs, Mul, Sum, Max, Pow, Sqrt as TF; the matrix 2-norm Transpose, Svd, Max |
 | `sort`, `argsort` | Neg (or -x - 1 for integers), Transpose, TopKV2 (TF's construction: ties keep their order) |
 | `math.in_top_k`, `nn.in_top_k` | Equal, SelectV2, Sum, Greater, Cast, Sum, Less, IsFinite, LogicalAnd (no sort) |
