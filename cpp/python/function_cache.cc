@@ -365,8 +365,23 @@ py::object FunctionCache::call(py::handle args, py::handle kwargs) {
   if (!e) {
     // Miss: Python traces (and registers the entry through add()), or finds that another
     // thread just did. It gets this flattening, so it never walks the arguments again for it.
-    trace_(args, kwargs ? py::reinterpret_borrow<py::object>(kwargs) : py::object(py::dict()),
-           flat_to_python(f));
+    py::object r = trace_(args, kwargs ? py::reinterpret_borrow<py::object>(kwargs) : py::object(py::dict()),
+                          flat_to_python(f));
+    // The arguments converted to an input_signature's dtypes (Python numbers, lists, arrays
+    // where it names tensors, as TF binds them): the call goes on with those.
+    static PyObject* const rebind = PyUnicode_InternFromString("_jf_rebound_args");
+    if (PyObject_HasAttr(r.ptr(), rebind)) {
+      // Once per function and thread: converted arguments are tensors, so converting them
+      // again would be a loop (other functions called while this one traces may rebind too).
+      static thread_local std::vector<const FunctionCache*> rebinding;
+      if (std::find(rebinding.begin(), rebinding.end(), this) != rebinding.end())
+        throw py::type_error("jf.function: the converted arguments still do not bind");
+      rebinding.push_back(this);
+      struct Pop {
+        ~Pop() { rebinding.pop_back(); }
+      } pop;
+      return call(r.attr(rebind), kwargs);
+    }
     e = find(f);
     if (!e) throw_runtime("jf.function: tracing did not register a concrete function");
     matched = false;

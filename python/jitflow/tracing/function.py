@@ -15,6 +15,7 @@ from ..core.graph import FuncGraph
 from ..core.nest import flatten_outputs
 from ..core.tensor_spec import TensorSpec
 from ..ops import variables as _variables
+from ..ops.basic_ops import convert_to_tensor
 from . import display, signatures
 from .autograph import conversion, feature_names, operators
 
@@ -46,6 +47,13 @@ class ConcreteFunction:
 
     def __call__(self, *args, **kwargs):
         _, leaves, _, var_ids, var_key = _C.flatten_inputs(args, kwargs)
+        if len(leaves) != len(self.inputs) and not kwargs and len(args) == len(self.inputs):
+            # Python numbers, lists or arrays where it was traced with tensors: converted to
+            # their dtypes, as TF binds a concrete function's arguments.
+            rebound = _bind_to_signature([TensorSpec(t.shape, t.dtype) for t in self.inputs], args)
+            if rebound is not None:
+                args = rebound
+                _, leaves, _, var_ids, var_key = _C.flatten_inputs(args, kwargs)
         if var_key != self._var_key:
             raise TypeError(f"{self.name}: this concrete function was traced with variable arguments "
                             "of other dtypes, shapes or trainability (or passed in another pattern)")
@@ -80,6 +88,42 @@ class ConcreteFunction:
     def _repr_html_(self):
         """In a notebook: the dataflow graph, compiled clusters as boxes, eager ops marked."""
         return display.concrete_html(self)
+
+
+class _Rebound:
+    """What a cache miss returns when it converted the arguments: the C++ call goes on with them."""
+
+    def __init__(self, args):
+        self._jf_rebound_args = args
+
+
+def _is_tensor_leaf(value):
+    """A value the argument flattening already takes as a tensor (converted values are, so a
+    rebound call never converts again)."""
+    return isinstance(value, _C.Tensor) or any(hasattr(value, a) for a in
+                                               ("_c_tensor", "__jf_spec_leaf__", "__jf_tensor__"))
+
+
+def _bind_to_signature(signature, args):
+    """args with each value the signature names a TensorSpec for, but which is not a tensor
+    (a Python number, a list, a numpy array), converted to the spec's dtype; None when nothing
+    needs converting or the structure does not match (the signature check then says why).
+    A value that does not convert is TF's TypeError, "Binding inputs to tf.function failed"."""
+    if len(args) != len(signature):
+        return None
+    changed = False
+    out = []
+    for value, spec in zip(args, signature):
+        if isinstance(spec, TensorSpec) and not _is_tensor_leaf(value):
+            try:
+                value = convert_to_tensor(value, dtype=spec.dtype)
+            except (TypeError, ValueError) as e:
+                why = str(e).splitlines()[0] if str(e) else type(e).__name__
+                raise TypeError(f"Binding inputs to jf.function failed due to `{why}`. Received args: {args!r} "
+                                f"for signature: {signature}") from None
+            changed = True
+        out.append(value)
+    return tuple(out) if changed else None
 
 
 class Function(_C.FunctionCache):
@@ -144,7 +188,13 @@ class Function(_C.FunctionCache):
     # ---- tracing (cache misses) ----------------------------------------------------------
     def _trace_for_call(self, args, kwargs, flat):
         """The C++ cache's miss: flat is its flattening of the arguments (key, tensor leaves,
-        keepalive, variable ids, variable key), reused here rather than computed again."""
+        keepalive, variable ids, variable key), reused here rather than computed again. With
+        an input_signature, arguments that are not tensors where it names one are converted to
+        its dtype first and the call goes on with them (_Rebound), as TF binds them."""
+        if self._input_signature is not None and not kwargs:
+            rebound = _bind_to_signature(self._input_signature, args)
+            if rebound is not None:
+                return _Rebound(rebound)
         with self._trace_lock:
             if self.has_flat(flat):  # another thread traced it while we waited
                 return None

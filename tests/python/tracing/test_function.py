@@ -62,8 +62,10 @@ def test_input_signature_one_trace_and_mismatch_error():
         f(np.zeros((2, 4), np.float32))
     msg = str(e.value)
     assert "'x'" in msg and "(2, 4)" in msg and "TensorSpec(shape=(None, 3)" in msg
+    # A numpy value is converted to the signature's dtype, as TF binds it; a tensor is not cast.
+    assert f(np.ones((2, 3), np.float64)).dtype == jf.float32
     with pytest.raises(TypeError, match="float64"):
-        f(np.zeros((2, 3), np.float64))
+        f(jf.constant(np.zeros((2, 3), np.float64)))
 
 
 def test_reduce_retracing_relaxes_changed_dims():

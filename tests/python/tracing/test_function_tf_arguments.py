@@ -65,3 +65,32 @@ def test_positional_arguments_follow_tf_function_s_order():
     f(jf.constant([1.0]))
     assert f.experimental_get_tracing_count() == 1
     assert jf.debugging.stats()["cluster_runs"] > before
+
+
+def test_input_signature_converts_python_values_to_its_dtypes():
+    # TF 2.21 binds Python numbers, lists and numpy values to an input_signature's TensorSpecs
+    # (converting to their dtype: 3 -> 6.0, an int64 array -> int32), one trace for all.
+    f = jf.function(lambda x: x * 2, input_signature=[jf.TensorSpec([], jf.float32)])
+    got = [f(v) for v in (1.0, 3, np.float32(2), np.float64(2.5), jf.constant(1.5))]
+    assert [float(t) for t in got] == [2.0, 6.0, 4.0, 5.0, 3.0]
+    assert all(t.dtype == jf.float32 for t in got)
+    assert f.experimental_get_tracing_count() == 1
+    g = jf.function(lambda x: x * 2, input_signature=[jf.TensorSpec([None], jf.int32)])
+    np.testing.assert_array_equal(g([1, 2, 3]).numpy(), [2, 4, 6])
+    np.testing.assert_array_equal(g(np.array([1, 2], np.int64)).numpy(), [2, 4])
+    with pytest.raises(TypeError, match=r"Binding inputs to jf.function failed due to `Cannot convert \[1.5\]"):
+        g([1.5])
+    s = jf.function(lambda s: s + s, input_signature=[jf.TensorSpec([], jf.string)])
+    assert s("ab").numpy() == b"abab" and s(b"cd").numpy() == b"cdcd"
+    assert s.experimental_get_tracing_count() == 1
+    with pytest.raises(TypeError, match="does not match input_signature"):  # a tensor is not cast
+        f(jf.constant(1, jf.int32))
+
+
+def test_a_concrete_function_converts_python_values_to_its_inputs():
+    # TF: cf(2.0, [1, 2]) binds to the traced float32 and int64 inputs.
+    cf = jf.function(lambda x, y: (x * 2.0, y + 1)).get_concrete_function(
+        jf.TensorSpec([], jf.float32), jf.TensorSpec([2], jf.int64))
+    a, b = cf(2.0, [1, 2])
+    assert a.dtype == jf.float32 and float(a) == 4.0
+    assert b.dtype == jf.int64 and b.numpy().tolist() == [2, 3]
