@@ -6,10 +6,38 @@ from ..core.errors import InvalidArgumentError, OutOfRangeError
 from ..core.export import export
 from ..ops import basic_ops
 from . import readers, sources, structure, traced, transforms
-from .base import INFINITE, UNKNOWN, DatasetSpec
+from .base import INFINITE, UNKNOWN, DatasetSpec, Node
 from .functions import ElementFunction
+from .options import Options
 from .prefetch import Prefetch, parallel_map
 from .shuffle import Shuffle
+
+
+class _WithOptions(Node):
+    """with_options: the elements of its input, unchanged, with Options for the pipeline."""
+
+    def __init__(self, node, options):
+        self.node, self.tree, self.specs, self.options = node, node.tree, node.specs, options
+
+    def cardinality(self):
+        return self.node.cardinality()
+
+    def iterate(self):
+        return self.node.iterate()
+
+
+def _options_of(node, out):
+    """The Options set upstream of node, merged inputs first (a later with_options wins)."""
+    for name in ("node", "a", "b"):
+        child = getattr(node, name, None)
+        if isinstance(child, Node):
+            _options_of(child, out)
+    for child in getattr(node, "nodes", ()):
+        if isinstance(child, Node):
+            _options_of(child, out)
+    if isinstance(node, _WithOptions):
+        out._merge_from(node.options)
+    return out
 
 
 class _ParallelMap(transforms.Map):
@@ -208,6 +236,17 @@ class Dataset:
         for _ in it:
             raise InvalidArgumentError("Dataset had more than one element.")
         return self._node.tree.pack(first)
+
+    def with_options(self, options, name=None):
+        """This dataset with `options` for its pipeline (merged with those set upstream; what
+        this call sets wins)."""
+        if not isinstance(options, Options):
+            raise TypeError(f"options must be a tf.data.Options, got {type(options).__name__}")
+        return Dataset(_WithOptions(self._node, options))
+
+    def options(self):
+        """The Options of this pipeline: every with_options upstream, merged in order."""
+        return _options_of(self._node, Options())
 
     def apply(self, transformation_func):
         out = transformation_func(self)
