@@ -261,6 +261,52 @@ void from_nhwc(const T* x, T* y, int64_t n, int64_t c, int64_t hw) {
       for (int64_t i = 0; i < hw; ++i) y[(b * c + ch) * hw + i] = x[(b * hw + i) * c + ch];
 }
 
+// A fallback kernel's NHWC operands: with channels first, the input (out_backprop for the data
+// gradient) and out_backprop (filter gradient) copied to NHWC, and the output computed in a
+// buffer that finish() copies back; channels last, the operands as they are.
+template <class T>
+class NhwcOperands {
+ public:
+  const T* x;   // input (forward, weights) or out_backprop (data)
+  const T* dy;  // the second operand: filter, or out_backprop for the filter gradient
+  T* out;
+  NhwcOperands(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T* out_p, int64_t sp_in,
+               int64_t sp_out)
+      : x(a_in),
+        dy(b_in),
+        out(out_p),
+        kind_(kind),
+        first_(g.channels_first),
+        out_p_(out_p),
+        n_(g.batch),
+        c_(g.c_in),
+        oc_(g.c_out),
+        sp_in_(sp_in),
+        sp_out_(sp_out) {
+    if (!first_) return;
+    a_buf_ = kind == ConvKind::kBackwardData ? to_nhwc(a_in, n_, oc_, sp_out) : to_nhwc(a_in, n_, c_, sp_in);
+    x = a_buf_.data();
+    if (kind == ConvKind::kBackwardWeights) {
+      b_buf_ = to_nhwc(b_in, n_, oc_, sp_out);
+      dy = b_buf_.data();
+    } else {
+      out_buf_.resize(static_cast<size_t>(kind == ConvKind::kForward ? n_ * oc_ * sp_out : n_ * c_ * sp_in));
+      out = out_buf_.data();
+    }
+  }
+  void finish() const {
+    if (first_ && kind_ == ConvKind::kForward) from_nhwc(out, out_p_, n_, oc_, sp_out_);
+    if (first_ && kind_ == ConvKind::kBackwardData) from_nhwc(out, out_p_, n_, c_, sp_in_);
+  }
+
+ private:
+  ConvKind kind_;
+  bool first_;
+  T* out_p_;
+  int64_t n_, c_, oc_, sp_in_, sp_out_;
+  std::vector<T> a_buf_, b_buf_, out_buf_;
+};
+
 // One filter tap (kh, kw) of output row (n, oh): the output columns [ow0, ow1) whose input
 // column lies inside the input, and the input row they read. Padding takes no part: a filter
 // or gradient holding inf or NaN gives what oneDNN's float32 kernels give (TF's default on
@@ -293,22 +339,10 @@ void gemm_conv(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T
                bool accumulate = false) {
   const int64_t N = g.batch, C = g.c_in, OC = g.c_out, OH = g.out[0], OW = g.out[1];
   const int64_t H = g.in[0], W = g.in[1], hw_in = H * W, hw_out = OH * OW;
-  // NHWC views of NCHW operands.
-  std::vector<T> a_buf, b_buf, out_buf;
-  const T* x = a_in;  // input (forward, weights) or out_backprop (data)
-  const T* dy = b_in;
-  T* out = out_p;
-  if (g.channels_first) {
-    a_buf = kind == ConvKind::kBackwardData ? to_nhwc(a_in, N, OC, hw_out) : to_nhwc(a_in, N, C, hw_in);
-    x = a_buf.data();
-    if (kind == ConvKind::kBackwardWeights) {
-      b_buf = to_nhwc(b_in, N, OC, hw_out);
-      dy = b_buf.data();
-    } else {
-      out_buf.resize(static_cast<size_t>(kind == ConvKind::kForward ? N * OC * hw_out : N * C * hw_in));
-      out = out_buf.data();
-    }
-  }
+  NhwcOperands<T> ops(kind, g, a_in, b_in, out_p, hw_in, hw_out);
+  const T* x = ops.x;
+  const T* dy = ops.dy;
+  T* out = ops.out;
   const int64_t s = g.stride[1];
   auto x_rows = [&](const T* base, int64_t n, const Tap& t) {
     return StridedMap<T>(base + ((n * H + t.ih) * W + t.iw0) * C, t.ow1 - t.ow0, C,
@@ -362,8 +396,7 @@ void gemm_conv(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T
       }
     });
   }
-  if (g.channels_first && kind == ConvKind::kForward) from_nhwc(out, out_p, N, OC, hw_out);
-  if (g.channels_first && kind == ConvKind::kBackwardData) from_nhwc(out, out_p, N, C, hw_in);
+  ops.finish();
 }
 
 // 3-D convolutions (float64, int32): for each output depth and depth tap inside the input, the
@@ -374,21 +407,10 @@ void gemm_conv3d(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in,
   const int64_t in_sl = g.in[1] * g.in[2] * C, out_sl = g.out[1] * g.out[2] * OC,
                 w_sl = g.k[1] * g.k[2] * C * OC;
   const int64_t sp_in = D * g.in[1] * g.in[2], sp_out = OD * g.out[1] * g.out[2];
-  std::vector<T> a_buf, b_buf, out_buf;
-  const T* x = a_in;
-  const T* dy = b_in;
-  T* out = out_p;
-  if (g.channels_first) {
-    a_buf = kind == ConvKind::kBackwardData ? to_nhwc(a_in, N, OC, sp_out) : to_nhwc(a_in, N, C, sp_in);
-    x = a_buf.data();
-    if (kind == ConvKind::kBackwardWeights) {
-      b_buf = to_nhwc(b_in, N, OC, sp_out);
-      dy = b_buf.data();
-    } else {
-      out_buf.resize(static_cast<size_t>(kind == ConvKind::kForward ? N * OC * sp_out : N * C * sp_in));
-      out = out_buf.data();
-    }
-  }
+  NhwcOperands<T> ops(kind, g, a_in, b_in, out_p, sp_in, sp_out);
+  const T* x = ops.x;
+  const T* dy = ops.dy;
+  T* out = ops.out;
   const int64_t total = kind == ConvKind::kForward        ? N * sp_out * OC
                         : kind == ConvKind::kBackwardData ? N * sp_in * C
                                                           : g.k[0] * w_sl;
@@ -420,8 +442,7 @@ void gemm_conv3d(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in,
         else
           gemm_conv<T>(kind, g2, x + xi, dy + yi, out + kd * w_sl, true);
       }
-  if (g.channels_first && kind == ConvKind::kForward) from_nhwc(out, out_p, N, OC, sp_out);
-  if (g.channels_first && kind == ConvKind::kBackwardData) from_nhwc(out, out_p, N, C, sp_in);
+  ops.finish();
 }
 
 // Depthwise convolutions on float64: direct loops over the taps inside the input (oneDNN has no
@@ -430,21 +451,10 @@ template <class T>
 void depthwise_direct(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T* out_p) {
   const int64_t N = g.batch, C = g.c_in, OC = g.c_out, M = OC / C, OH = g.out[0], OW = g.out[1];
   const int64_t H = g.in[0], W = g.in[1], hw_in = H * W, hw_out = OH * OW, s = g.stride[1];
-  std::vector<T> a_buf, b_buf, out_buf;
-  const T* x = a_in;
-  const T* dy = b_in;
-  T* out = out_p;
-  if (g.channels_first) {
-    a_buf = kind == ConvKind::kBackwardData ? to_nhwc(a_in, N, OC, hw_out) : to_nhwc(a_in, N, C, hw_in);
-    x = a_buf.data();
-    if (kind == ConvKind::kBackwardWeights) {
-      b_buf = to_nhwc(b_in, N, OC, hw_out);
-      dy = b_buf.data();
-    } else {
-      out_buf.resize(static_cast<size_t>(kind == ConvKind::kForward ? N * OC * hw_out : N * C * hw_in));
-      out = out_buf.data();
-    }
-  }
+  NhwcOperands<T> ops(kind, g, a_in, b_in, out_p, hw_in, hw_out);
+  const T* x = ops.x;
+  const T* dy = ops.dy;
+  T* out = ops.out;
   const T* w = b_in;
   if (kind == ConvKind::kForward) std::fill(out, out + N * hw_out * OC, T(0));
   if (kind == ConvKind::kBackwardData) std::fill(out, out + N * hw_in * C, T(0));
@@ -475,8 +485,7 @@ void depthwise_direct(ConvKind kind, const ConvGeom& g, const T* a_in, const T* 
                          }
                        }
                });
-  if (g.channels_first && kind == ConvKind::kForward) from_nhwc(out, out_p, N, OC, hw_out);
-  if (g.channels_first && kind == ConvKind::kBackwardData) from_nhwc(out, out_p, N, C, hw_in);
+  ops.finish();
 }
 
 template <TypeSet kTypes>
