@@ -62,8 +62,7 @@ class _Group:
         return type(self) is type(other) and self._values == other._values and all(
             getattr(self, g) == getattr(other, g) for g in self._groups)
 
-    def __hash__(self):
-        return id(self)
+    __hash__ = None  # compared by value, so unhashable, as TF's Options
 
     def _merge_from(self, other):
         for name in other._set:

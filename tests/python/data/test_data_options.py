@@ -17,6 +17,8 @@ def test_defaults_and_unknown_names_as_tf():
         o.foo = 1
     with pytest.raises(AttributeError, match="Cannot set the property bar on ThreadingOptions."):
         o.threading.bar = 1
+    with pytest.raises(TypeError, match="unhashable"):  # compared by value, as TF's
+        hash(o)
     o.experimental_deterministic = False  # TF's older name for deterministic
     assert o.deterministic is False and o.experimental_threading is o.threading
 
