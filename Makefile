@@ -7,7 +7,7 @@ BUILD := build/dev
 APT_PACKAGES := llvm-16-dev libzstd-dev libeigen3-dev libdlpack-dev libdnnl-dev libgtest-dev cmake ninja-build g++ ccache clang-format-16 graphviz openmpi-bin libopenmpi-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test build deps venv bench lint format clean
+.PHONY: demo test build deps venv bench lint format clean wheel wheel-check
 
 demo: build
 	$(VPY) benchmarks/demo.py
@@ -18,6 +18,19 @@ test: build
 
 bench: build
 	for f in benchmarks/eager_ops.py benchmarks/dispatch.py; do [ -f $$f ] && $(VPY) $$f; done
+
+# Self-contained wheels (tools/build_wheel.sh): scikit-build-core builds them from the committed
+# tree in build/wheel (never build/dev), auditwheel vendors their native libraries; the repaired
+# wheels land in build/wheel/dist. WHEEL_PYTHONS picks the interpreters (default: .venv's and
+# python3.12), WHEEL_JOBS the parallel compiles (default 1, at nice 19).
+WHEEL_PYTHONS ?=
+WHEEL_JOBS ?= 1
+wheel: $(VENV)/.stamp
+	JOBS=$(WHEEL_JOBS) tools/build_wheel.sh $(WHEEL_PYTHONS)
+
+# Each wheel installed into a fresh virtualenv and run from outside the tree (tests/wheel).
+wheel-check: wheel
+	$(VPY) -m pytest -q tests/wheel
 
 # System packages: installed with apt when missing; elsewhere we name what is needed.
 deps: build/.deps-stamp

@@ -4,259 +4,52 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
-#include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/broadcast.h"
 #include "ir/op_registry.h"
 #include "kernels/dispatch.h"
+#include "kernels/elementwise_functors.h"
 #include "kernels/strings.h"
 
 namespace jf {
 namespace {
-// The IEEE (correctly rounded) square root, vectorized with the SQRTPS/SQRTPD instructions
-// of whichever x86 packet size Eigen picked; Eigen's own packet sqrt is a fast-math estimate
-// for floats (see SqrtF).
-template <class T>
-struct IeeeSqrtOp {
-  T operator()(const T& x) const { return std::sqrt(x); }
-#if defined(EIGEN_VECTORIZE_SSE2)
-  Eigen::internal::Packet4f packetOp(const Eigen::internal::Packet4f& x) const { return _mm_sqrt_ps(x); }
-  Eigen::internal::Packet2d packetOp(const Eigen::internal::Packet2d& x) const { return _mm_sqrt_pd(x); }
-#endif
-#if defined(EIGEN_VECTORIZE_AVX)
-  Eigen::internal::Packet8f packetOp(const Eigen::internal::Packet8f& x) const { return _mm256_sqrt_ps(x); }
-  Eigen::internal::Packet4d packetOp(const Eigen::internal::Packet4d& x) const { return _mm256_sqrt_pd(x); }
-#endif
-#if defined(EIGEN_VECTORIZE_AVX512)
-  Eigen::internal::Packet16f packetOp(const Eigen::internal::Packet16f& x) const { return _mm512_sqrt_ps(x); }
-  Eigen::internal::Packet8d packetOp(const Eigen::internal::Packet8d& x) const { return _mm512_sqrt_pd(x); }
-#endif
-};
-}  // namespace
-}  // namespace jf
 
-namespace Eigen::internal {
-template <class T>
-struct functor_traits<jf::IeeeSqrtOp<T>> {
-#if defined(EIGEN_VECTORIZE_SSE2)
-  enum {Cost = 5 * NumTraits<T>::MulCost, PacketAccess = std::is_floating_point_v<T>};
-#else
-  enum { Cost = 5 * NumTraits<T>::MulCost, PacketAccess = false };
-#endif
-};
-}  // namespace Eigen::internal
-
-namespace jf {
-namespace {
-
-template <class T>
-using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
-template <class T>
-using CMap = Eigen::Map<const Arr<T>>;
-template <class T>
-using MMap = Eigen::Map<Arr<T>>;
-
-// ---- unary ---------------------------------------------------------------------------
-// A functor may have `static void fixup(const T* x, T* y, int64_t n)`: a scalar pass that
-// repairs the (rare) lanes where Eigen's fast packet math is wrong, run block by block while
-// the block is still in cache.
-template <class F, class T, class = void>
-struct HasFixup : std::false_type {};
-template <class F, class T>
-struct HasFixup<F, T,
-                std::void_t<decltype(F::fixup(std::declval<const T*>(), std::declval<T*>(), int64_t()))>>
-    : std::true_type {};
+// The segment function for F on this host: its variant for the host's instruction set
+// (kernels/simd/table.h) where it has one, else the baseline template.
+template <class F, class In, class Out>
+void (*unary_segment_for())(const In*, Out*, int64_t) {
+  if constexpr (kUnarySlot<F> >= 0 && std::is_same_v<In, Out>) {
+    if (const simd::Table* t = simd::active()) {
+      if constexpr (std::is_same_v<In, float>) {
+        if (auto fn = t->unary_f32[kUnarySlot<F>]) return fn;
+      } else if constexpr (std::is_same_v<In, double>) {
+        if (auto fn = t->unary_f64[kUnarySlot<F>]) return fn;
+      }
+    }
+  }
+  return &unary_segment<F, In, Out>;
+}
+template <class F, class T, class R>
+void (*binary_segment_for())(const T*, const T*, R*, int64_t, bool, bool) {
+  if constexpr (kBinarySlot<F> >= 0 && std::is_same_v<T, R>) {
+    if (const simd::Table* t = simd::active()) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (auto fn = t->binary_f32[kBinarySlot<F>]) return fn;
+      } else if constexpr (std::is_same_v<T, double>) {
+        if (auto fn = t->binary_f64[kBinarySlot<F>]) return fn;
+      }
+    }
+  }
+  return &binary_segment<F, T, R>;
+}
 
 template <class F, class In, class Out>
 void unary_apply(const Tensor& x, Tensor& y, double cost) {
   const In* src = x.data<In>();
   Out* dst = y.data<Out>();
-  parallel_for(x.num_elements(), cost, [&](int64_t b, int64_t e) {
-    if constexpr (HasFixup<F, In>::value && std::is_same_v<In, Out>) {
-      constexpr int64_t kBlock = 4096;
-      for (int64_t i = b; i < e; i += kBlock) {
-        int64_t m = std::min(kBlock, e - i);
-        MMap<Out>(dst + i, m) = F{}(CMap<In>(src + i, m));
-        F::fixup(src + i, dst + i, m);
-      }
-    } else {
-      MMap<Out>(dst + b, e - b) = F{}(CMap<In>(src + b, e - b));
-    }
-  });
+  auto segment = unary_segment_for<F, In, Out>();
+  parallel_for(x.num_elements(), cost, [&](int64_t b, int64_t e) { segment(src + b, dst + b, e - b); });
 }
-
-#define JF_UNARY_FUNCTOR(NAME, EXPR)    \
-  struct NAME {                         \
-    template <class A>                  \
-    auto operator()(const A& a) const { \
-      using T = typename A::Scalar;     \
-      (void)sizeof(T);                  \
-      return EXPR;                      \
-    }                                   \
-  };
-// Floats are multiplied by -1: Eigen 3.4's AVX and AVX-512 packet negation is 0 - x, which
-// gives +0 for +0 (its SSE negation flips the sign bit), so -x of +0 depended on the host.
-struct NegF {
-  template <class A>
-  auto operator()(const A& a) const {
-    using T = typename A::Scalar;
-    if constexpr (std::is_floating_point_v<T>) {
-      return a * T(-1);
-    } else {
-      return -a;
-    }
-  }
-};
-JF_UNARY_FUNCTOR(AbsF, a.abs())
-JF_UNARY_FUNCTOR(SquareF, a.square())
-// max(x, 0) + 0: which of two equal zeros a packet max keeps differs by instruction set
-// (relu(-0) was -0 in part of an AVX-512 vector); adding +0 makes it TF's +0 (x + 0 is x
-// for every other x, NaN included).
-JF_UNARY_FUNCTOR(ReluF, a.binaryExpr(Arr<T>::Constant(a.size(), T(0)),
-                                     Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>()) +
-                            T(0))
-// Eigen 3.4's packet exp for double clamps its input at -709.4: exp(-inf) and every result
-// below the smallest normal came out as 5.6e-309 instead of 0 (or the subnormal value).
-struct ExpF {
-  template <class A>
-  auto operator()(const A& a) const {
-    return a.exp();
-  }
-  template <class T>
-  static void fixup(const T* x, T* y, int64_t n) {
-    const T lo = std::log(std::numeric_limits<T>::min());
-    for (int64_t i = 0; i < n; ++i)
-      if (x[i] < lo) y[i] = std::exp(x[i]);
-  }
-};
-// Eigen 3.4's packet log flushes subnormal inputs (log(1e-39f) = -87.3, not -89.8).
-struct LogF {
-  template <class A>
-  auto operator()(const A& a) const {
-    return a.log();
-  }
-  template <class T>
-  static void fixup(const T* x, T* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i)
-      if (x[i] > T(0) && x[i] < std::numeric_limits<T>::min()) y[i] = std::log(x[i]);
-  }
-};
-JF_UNARY_FUNCTOR(Log1pF, a.log1p())
-JF_UNARY_FUNCTOR(TanhF, a.tanh())
-// Not Eigen's logistic(): for float it is only ~1e-7 absolute (2e-4 relative near x = -8).
-// 1 / (1 + exp(-x)) is accurate to a few ulps; where exp(-x) overflows the result is exp(x).
-struct SigmoidF {
-  template <class A>
-  auto operator()(const A& a) const {
-    using T = typename A::Scalar;
-    return (T(1) + (-a).exp()).inverse();
-  }
-  template <class T>
-  static void fixup(const T* x, T* y, int64_t n) {
-    const T lo = std::is_same_v<T, float> ? T(-80) : T(-700);
-    for (int64_t i = 0; i < n; ++i)
-      if (x[i] < lo) y[i] = std::exp(x[i]);
-  }
-};
-// Sqrt and Rsqrt take the IEEE square root on every host (ieee_sqrt below): Eigen 3.4's
-// fast-math packet sqrt and rsqrt are a Newton step from the rsqrt estimate, 1 ulp off, and
-// per host wrong for special inputs (AVX-512: NaN for +inf and 0 for subnormals; AVX and SSE:
-// rsqrt of a negative subnormal -inf, as the estimate instruction flushes it to -0).
-struct SqrtF {
-  template <class A>
-  auto operator()(const A& a) const {
-    return a.unaryExpr(IeeeSqrtOp<typename A::Scalar>());
-  }
-};
-// 1 / sqrt(x), both IEEE: rsqrt(-0) = -inf and NaN for every negative input, as numpy's
-// 1 / np.sqrt(x) and TF.
-struct RsqrtF {
-  template <class A>
-  auto operator()(const A& a) const {
-    return a.unaryExpr(IeeeSqrtOp<typename A::Scalar>()).inverse();
-  }
-};
-JF_UNARY_FUNCTOR(SinF, a.sin())
-JF_UNARY_FUNCTOR(CosF, a.cos())
-JF_UNARY_FUNCTOR(ErfF, a.erf())
-JF_UNARY_FUNCTOR(Expm1F, a.expm1())
-JF_UNARY_FUNCTOR(TanF, a.tan())
-JF_UNARY_FUNCTOR(AtanF, a.atan())
-JF_UNARY_FUNCTOR(AsinF, a.asin())
-JF_UNARY_FUNCTOR(AcosF, a.acos())
-JF_UNARY_FUNCTOR(SinhF, a.sinh())
-JF_UNARY_FUNCTOR(CoshF, a.cosh())
-JF_UNARY_FUNCTOR(AsinhF, a.asinh())
-JF_UNARY_FUNCTOR(AcoshF, a.acosh())
-JF_UNARY_FUNCTOR(AtanhF, a.atanh())
-JF_UNARY_FUNCTOR(ErfcF, a.erfc())
-JF_UNARY_FUNCTOR(LgammaF, a.lgamma())
-JF_UNARY_FUNCTOR(DigammaF, a.digamma())
-// TF's erfinv: ndtri((x + 1) / 2) / sqrt(2); NaN beyond [-1, 1] (TF 2.21's values; Eigen 3.4's
-// ndtri saturates to +-inf there).
-struct ErfinvF {
-  template <class A>
-  auto operator()(const A& a) const {
-    using T = typename A::Scalar;
-    return (a * T(0.5) + T(0.5)).ndtri() * T(M_SQRT1_2);
-  }
-  template <class T>
-  static void fixup(const T* x, T* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i)
-      if (std::abs(x[i]) > T(1)) y[i] = std::numeric_limits<T>::quiet_NaN();
-  }
-};
-// Eigen 3.4's packet floor and ceil without SSE4.1 (an x86-64 baseline build) round through
-// integers and lose the sign of a zero result: floor(-0) and ceil(-0.5) came out +0. A zero
-// result takes the sign of its input, as IEEE's floor and ceil give it.
-template <class T>
-void signed_zero_fixup(const T* x, T* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    if (y[i] == T(0)) y[i] = std::copysign(T(0), x[i]);
-}
-struct FloorF {
-  template <class A>
-  auto operator()(const A& a) const {
-    return a.floor();
-  }
-  template <class T>
-  static void fixup(const T* x, T* y, int64_t n) {
-    signed_zero_fixup(x, y, n);
-  }
-};
-struct CeilF {
-  template <class A>
-  auto operator()(const A& a) const {
-    return a.ceil();
-  }
-  template <class T>
-  static void fixup(const T* x, T* y, int64_t n) {
-    signed_zero_fixup(x, y, n);
-  }
-};
-// Half to even (TF's Round); integers are their own rounding.
-struct RoundF {
-  template <class A>
-  auto operator()(const A& a) const {
-    using T = typename A::Scalar;
-    return a.unaryExpr([](T x) {
-      if constexpr (std::is_floating_point_v<T>) {
-        return std::nearbyint(x);
-      } else {
-        return x;
-      }
-    });
-  }
-};
-// TF's sign: NaN stays NaN, -0 gives +0.
-JF_UNARY_FUNCTOR(SignF, a.unaryExpr([](T x) {
-  return x > T(0) ? T(1) : x < T(0) ? T(-1) : x == x ? T(0) : x;
-}))
-JF_UNARY_FUNCTOR(ReciprocalF, a.inverse())
-JF_UNARY_FUNCTOR(IsNanF, a.isNaN())
-JF_UNARY_FUNCTOR(IsInfF, a.isInf())
-JF_UNARY_FUNCTOR(IsFiniteF, a.isFinite())
-JF_UNARY_FUNCTOR(NotF, !a)
 
 // The families below are instantiated for the dtypes Op's record claims (kernels/dispatch.h).
 template <OpId Op, class F>
@@ -279,31 +72,12 @@ void binary_apply(const Tensor& a, const Tensor& b, Tensor& out, double cost) {
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   R* po = out.data<R>();
-  F f;
+  auto segment = binary_segment_for<F, T, R>();
   for_each_segment(p, cost, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
-    MMap<R> dst(po + o, n);
-    const T* xa = pa + off[0];
-    const T* xb = pb + off[1];
-    if (is[0] && is[1])
-      dst = f(CMap<T>(xa, n), CMap<T>(xb, n));
-    else if (is[0])
-      dst = f(CMap<T>(xa, n), Arr<T>::Constant(n, *xb));
-    else if (is[1])
-      dst = f(Arr<T>::Constant(n, *xa), CMap<T>(xb, n));
-    else
-      dst = f(Arr<T>::Constant(n, *xa), Arr<T>::Constant(n, *xb));
+    segment(pa + off[0], pb + off[1], po + o, n, is[0] != 0, is[1] != 0);
   });
 }
 
-#define JF_BINARY_FUNCTOR(NAME, EXPR)         \
-  struct NAME {                               \
-    template <class A, class B>               \
-    auto operator()(const A& a, const B& b) { \
-      using T = typename A::Scalar;           \
-      (void)sizeof(T);                        \
-      return EXPR;                            \
-    }                                         \
-  };
 template <class T>
 T floor_div(T x, T y) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -366,16 +140,9 @@ T int_pow(T x, T y) {
     return r;
   }
 }
-JF_BINARY_FUNCTOR(AddF, a + b)
-JF_BINARY_FUNCTOR(SubF, a - b)
-JF_BINARY_FUNCTOR(MulF, a* b)
-JF_BINARY_FUNCTOR(DivF, a / b)
-JF_BINARY_FUNCTOR(MaxF, a.binaryExpr(b, (Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>())))
-JF_BINARY_FUNCTOR(MinF, a.binaryExpr(b, (Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>())))
 JF_BINARY_FUNCTOR(FloorDivF, a.binaryExpr(b, [](T x, T y) { return floor_div(x, y); }))
 JF_BINARY_FUNCTOR(FloorModF, a.binaryExpr(b, [](T x, T y) { return floor_mod(x, y); }))
 JF_BINARY_FUNCTOR(Atan2F, a.binaryExpr(b, [](T x, T y) { return std::atan2(x, y); }))
-JF_BINARY_FUNCTOR(SquaredDifferenceF, (a - b).square())
 JF_BINARY_FUNCTOR(TruncateDivF, a.binaryExpr(b, [](T x, T y) { return trunc_div(x, y); }))
 JF_BINARY_FUNCTOR(TruncateModF, a.binaryExpr(b, [](T x, T y) { return trunc_mod(x, y); }))
 // TF's *NoNan ops: 0 where y == 0 (whatever x is); xlogy/xlog1py: 0 where x == 0.

@@ -15,4 +15,5 @@ void bind_tracing(py::module_& m);
 void bind_function(py::module_& m);
 void bind_py_func(py::module_& m);  // jf.py_function / numpy_function callbacks
 void bind_data(py::module_& m);     // jf.data's prefetch and parallel map threads
+void bind_info(py::module_& m);     // jf.config.info(): versions, eager ISA, cache dir
 }  // namespace jf::py_bridge

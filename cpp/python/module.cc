@@ -22,4 +22,5 @@ PYBIND11_MODULE(_C, m) {
   bind_function(m);
   bind_py_func(m);
   bind_data(m);
+  bind_info(m);
 }

@@ -58,4 +58,4 @@ export.install(sys.modules[__name__])
 del sys, array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
 del checkpoint, random_generator, _saved_model, export
 
-__version__ = "0.1.0"
+from .core.version import __version__

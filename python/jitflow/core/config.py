@@ -1,10 +1,15 @@
-"""jf.config: threading and device queries."""
+"""jf.config: threading and device queries, and info(), the facts a bug report needs."""
 import operator
 import os
+import platform
+import sys
 from types import SimpleNamespace
+
+import numpy as np
 
 from .. import _C
 from .errors import InvalidArgumentError, _at_caller
+from .version import __version__
 
 
 def _set_threads(n):
@@ -120,3 +125,33 @@ def list_logical_devices(device_type=None):
 experimental.VirtualDeviceConfiguration = LogicalDeviceConfiguration
 experimental.set_virtual_device_configuration = set_logical_device_configuration
 experimental.get_virtual_device_configuration = get_logical_device_configuration
+
+
+def info():
+    """What a bug report needs, as a dict: the versions of jitflow, Python, numpy, LLVM and
+    oneDNN; the CPU the LLVM JIT compiles for (the host's, or JITFLOW_CPU's) with its
+    features; what the eager kernels run (their instruction-set variant, JITFLOW_EAGER_ISA);
+    the compile cache's directory (None when disabled); whether a CUDA driver was found; and
+    where the extension was loaded from. `python -m jitflow.info` prints it."""
+    triple, cpu, features = _C.cpu_jit_target().split("|", 2)
+    cuda = _C.cuda_status()
+    return {
+        "jitflow": __version__,
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "platform": platform.platform(),
+        "numpy": np.__version__,
+        "llvm": _C.llvm_version(),
+        "onednn": _C.onednn_version(),
+        "jit_target": triple,
+        "jit_cpu": cpu,
+        "jit_cpu_features": sorted(f[1:] for f in features.split(",") if f.startswith("+")),
+        "eager_isa": _C.eager_isa(),
+        "eager_isa_variants": [v for v in _C.eager_isa_variants().split(",") if v],
+        "cache_dir": _C.disk_cache_dir() or None,
+        "cuda_driver_found": bool(cuda["available"]),
+        "cuda_driver_version": cuda["driver_version"] if cuda["available"] else None,
+        "cuda_devices": cuda["device_count"] if cuda["available"] else 0,
+        "cuda_error": None if cuda["available"] else cuda["error"],
+        "extension": _C.__file__,
+        "executable": sys.executable,
+    }
