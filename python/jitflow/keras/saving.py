@@ -7,6 +7,7 @@ import json
 import threading
 
 from . import layers as _layers
+from .layers.functional_layers import unsafe_deserialization
 from .layers.input_layer import InputLayer
 from .layers.keras_tensor import KerasTensor
 from .models import io as _io
@@ -190,7 +191,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     name only), then its weights restored."""
     config, weights, tmp = _io.read_archive(filepath)
     try:
-        model = deserialize_keras_object(config, custom_objects)
+        with unsafe_deserialization(not safe_mode):
+            model = deserialize_keras_object(config, custom_objects)
         compile_config = config.get("compile_config")
         compiled = bool(compile and compile_config is not None)
         if compiled:

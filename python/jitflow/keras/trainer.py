@@ -2,11 +2,19 @@
 Model. The train step is one jf.function per input signature (the batch dim left unknown, so
 the last partial batch does not retrace), compiled whole with jit_compile=True where every op
 compiles. It uses only the Layer interface: self(x, training=...), trainable_variables, losses
-and variables."""
+and variables.
+
+Under a jf.distribute strategy (the one whose scope() was open at compile()), each step runs
+through strategy.run as TF's Keras does: every worker (or local replica) takes its rows of the
+global batch, the loss is scaled by 1 / num_replicas_in_sync so that the optimizer's sum of the
+replicas' gradients is the gradient of the global batch's mean loss, and the logged loss and
+metrics are read from their variables summed over the workers."""
+import contextlib
 import warnings
 
 import numpy as np
 
+from .. import distribute as _distribute
 from ..autodiff import GradientTape
 from ..core import nest
 from ..core.errors import InvalidArgumentError
@@ -43,6 +51,7 @@ class _State:
         self.last = {}  # kind -> the last jf.function used
         self.history = None
         self.stop_training = False
+        self.strategy = None  # the jf.distribute strategy in effect at compile(), if any
 
 
 def _accuracy_for(loss, y, y_pred):
@@ -80,6 +89,18 @@ def _resolve_metric(spec, loss, y, y_pred):
 
 def _floats(logs):
     return {k: float(np.asarray(v.numpy() if hasattr(v, "numpy") else v)) for k, v in logs.items()}
+
+
+def _scale_for_replicas(loss):
+    """The loss divided by the replicas in sync (Keras's scaling for tf.distribute), so that the
+    replicas' summed gradients are the gradient of the global batch's mean."""
+    replicas = _distribute.get_strategy().num_replicas_in_sync
+    return loss if replicas == 1 else loss * _ops.cast(1.0 / replicas, loss.dtype)
+
+
+def _first_replica(value):
+    """Replica 0's part of a nest holding PerReplica leaves (a local multi-replica batch or result)."""
+    return nest.map_structure(lambda v: v.values[0] if isinstance(v, _distribute.PerReplica) else v, value)
 
 
 def _concat(outputs):
@@ -200,7 +221,22 @@ class Trainer:
         s.jit_by_kind = {}
         s.run_eagerly = bool(run_eagerly)
         s.functions, s.last = {}, {}
+        s.strategy = _distribute.get_strategy() if _distribute.has_strategy() else None
         s.compiled = True
+
+    @property
+    def distribute_strategy(self):
+        """The strategy the model was compiled under (else the default one)."""
+        return self._jf_state().strategy or _distribute.get_strategy()
+
+    def _jf_strategy(self):
+        """The strategy the steps run under, when it has more than one replica."""
+        strategy = self._jf_state().strategy
+        return strategy if strategy is not None and strategy.num_replicas_in_sync > 1 else None
+
+    def _jf_scope(self):
+        strategy = self._jf_strategy()
+        return strategy.scope() if strategy is not None else contextlib.nullcontext()
 
     def _jf_assert_compiled(self):
         if not self._jf_state().compiled:
@@ -217,7 +253,7 @@ class Trainer:
             total = term if total is None else total + _ops.cast(term, total.dtype)
         if total is None:
             raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
-        return total
+        return _scale_for_replicas(total)
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         for m in self._jf_state().metrics:
@@ -232,7 +268,11 @@ class Trainer:
             m.reset_state()
 
     def _jf_track_loss(self, loss, x):
+        """The loss tracker takes the replica's own mean loss (the scaled loss, unscaled)."""
         first = nest.flatten(x)[0]
+        replicas = _distribute.get_strategy().num_replicas_in_sync
+        if replicas > 1:
+            loss = loss * _ops.cast(replicas, loss.dtype)
         self._jf_state().loss_tracker.update_state(loss, sample_weight=_ops.shape(first)[0])
 
     def train_step(self, data):
@@ -267,7 +307,7 @@ class Trainer:
         builds the optimizer's slots, so the traced step creates no variables (which would trace
         it a second time)."""
         s = self._jf_state()
-        x, y, _ = _data.unpack(batch)
+        x, y, _ = _data.unpack(_first_replica(batch))
         needs_output = not getattr(self, "built", True) or (kind != "predict" and not s.metrics_resolved)
         if needs_output:
             y_pred = self(x, training=False)
@@ -281,9 +321,17 @@ class Trainer:
         """The jf.function running train_step/test_step/predict_step for this batch's signature."""
         s = self._jf_state()
         step = {"train": self.train_step, "test": self.test_step, "predict": self.predict_step}[kind]
-        if s.run_eagerly:
-            if not s.metrics_resolved or not getattr(self, "built", True):
+        strategy = self._jf_strategy() if kind != "predict" else None
+        if strategy is not None:
+            replica_step = step
+
+            def step(data):
+                return strategy.run(replica_step, args=(data,))
+        if s.run_eagerly or (strategy is not None and len(strategy.extended.worker_devices) > 1):
+            # several replicas in one process run on threads, eagerly (docs/distribute.md)
+            if not s.metrics_resolved or not getattr(self, "built", True) or (kind, "eager") not in s.functions:
                 self._jf_prepare(batch, kind)
+                s.functions[(kind, "eager")] = True
             return lambda *data: step(data)
         signature = _data.signature_of(batch)
         key = (kind, _data.signature_key(signature))
@@ -327,7 +375,23 @@ class Trainer:
             if any(b is None for b in batch):
                 raise ValueError("sample_weight was given without targets y")
         batch = _data.to_tensors(batch)
-        return self._jf_step_function(kind, batch)(*batch)
+        strategy = self._jf_strategy() if kind != "predict" else None
+        if strategy is None:
+            return self._jf_step_function(kind, batch)(*batch)
+        with strategy.scope():  # variables the first step creates are mirrored, as in TF's fit
+            batch = strategy._local_batch(batch)
+            out = self._jf_step_function(kind, batch)(*batch)
+            return self._jf_global_logs(strategy, _first_replica(out))
+
+    def _jf_global_logs(self, strategy, logs):
+        """The step's logs with each metric's result read from its variables summed over the
+        workers (every worker logs the global batch's loss and metrics, as TF's sync-on-read
+        metric variables give); other entries are this worker's."""
+        if not isinstance(logs, dict):
+            return logs
+        metrics = [m for m in self.metrics if m.name in logs]
+        with strategy._summed_variables([v for m in metrics for v in m.variables]):
+            return {**logs, **{m.name: m.result() for m in metrics}}
 
     # ---- fit / evaluate / predict ----------------------------------------------------------
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
@@ -339,7 +403,7 @@ class Trainer:
             (x, y, sample_weight), validation_data = _data.split_validation(x, y, sample_weight, validation_split)
         verbose = 1 if verbose == "auto" else verbose
         handler = _data.DataHandler(x, y, sample_weight, batch_size, steps_per_epoch, shuffle, epochs, initial_epoch,
-                                    rng=_data.shuffle_rng(), class_weight=class_weight)
+                                    rng=self._jf_shuffle_rng(), class_weight=class_weight)
         cbs = callbacks if isinstance(callbacks, _callbacks.CallbackList) else _callbacks.CallbackList(
             callbacks, add_history=True, add_progbar=verbose != 0, model=self)
         cbs.set_model(self)
@@ -375,6 +439,15 @@ class Trainer:
                 break
         cbs.on_train_end(logs)
         return s.history
+
+    def _jf_shuffle_rng(self):
+        """fit's shuffling generator; under a multi-worker strategy every worker takes rank 0's
+        seed, so they cut the same global batches."""
+        rng = _data.shuffle_rng()
+        strategy = self._jf_strategy()
+        if strategy is None:
+            return rng
+        return np.random.default_rng(strategy._rank0_value(rng.integers(0, 2**62, 2, dtype=np.int64)))
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False, **kwargs):

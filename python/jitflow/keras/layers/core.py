@@ -11,6 +11,7 @@ from ...core.export import export
 from ...ops import array_ops as _array
 from ...ops import basic_ops as _ops
 from ...ops import random_ops as _random
+from ...ops import stats_ops as _stats
 from ...ops.variables import Variable
 from .. import activations, initializers, regularizers
 from .layer import Layer
@@ -304,7 +305,7 @@ class Concatenate(_Merge):
             while len(m.shape) < len(x.shape):
                 m = _ops.expand_dims(m, -1)
             full.append(_ops.logical_and(m, _ops.ones_like(x, dtype=_dt.bool)))
-        return _ops.reduce_all(_ops.concat(full, axis=self.axis), axis=-1)
+        return _stats.reduce_all(_ops.concat(full, axis=self.axis), axis=-1)
 
     def get_config(self):
         config = super().get_config()

@@ -3,7 +3,8 @@ activation layers ReLU, LeakyReLU and Softmax (with Keras's masked softmax)."""
 from ...core import dtypes as _dt
 from ...ops import basic_ops as _ops
 from ...ops import nn_ops as _nn
-from .. import activations
+from .. import activations, initializers, regularizers
+from .core import _serialize_initializer
 from .layer import Layer
 
 
@@ -72,8 +73,20 @@ class GlobalMaxPooling2D(_GlobalMax):
     _jf_rank = 2
 
 
-GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
-GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
+class GlobalAveragePooling3D(_GlobalAverage):
+    """The mean over depth, height and width."""
+
+    _jf_rank = 3
+
+
+class GlobalMaxPooling3D(_GlobalMax):
+    """The maximum over depth, height and width."""
+
+    _jf_rank = 3
+
+
+GlobalAvgPool1D, GlobalAvgPool2D, GlobalAvgPool3D = GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D
+GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D = GlobalMaxPooling1D, GlobalMaxPooling2D, GlobalMaxPooling3D
 
 
 class ReLU(Layer):
@@ -153,4 +166,60 @@ class Softmax(Layer):
     def get_config(self):
         config = super().get_config()
         config["axis"] = self.axis
+        return config
+
+
+class ELU(Layer):
+    """x for x > 0, alpha * (exp(x) - 1) below."""
+
+    supports_masking = True
+
+    def __init__(self, alpha=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.alpha = alpha
+
+    def call(self, inputs):
+        return activations.elu(inputs, alpha=self.alpha)
+
+    def get_config(self):
+        config = super().get_config()
+        config["alpha"] = self.alpha
+        return config
+
+
+class PReLU(Layer):
+    """x for x >= 0, alpha * x below, with alpha a weight per element of the non-batch axes
+    (shared, size 1, along shared_axes)."""
+
+    supports_masking = True
+
+    def __init__(self, alpha_initializer="Zeros", alpha_regularizer=None, alpha_constraint=None, shared_axes=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.alpha_initializer = initializers.get(alpha_initializer)
+        self.alpha_regularizer = regularizers.get(alpha_regularizer)
+        if shared_axes is None:
+            self.shared_axes = None
+        else:
+            self.shared_axes = list(shared_axes) if isinstance(shared_axes, (list, tuple)) else [shared_axes]
+
+    def build(self, input_shape):
+        shape = list(input_shape[1:])
+        for axis in self.shared_axes or []:
+            shape[axis - 1] = 1
+        if any(d is None for d in shape):
+            raise ValueError(f"PReLU needs the non-batch dims that are not shared to be known. Received input "
+                             f"shape {tuple(input_shape)} with shared_axes={self.shared_axes}")
+        self.alpha = self.add_weight(shape=shape, initializer=self.alpha_initializer,
+                                     regularizer=self.alpha_regularizer, name="alpha")
+        self.built = True
+
+    def call(self, inputs):
+        return _ops.relu(inputs) - self.alpha * _ops.relu(-inputs)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"alpha_initializer": _serialize_initializer(self.alpha_initializer),
+                       "alpha_regularizer": regularizers.serialize(self.alpha_regularizer), "alpha_constraint": None,
+                       "shared_axes": self.shared_axes})
         return config

@@ -165,3 +165,110 @@ class BatchNormalization(Layer):
         return config
 
 
+
+
+class UnitNormalization(Layer):
+    """x scaled to unit L2 norm over axis, as Keras: x * rsqrt(max(sum x^2, 1e-12))."""
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis if isinstance(axis, int) else list(axis)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        sq = _ops.reduce_sum(_ops.square(inputs), axis=self.axis, keepdims=True)
+        return inputs * _ops.rsqrt(_ops.maximum(sq, _ops.convert_to_tensor(1e-12, inputs.dtype)))
+
+    def get_config(self):
+        config = super().get_config()
+        config["axis"] = self.axis
+        return config
+
+
+class RMSNormalization(Layer):
+    """x * rsqrt(mean(x^2 over axis) + epsilon) * scale (a weight, ones at first)."""
+
+    def __init__(self, axis=-1, epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.axis, self.epsilon = axis, epsilon
+
+    def build(self, input_shape):
+        self._jf_axes = _axes(self.axis, len(input_shape))
+        self.scale = self.add_weight(shape=_param_shape(input_shape, self._jf_axes), initializer="ones",
+                                     name="scale")
+        self.built = True
+
+    def call(self, inputs):
+        ms = _ops.reduce_mean(_ops.square(inputs), axis=self._jf_axes, keepdims=True)
+        out = inputs * _ops.rsqrt(ms + _ops.convert_to_tensor(self.epsilon, inputs.dtype))
+        return out * _broadcast(self.scale, self._jf_axes, len(inputs.shape))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"axis": self.axis, "epsilon": self.epsilon})
+        return config
+
+
+class GroupNormalization(Layer):
+    """The channels (axis) split into `groups`; each example's group normalized by its mean and
+    variance over the group's channels and all other non-batch axes, then gamma and beta per
+    channel."""
+
+    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.groups, self.axis, self.epsilon = groups, axis, epsilon
+        self.center, self.scale = center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+
+    def build(self, input_shape):
+        axis = self.axis % len(input_shape)
+        dim = input_shape[axis]
+        if dim is None:
+            raise ValueError(f"Axis {self.axis} of input tensor should have a defined dimension but the layer "
+                             f"received an input with shape {tuple(input_shape)}.")
+        if self.groups == -1:
+            self.groups = dim
+        if dim < self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) cannot be more than the number of channels ({dim}).")
+        if dim % self.groups != 0:
+            raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the number of channels "
+                             f"({dim}).")
+        self.gamma = self.add_weight(shape=(dim,), initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer, name="gamma") if self.scale else None
+        self.beta = self.add_weight(shape=(dim,), initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer, name="beta") if self.center else None
+        self.built = True
+
+    def call(self, inputs):
+        rank = len(inputs.shape)
+        axis = self.axis % rank
+        dims = _ops.shape(inputs)
+        per = inputs.shape[axis] // self.groups
+        grouped_shape = [dims[i] for i in range(axis)] + [self.groups, per] + [dims[i] for i in range(axis + 1, rank)]
+        x = _ops.reshape(inputs, _ops.stack([_ops.cast(d, dims.dtype) for d in grouped_shape]))
+        reduce = [i for i in range(1, rank + 1) if i != axis]
+        mean = _ops.reduce_mean(x, axis=reduce, keepdims=True)
+        var = _ops.reduce_mean(_ops.square(x - mean), axis=reduce, keepdims=True)
+        x = (x - mean) * _ops.rsqrt(var + _ops.convert_to_tensor(self.epsilon, inputs.dtype))
+        out = _ops.reshape(x, dims)
+        if self.scale:
+            out = out * _broadcast(self.gamma, [axis], rank)
+        if self.center:
+            out = out + _broadcast(self.beta, [axis], rank)
+        return out
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"groups": self.groups, "axis": self.axis, "epsilon": self.epsilon, "center": self.center,
+                       "scale": self.scale, "beta_initializer": _serialize_initializer(self.beta_initializer),
+                       "gamma_initializer": _serialize_initializer(self.gamma_initializer),
+                       "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                       "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                       "beta_constraint": None, "gamma_constraint": None})
+        return config
