@@ -1,6 +1,14 @@
 """jf.keras.layers: Keras 3's layers on jitflow's ops (docs/keras.md). A Keras layer jitflow
 lacks raises an AttributeError saying so."""
 from .attention import MultiHeadAttention
+from .augmentation import (
+    RandomBrightness,
+    RandomContrast,
+    RandomCrop,
+    RandomRotation,
+    RandomTranslation,
+    RandomZoom,
+)
 from .conv import (
     AveragePooling1D,
     AveragePooling2D,
@@ -197,7 +205,13 @@ __all__ = [
     "PReLU",
     "Permute",
     "RMSNormalization",
+    "RandomBrightness",
+    "RandomContrast",
+    "RandomCrop",
     "RandomFlip",
+    "RandomRotation",
+    "RandomTranslation",
+    "RandomZoom",
     "ReLU",
     "RepeatVector",
     "Rescaling",
@@ -241,10 +255,9 @@ _KERAS_LAYERS = frozenset((
     "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CutMix",
     "Discretization", "EinsumDense", "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing",
     "Hashing", "InputSpec", "IntegerLookup", "JaxLayer", "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp",
-    "Pipeline", "RandAugment", "RandomBrightness", "RandomColorDegeneration", "RandomColorJitter", "RandomContrast",
-    "RandomCrop", "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale", "RandomHue",
-    "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomRotation", "RandomSaturation",
-    "RandomSharpness", "RandomShear", "RandomTranslation", "RandomZoom", "ReversibleEmbedding", "STFTSpectrogram",
+    "Pipeline", "RandAugment", "RandomColorDegeneration", "RandomColorJitter",     "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale", "RandomHue",
+    "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",
+    "RandomSharpness", "RandomShear", "ReversibleEmbedding", "STFTSpectrogram",
     "Solarization", "SpectralNormalization", "StringLookup", "TFSMLayer", "TextVectorization", "TorchModuleWrapper",
     "Wrapper", "deserialize", "serialize",
 ))
