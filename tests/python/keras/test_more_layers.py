@@ -241,3 +241,58 @@ def test_new_layers_round_trip_through_configs():
                   layers.Resizing(4, 5), layers.RandomFlip("vertical")):
         clone = type(layer).from_config(layer.get_config())
         assert clone.get_config() == layer.get_config(), type(layer).__name__
+
+
+def _softmax(z):
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_dot_and_additive_attention(rng):
+    q, v, k = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 4))
+    att = layers.Attention(use_scale=True, dtype="float64")
+    out, w = att([q, v, k], return_attention_scores=True)
+    scale = att.scale.numpy()
+    want_w = _softmax(scale * q @ k.transpose(0, 2, 1))
+    np.testing.assert_allclose(w.numpy(), want_w, rtol=1e-10)
+    np.testing.assert_allclose(out.numpy(), want_w @ v, rtol=1e-10)
+    # value and query masks, and the causal mask
+    v_mask = np.array([[True, True, False, True, False], [True] * 5])
+    q_mask = np.array([[True, False, True], [True] * 3])
+    masked = layers.Attention(dtype="float64")([q, v], mask=[q_mask, v_mask]).numpy()
+    s = np.where(v_mask[:, None, :], q @ v.transpose(0, 2, 1), -np.inf)
+    want = (_softmax(s) @ v) * q_mask[..., None]
+    np.testing.assert_allclose(masked, want, rtol=1e-9, atol=1e-12)
+    causal = layers.Attention(dtype="float64")([v, v], use_causal_mask=True).numpy()
+    s = np.where(np.tril(np.ones((5, 5), bool)), v @ v.transpose(0, 2, 1), -np.inf)
+    np.testing.assert_allclose(causal, _softmax(s) @ v, rtol=1e-9)
+    concat = layers.Attention(score_mode="concat", dtype="float64")([q, v]).numpy()
+    s = np.tanh(q[:, :, None, :] + v[:, None, :, :]).sum(-1)
+    np.testing.assert_allclose(concat, _softmax(s) @ v, rtol=1e-10)
+    add = layers.AdditiveAttention(dtype="float64")
+    got = add([q, v]).numpy()
+    s = (add.scale.numpy() * np.tanh(q[:, :, None, :] + v[:, None, :, :])).sum(-1)
+    np.testing.assert_allclose(got, _softmax(s) @ v, rtol=1e-10)
+    with pytest.raises(ValueError, match="list of inputs"):
+        layers.Attention()(q)
+
+
+@pytest.mark.parametrize("equation,out_shape,bias_axes,x_shape,kernel_shape,bias_shape", [
+    ("ab,bc->ac", 7, "c", (2, 4), (4, 7), (7,)),
+    ("...b,bc->...c", 7, None, (2, 3, 4), (4, 7), None),
+    ("abc,cde->abde", (None, 2, 5), "de", (2, 3, 4), (4, 2, 5), (2, 5)),
+    ("abc,cd->abd", (3, 6), "b", (2, 3, 4), (4, 6), (3, 1)),
+])
+def test_einsum_dense(equation, out_shape, bias_axes, x_shape, kernel_shape, bias_shape, rng):
+    layer = layers.EinsumDense(equation, out_shape, bias_axes=bias_axes, bias_initializer="random_normal",
+                               dtype="float64")
+    x = rng.normal(size=x_shape)
+    got = layer(x).numpy()
+    assert tuple(layer.kernel.shape) == kernel_shape
+    assert (layer.bias is None and bias_shape is None) or tuple(layer.bias.shape) == bias_shape
+    want = np.einsum(equation, x, layer.kernel.numpy())
+    if layer.bias is not None:
+        want = want + layer.bias.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    if layer.bias is not None:
+        _check(layer, [x], lambda x, k, b: np.einsum(equation, x, k) + b, rng)

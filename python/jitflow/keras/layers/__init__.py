@@ -42,6 +42,11 @@ from .conv import (
     SeparableConvolution2D,
 )
 from .core import Activation, Add, Concatenate, Dense, Dropout, Embedding, Flatten, Reshape, add, concatenate
+from .dot_attention import (
+    AdditiveAttention,
+    Attention,
+    EinsumDense,
+)
 from .extra import (
     ELU,
     GlobalAveragePooling1D,
@@ -131,7 +136,9 @@ __all__ = [
     "Activation",
     "ActivityRegularization",
     "Add",
+    "AdditiveAttention",
     "AlphaDropout",
+    "Attention",
     "Average",
     "AveragePooling1D",
     "AveragePooling2D",
@@ -164,6 +171,7 @@ __all__ = [
     "DepthwiseConv2D",
     "Dot",
     "Dropout",
+    "EinsumDense",
     "Embedding",
     "Flatten",
     "GRUCell",
@@ -251,9 +259,9 @@ __all__ = [
 # dir(keras.layers) of Keras 3.15 (TF 2.21's tf.keras.layers), less what is above.
 _KERAS_LAYERS = frozenset((
     "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
-    "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "AdditiveAttention", "Attention", "AugMix", "AutoContrast",
+    "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "AugMix", "AutoContrast",
     "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CutMix",
-    "Discretization", "EinsumDense", "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing",
+    "Discretization", "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing",
     "Hashing", "InputSpec", "IntegerLookup", "JaxLayer", "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp",
     "Pipeline", "RandAugment", "RandomColorDegeneration", "RandomColorJitter",     "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale", "RandomHue",
     "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",
