@@ -4,7 +4,20 @@ runs on jitflow's ops, so a model called inside a jf.function is traced and comp
 other jitflow code (docs/keras.md)."""
 import types as _types
 
-from . import activations, initializers, layers, losses, metrics, models, optimizers, regularizers, saving
+from . import (
+    activations,
+    backend_config,
+    callbacks,
+    initializers,
+    layers,
+    losses,
+    metrics,
+    models,
+    optimizers,
+    regularizers,
+    saving,
+    utils,
+)
 from .layers import Input, InputLayer, Layer
 from .layers.layer import clear_session
 from .models import Model, Sequential
@@ -14,8 +27,15 @@ models.load_model = load_model
 models.save_model = saving.save_model
 models.model_from_json = saving.model_from_json
 
-# keras.backend.clear_session: forgets the layer names given so far (dense, dense_1, ...).
-backend = _types.SimpleNamespace(clear_session=clear_session)
+_settings = {n: getattr(backend_config, n) for n in ("floatx", "set_floatx", "epsilon", "set_epsilon",
+                                                      "image_data_format", "set_image_data_format")}
+# keras.backend keeps Keras 2's names TF programs still call (clear_session forgets the layer
+# names given so far: dense, dense_1, ...); keras.config has Keras 3's.
+backend = _types.SimpleNamespace(clear_session=clear_session, backend=backend_config.backend, **_settings)
+config = _types.SimpleNamespace(backend=backend_config.backend,
+                                enable_unsafe_deserialization=backend_config.enable_unsafe_deserialization,
+                                **_settings)
 
-__all__ = ["Input", "InputLayer", "Layer", "Model", "Sequential", "activations", "backend", "initializers", "layers",
-           "load_model", "losses", "metrics", "models", "optimizers", "regularizers", "saving"]
+__all__ = ["Input", "InputLayer", "Layer", "Model", "Sequential", "activations", "backend", "callbacks", "config",
+           "initializers", "layers", "load_model", "losses", "metrics", "models", "optimizers", "regularizers", "saving",
+           "utils"]

@@ -6,6 +6,7 @@ from ...ops import array_ops as _array
 from ...ops import basic_ops as _ops
 from ...ops import conv_ops as _conv
 from .. import activations, regularizers
+from ..backend_config import image_data_format
 from .core import _serialize_initializer, seeded
 from .layer import Layer
 
@@ -31,7 +32,7 @@ def _padding(padding, allow_causal=False):
 
 
 def _data_format(data_format):
-    data_format = data_format or "channels_last"
+    data_format = data_format or image_data_format()
     if data_format not in ("channels_last", "channels_first"):
         raise ValueError(f"The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. "
                          f"Received: data_format={data_format}")

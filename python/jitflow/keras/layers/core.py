@@ -14,6 +14,7 @@ from ...ops import random_ops as _random
 from ...ops import stats_ops as _stats
 from ...ops.variables import Variable
 from .. import activations, initializers, regularizers
+from ..backend_config import image_data_format
 from .layer import Layer
 
 
@@ -226,7 +227,7 @@ class Flatten(Layer):
 
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
-        self.data_format = data_format or "channels_last"
+        self.data_format = data_format or image_data_format()
 
     def call(self, inputs):
         rest = inputs.shape[1:]

@@ -4,6 +4,7 @@ from ...core import dtypes as _dt
 from ...ops import basic_ops as _ops
 from ...ops import nn_ops as _nn
 from .. import activations, initializers, regularizers
+from ..backend_config import image_data_format
 from .core import _serialize_initializer
 from .layer import Layer
 
@@ -13,7 +14,7 @@ class _GlobalPooling(Layer):
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
-        self.data_format = data_format or "channels_last"
+        self.data_format = data_format or image_data_format()
         if self.data_format not in ("channels_last", "channels_first"):
             raise ValueError(f"The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. "
                              f"Received: data_format={data_format}")

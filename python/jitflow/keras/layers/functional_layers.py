@@ -11,6 +11,7 @@ import types
 
 from ...ops import basic_ops as _ops
 from ...ops import stats_ops as _stats
+from ..backend_config import unsafe_deserialization_enabled
 from .layer import Layer
 
 _unsafe = threading.local()
@@ -40,7 +41,7 @@ def _load_function(config):
     if not isinstance(config, dict):
         return config
     if config.get("class_name") == "__lambda__":
-        if not getattr(_unsafe, "allowed", False):
+        if not (getattr(_unsafe, "allowed", False) or unsafe_deserialization_enabled()):
             raise ValueError("Requested the deserialization of a `lambda` object. This carries a potential risk of "
                              "arbitrary code execution and thus it is disallowed by default. If you trust the "
                              "source of the saved model, you can pass `safe_mode=False` to the loading function in "

@@ -23,6 +23,7 @@ from ...ops.variables import Variable
 from ...state.module import Module
 from ...tracing.function import function as _jf_function
 from .. import initializers, regularizers
+from ..backend_config import floatx
 from .keras_tensor import KerasTensor, Node, any_keras_tensor
 
 # Keras's global name counters ("dense", "dense_1", ...); clear_session() resets them.
@@ -206,7 +207,7 @@ class Layer(Module):
                              f"Received: name={name!r} (of type {type(name)})")
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_name_scope", name_scope(name))
-        self._jf_dtype = _dt.float32 if dtype is None else _dt.as_dtype(getattr(dtype, "name", dtype))
+        self._jf_dtype = _dt.as_dtype(floatx() if dtype is None else getattr(dtype, "name", dtype))
         self._jf_autocast = autocast
         self._jf_trainable = bool(trainable)
         self._jf_weights = []  # add_weight's variables, in creation order (Keras's weight order)
