@@ -13,6 +13,7 @@ from . import (
     losses,
     metrics,
     models,
+    ops,
     optimizers,
     regularizers,
     saving,
@@ -37,5 +38,5 @@ config = _types.SimpleNamespace(backend=backend_config.backend,
                                 **_settings)
 
 __all__ = ["Input", "InputLayer", "Layer", "Model", "Sequential", "activations", "backend", "callbacks", "config",
-           "initializers", "layers", "load_model", "losses", "metrics", "models", "optimizers", "regularizers", "saving",
+           "initializers", "layers", "load_model", "losses", "metrics", "models", "ops", "optimizers", "regularizers", "saving",
            "utils"]
