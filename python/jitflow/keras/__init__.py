@@ -8,6 +8,7 @@ from . import (
     activations,
     backend_config,
     callbacks,
+    constraints,
     initializers,
     layers,
     losses,
@@ -37,6 +38,6 @@ config = _types.SimpleNamespace(backend=backend_config.backend,
                                 enable_unsafe_deserialization=backend_config.enable_unsafe_deserialization,
                                 **_settings)
 
-__all__ = ["Input", "InputLayer", "Layer", "Model", "Sequential", "activations", "backend", "callbacks", "config",
+__all__ = ["Input", "InputLayer", "Layer", "Model", "Sequential", "activations", "backend", "callbacks", "config", "constraints",
            "initializers", "layers", "load_model", "losses", "metrics", "models", "ops", "optimizers", "regularizers", "saving",
            "utils"]

@@ -209,6 +209,10 @@ class Optimizer(_Module):
         step = _ops.cast(self.iterations.read_value() + 1, _ops._dt.float32)
         for g, v in zip(grads, variables):
             self._update(g, v, _ops.cast(step, v.dtype) if v.dtype != step.dtype else step)
+            # A Keras weight's constraint (keras.constraints) projects it after its update.
+            constraint = getattr(v, "constraint", None)
+            if constraint is not None:
+                v.assign(constraint(v.read_value()))
         self.iterations.assign_add(np.int64(1))
         return self.iterations
 

@@ -261,13 +261,13 @@ _KERAS_LAYERS = frozenset((
     "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
     "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "AugMix", "AutoContrast",
     "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CutMix",
-    "Discretization", "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing",
-    "Hashing", "InputSpec", "IntegerLookup", "JaxLayer", "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp",
-    "Pipeline", "RandAugment", "RandomColorDegeneration", "RandomColorJitter",     "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale", "RandomHue",
-    "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",
-    "RandomSharpness", "RandomShear", "ReversibleEmbedding", "STFTSpectrogram",
-    "Solarization", "SpectralNormalization", "StringLookup", "TFSMLayer", "TextVectorization", "TorchModuleWrapper",
-    "Wrapper", "deserialize", "serialize",
+    "Discretization", "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing", "Hashing", "InputSpec",
+    "IntegerLookup", "JaxLayer", "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "Pipeline", "RandAugment",
+    "RandomColorDegeneration", "RandomColorJitter", "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur",
+    "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",
+    "RandomSharpness", "RandomShear", "ReversibleEmbedding", "STFTSpectrogram", "Solarization",
+    "SpectralNormalization", "StringLookup", "TFSMLayer", "TextVectorization", "TorchModuleWrapper", "Wrapper",
+    "deserialize", "serialize",
 ))
 
 

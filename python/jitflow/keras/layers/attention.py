@@ -7,7 +7,7 @@ import math
 from ...core import dtypes as _dt
 from ...ops import basic_ops as _ops
 from ...ops import nn_ops as _nn
-from .. import initializers, regularizers
+from .. import constraints, initializers, regularizers
 from .core import SeedState, _serialize_initializer, stateless_dropout
 from .layer import Layer, get_mask
 
@@ -19,11 +19,13 @@ class _HeadsDense(Layer):
     supports_masking = True  # the attention layer handles the masks
 
     def __init__(self, heads, size, out_dim=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
-                 kernel_regularizer=None, bias_regularizer=None, **kwargs):
+                 kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.heads, self.size, self.out_dim, self.use_bias = heads, size, out_dim, use_bias
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
 
     def build(self, input_shape):
         if self.out_dim is None:
@@ -31,9 +33,11 @@ class _HeadsDense(Layer):
         else:
             kshape, bshape = (self.heads, self.size, self.out_dim), (self.out_dim,)
         self.kernel = self.add_weight(shape=kshape, initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, name="kernel")
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
+                                      name="kernel")
         self.bias = self.add_weight(shape=bshape, initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer, name="bias") if self.use_bias else None
+                                    regularizer=self.bias_regularizer, constraint=self.bias_constraint,
+                                    name="bias") if self.use_bias else None
         self.built = True
 
     def call(self, x):
@@ -68,11 +72,14 @@ class MultiHeadAttention(Layer):
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
         self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def _dense(self, size, name, out_dim=None):
         return _HeadsDense(self.num_heads, size, out_dim, self.use_bias, self.kernel_initializer,
-                           self.bias_initializer, self.kernel_regularizer, self.bias_regularizer, name=name,
+                           self.bias_initializer, self.kernel_regularizer, self.bias_regularizer,
+                           kernel_constraint=self.kernel_constraint, bias_constraint=self.bias_constraint, name=name,
                            dtype=self._jf_dtype)
 
     def build(self, query_shape, value_shape, key_shape=None):
@@ -148,5 +155,6 @@ class MultiHeadAttention(Layer):
                        "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
                        "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                        "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-                       "kernel_constraint": None, "bias_constraint": None, "seed": self.seed})
+                       "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                       "bias_constraint": constraints.serialize(self.bias_constraint), "seed": self.seed})
         return config

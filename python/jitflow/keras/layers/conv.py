@@ -5,7 +5,7 @@ data_format, on jf.nn's convolutions (oneDNN for float32) and bias_add."""
 from ...ops import array_ops as _array
 from ...ops import basic_ops as _ops
 from ...ops import conv_ops as _conv
-from .. import activations, regularizers
+from .. import activations, constraints, regularizers
 from ..backend_config import image_data_format
 from .core import _serialize_initializer, seeded
 from .layer import Layer
@@ -46,7 +46,7 @@ class _ConvBase(Layer):
     rank = 2
 
     def __init__(self, kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
-                 bias_initializer, bias_regularizer, activity_regularizer, **kwargs):
+                 bias_initializer, bias_regularizer, activity_regularizer, bias_constraint=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         n = self.rank
         self.kernel_size = _tuple(kernel_size, n, "kernel_size")
@@ -58,6 +58,7 @@ class _ConvBase(Layer):
         self.use_bias = use_bias
         self.bias_initializer = seeded(bias_initializer, None)
         self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     _causal_ok = True
 
@@ -74,7 +75,8 @@ class _ConvBase(Layer):
 
     def _add_bias(self, size):
         self.bias = self.add_weight(shape=(size,), initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer, name="bias") if self.use_bias else None
+                                    regularizer=self.bias_regularizer, constraint=self.bias_constraint,
+                                    name="bias") if self.use_bias else None
 
     def _spatial_axes(self):
         return list(range(1, 1 + self.rank)) if self.data_format == "channels_last" else list(range(2, 2 + self.rank))
@@ -101,7 +103,7 @@ class _ConvBase(Layer):
                        "bias_initializer": _serialize_initializer(self.bias_initializer),
                        "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                        "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-                       "bias_constraint": None})
+                       "bias_constraint": constraints.serialize(self.bias_constraint)})
         return config
 
 
@@ -113,7 +115,7 @@ class _Conv(_ConvBase):
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, seed=None, **kwargs):
         super().__init__(kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
-                         bias_initializer, bias_regularizer, activity_regularizer, **kwargs)
+                         bias_initializer, bias_regularizer, activity_regularizer, bias_constraint, **kwargs)
         groups = int(groups)
         if groups <= 0:
             raise ValueError(f"The number of groups must be a positive integer. Received: groups={groups}.")
@@ -124,6 +126,7 @@ class _Conv(_ConvBase):
         self.groups = groups
         self.kernel_initializer = seeded(kernel_initializer, seed)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
 
     def build(self, input_shape):
         channels = self._channels(input_shape)
@@ -134,6 +137,7 @@ class _Conv(_ConvBase):
         # A grouped kernel holds each group's input channels: the convolution op groups by it.
         self.kernel = self.add_weight(shape=(*self.kernel_size, channels // self.groups, self.filters),
                                       initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint,
                                       name="kernel")
         self._add_bias(self.filters)
         self.built = True
@@ -150,7 +154,7 @@ class _Conv(_ConvBase):
         config.update({"filters": self.filters, "groups": self.groups,
                        "kernel_initializer": _serialize_initializer(self.kernel_initializer),
                        "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-                       "kernel_constraint": None})
+                       "kernel_constraint": constraints.serialize(self.kernel_constraint)})
         return config
 
 
@@ -196,7 +200,7 @@ class _ConvTranspose(_ConvBase):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, seed=None, **kwargs):
         super().__init__(kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
-                         bias_initializer, bias_regularizer, activity_regularizer, **kwargs)
+                         bias_initializer, bias_regularizer, activity_regularizer, bias_constraint, **kwargs)
         self.filters = int(filters)
         self.output_padding = None if output_padding is None else _tuple(output_padding, self.rank, "output_padding")
         if self.output_padding is not None:
@@ -206,11 +210,13 @@ class _ConvTranspose(_ConvBase):
                                      f"output_padding={self.output_padding}.")
         self.kernel_initializer = seeded(kernel_initializer, seed)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
 
     def build(self, input_shape):
         channels = self._channels(input_shape)
         self.kernel = self.add_weight(shape=(*self.kernel_size, self.filters, channels),
                                       initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint,
                                       name="kernel")
         self._add_bias(self.filters)
         self.built = True
@@ -238,7 +244,7 @@ class _ConvTranspose(_ConvBase):
         config.update({"filters": self.filters, "output_padding": self.output_padding,
                        "kernel_initializer": _serialize_initializer(self.kernel_initializer),
                        "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-                       "kernel_constraint": None})
+                       "kernel_constraint": constraints.serialize(self.kernel_constraint)})
         return config
 
 
@@ -268,16 +274,18 @@ class _Depthwise(_ConvBase):
 
     def __init__(self, kernel_size, strides, padding, depth_multiplier, data_format, dilation_rate, activation,
                  use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer, bias_regularizer,
-                 activity_regularizer, seed, **kwargs):
+                 activity_regularizer, seed, depthwise_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
-                         bias_initializer, bias_regularizer, activity_regularizer, **kwargs)
+                         bias_initializer, bias_regularizer, activity_regularizer, bias_constraint, **kwargs)
         self.depth_multiplier = int(depth_multiplier)
         self.depthwise_initializer = seeded(depthwise_initializer, seed)
         self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
+        self.depthwise_constraint = constraints.get(depthwise_constraint)
 
     def _depthwise_kernel(self, channels, name):
         return self.add_weight(shape=(*self.kernel_size, channels, self.depth_multiplier),
                                initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
+                               constraint=self.depthwise_constraint,
                                name=name)
 
     def _as_2d(self, inputs, kernels):
@@ -298,7 +306,7 @@ class _Depthwise(_ConvBase):
         config.update({"depth_multiplier": self.depth_multiplier,
                        "depthwise_initializer": _serialize_initializer(self.depthwise_initializer),
                        "depthwise_regularizer": regularizers.serialize(self.depthwise_regularizer),
-                       "depthwise_constraint": None})
+                       "depthwise_constraint": constraints.serialize(self.depthwise_constraint)})
         return config
 
 
@@ -309,7 +317,7 @@ class _DepthwiseConv(_Depthwise):
                  activity_regularizer=None, depthwise_constraint=None, bias_constraint=None, seed=None, **kwargs):
         super().__init__(kernel_size, strides, padding, depth_multiplier, data_format, dilation_rate, activation,
                          use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer, bias_regularizer,
-                         activity_regularizer, seed, **kwargs)
+                         activity_regularizer, seed, depthwise_constraint, bias_constraint, **kwargs)
 
     def build(self, input_shape):
         channels = self._channels(input_shape)
@@ -346,17 +354,19 @@ class _SeparableConv(_Depthwise):
                  depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, seed=None, **kwargs):
         super().__init__(kernel_size, strides, padding, depth_multiplier, data_format, dilation_rate, activation,
                          use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer, bias_regularizer,
-                         activity_regularizer, seed, **kwargs)
+                         activity_regularizer, seed, depthwise_constraint, bias_constraint, **kwargs)
         self.filters = int(filters)
         self.pointwise_initializer = seeded(pointwise_initializer, None if seed is None else seed + 1)
         self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
+        self.pointwise_constraint = constraints.get(pointwise_constraint)
 
     def build(self, input_shape):
         channels = self._channels(input_shape)
         self.depthwise_kernel = self._depthwise_kernel(channels, "depthwise_kernel")
         self.pointwise_kernel = self.add_weight(
             shape=(*([1] * self.rank), channels * self.depth_multiplier, self.filters),
-            initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer, name="pointwise_kernel")
+            initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
+            constraint=self.pointwise_constraint, name="pointwise_kernel")
         self._add_bias(self.filters)
         self.built = True
 
@@ -371,7 +381,7 @@ class _SeparableConv(_Depthwise):
         config.update({"filters": self.filters,
                        "pointwise_initializer": _serialize_initializer(self.pointwise_initializer),
                        "pointwise_regularizer": regularizers.serialize(self.pointwise_regularizer),
-                       "pointwise_constraint": None})
+                       "pointwise_constraint": constraints.serialize(self.pointwise_constraint)})
         return config
 
 

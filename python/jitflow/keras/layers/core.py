@@ -13,7 +13,7 @@ from ...ops import basic_ops as _ops
 from ...ops import random_ops as _random
 from ...ops import stats_ops as _stats
 from ...ops.variables import Variable
-from .. import activations, initializers, regularizers
+from .. import activations, constraints, initializers, regularizers
 from ..backend_config import image_data_format
 from .layer import Layer
 
@@ -55,9 +55,9 @@ class Dense(Layer):
         self.kernel_initializer = seeded(kernel_initializer, seed)
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def build(self, input_shape):
         in_dim = input_shape[-1]
@@ -92,7 +92,8 @@ class Dense(Layer):
             "bias_initializer": _serialize_initializer(self.bias_initializer),
             "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
             "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "kernel_constraint": None, "bias_constraint": None})
+            "kernel_constraint": constraints.serialize(self.kernel_constraint),
+            "bias_constraint": constraints.serialize(self.bias_constraint)})
         return config
 
 
@@ -107,6 +108,7 @@ class Embedding(Layer):
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.embeddings_constraint = embeddings_constraint
         self.mask_zero = mask_zero
         self._jf_autocast = False  # ids stay integers
@@ -115,7 +117,8 @@ class Embedding(Layer):
     def build(self, input_shape=None):
         self.embeddings = self.add_weight(shape=(self.input_dim, self.output_dim),
                                           initializer=self.embeddings_initializer,
-                                          regularizer=self.embeddings_regularizer, name="embeddings")
+                                          regularizer=self.embeddings_regularizer,
+                                          constraint=self.embeddings_constraint, name="embeddings")
         self.built = True
         if self._jf_initial_weights is not None:
             self.set_weights(self._jf_initial_weights)
@@ -139,7 +142,8 @@ class Embedding(Layer):
                        "embeddings_initializer": _serialize_initializer(self.embeddings_initializer),
                        "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
                        "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-                       "embeddings_constraint": None, "mask_zero": self.mask_zero})
+                       "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
+                       "mask_zero": self.mask_zero})
         return config
 
 

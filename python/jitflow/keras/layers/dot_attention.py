@@ -9,7 +9,7 @@ from ...core import dtypes as _dt
 from ...ops import basic_ops as _ops
 from ...ops import einsum_ops as _einsum
 from ...ops import nn_ops as _nn
-from .. import activations, initializers, regularizers
+from .. import activations, constraints, initializers, regularizers
 from .core import SeedState, _serialize_initializer, stateless_dropout
 from .layer import Layer
 
@@ -189,16 +189,20 @@ class EinsumDense(Layer):
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
         self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def build(self, input_shape):
         kernel, bias, out = _einsum_shapes(self.equation, self.bias_axes, tuple(input_shape),
                                            self.partial_output_shape)
         self.full_output_shape = tuple(out)
         self.kernel = self.add_weight(shape=kernel, initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, name="kernel")
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
+                                      name="kernel")
         self.bias = None if bias is None else self.add_weight(shape=bias, initializer=self.bias_initializer,
-                                                              regularizer=self.bias_regularizer, name="bias")
+                                                              regularizer=self.bias_regularizer,
+                                                              constraint=self.bias_constraint, name="bias")
         self.built = True
 
     def call(self, inputs):
@@ -216,5 +220,6 @@ class EinsumDense(Layer):
                        "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
                        "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                        "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-                       "kernel_constraint": None, "bias_constraint": None})
+                       "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                       "bias_constraint": constraints.serialize(self.bias_constraint)})
         return config

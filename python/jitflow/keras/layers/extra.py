@@ -3,7 +3,7 @@ activation layers ReLU, LeakyReLU and Softmax (with Keras's masked softmax)."""
 from ...core import dtypes as _dt
 from ...ops import basic_ops as _ops
 from ...ops import nn_ops as _nn
-from .. import activations, initializers, regularizers
+from .. import activations, constraints, initializers, regularizers
 from ..backend_config import image_data_format
 from .core import _serialize_initializer
 from .layer import Layer
@@ -199,6 +199,7 @@ class PReLU(Layer):
         super().__init__(**kwargs)
         self.alpha_initializer = initializers.get(alpha_initializer)
         self.alpha_regularizer = regularizers.get(alpha_regularizer)
+        self.alpha_constraint = constraints.get(alpha_constraint)
         if shared_axes is None:
             self.shared_axes = None
         else:
@@ -212,7 +213,7 @@ class PReLU(Layer):
             raise ValueError(f"PReLU needs the non-batch dims that are not shared to be known. Received input "
                              f"shape {tuple(input_shape)} with shared_axes={self.shared_axes}")
         self.alpha = self.add_weight(shape=shape, initializer=self.alpha_initializer,
-                                     regularizer=self.alpha_regularizer, name="alpha")
+                                     regularizer=self.alpha_regularizer, constraint=self.alpha_constraint, name="alpha")
         self.built = True
 
     def call(self, inputs):
@@ -221,6 +222,7 @@ class PReLU(Layer):
     def get_config(self):
         config = super().get_config()
         config.update({"alpha_initializer": _serialize_initializer(self.alpha_initializer),
-                       "alpha_regularizer": regularizers.serialize(self.alpha_regularizer), "alpha_constraint": None,
+                       "alpha_regularizer": regularizers.serialize(self.alpha_regularizer),
+                       "alpha_constraint": constraints.serialize(self.alpha_constraint),
                        "shared_axes": self.shared_axes})
         return config

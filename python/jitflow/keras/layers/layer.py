@@ -22,7 +22,7 @@ from ...ops import basic_ops as _ops
 from ...ops.variables import Variable
 from ...state.module import Module
 from ...tracing.function import function as _jf_function
-from .. import initializers, regularizers
+from .. import constraints, initializers, regularizers
 from ..backend_config import floatx
 from .keras_tensor import KerasTensor, Node, any_keras_tensor
 
@@ -279,7 +279,7 @@ class Layer(Module):
         if scope is None:  # a weight made in __init__, before any build: the layer's own scope
             scope = current_module_scope() + self._name
         v = KerasVariable(lambda: _ops.cast(init(shape, dtype=dtype), dtype), trainable=trainable, name=name,
-                          scope=scope, regularizer=regularizers.get(regularizer), constraint=constraint)
+                          scope=scope, regularizer=regularizers.get(regularizer), constraint=constraints.get(constraint))
         self._jf_weights.append(v)
         return v
 

@@ -3,7 +3,7 @@ moving_mean and moving_variance non-trainable), defaults (epsilon 1e-3, momentum
 training behaviour: BatchNorm normalizes by the batch's moments and updates its moving ones
 when training, and by the moving ones otherwise."""
 from ...ops import basic_ops as _ops
-from .. import initializers, regularizers
+from .. import constraints, initializers, regularizers
 from .core import _serialize_initializer
 from .layer import Layer
 
@@ -43,15 +43,19 @@ class LayerNormalization(Layer):
         self.beta_initializer = initializers.get(beta_initializer)
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.gamma_constraint = constraints.get(gamma_constraint)
 
     def build(self, input_shape):
         self._jf_axes = _axes(self.axis, len(input_shape))
         shape = _param_shape(input_shape, self._jf_axes)
         self.gamma = self.add_weight(shape=shape, initializer=self.gamma_initializer,
-                                     regularizer=self.gamma_regularizer, name="gamma") if self.scale else None
+                                     regularizer=self.gamma_regularizer, constraint=self.gamma_constraint,
+                                     name="gamma") if self.scale else None
         self.beta = self.add_weight(shape=shape, initializer=self.beta_initializer,
-                                    regularizer=self.beta_regularizer, name="beta") if self.center else None
+                                    regularizer=self.beta_regularizer, constraint=self.beta_constraint,
+                                    name="beta") if self.center else None
         self.built = True
 
     def call(self, inputs):
@@ -82,7 +86,8 @@ class LayerNormalization(Layer):
                        "gamma_initializer": _serialize_initializer(self.gamma_initializer),
                        "beta_regularizer": regularizers.serialize(self.beta_regularizer),
                        "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
-                       "beta_constraint": None, "gamma_constraint": None})
+                       "beta_constraint": constraints.serialize(self.beta_constraint),
+                       "gamma_constraint": constraints.serialize(self.gamma_constraint)})
         return config
 
 
@@ -107,7 +112,9 @@ class BatchNormalization(Layer):
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
         self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.gamma_constraint = constraints.get(gamma_constraint)
         self.synchronized = synchronized
 
     def build(self, input_shape):
@@ -119,9 +126,11 @@ class BatchNormalization(Layer):
                              f"received an input with shape {tuple(input_shape)}.")
         shape = (dim,)
         self.gamma = self.add_weight(shape=shape, initializer=self.gamma_initializer,
-                                     regularizer=self.gamma_regularizer, name="gamma") if self.scale else None
+                                     regularizer=self.gamma_regularizer, constraint=self.gamma_constraint,
+                                     name="gamma") if self.scale else None
         self.beta = self.add_weight(shape=shape, initializer=self.beta_initializer,
-                                    regularizer=self.beta_regularizer, name="beta") if self.center else None
+                                    regularizer=self.beta_regularizer, constraint=self.beta_constraint,
+                                    name="beta") if self.center else None
         self.moving_mean = self.add_weight(shape=shape, initializer=self.moving_mean_initializer, trainable=False,
                                            name="moving_mean")
         self.moving_variance = self.add_weight(shape=shape, initializer=self.moving_variance_initializer,
@@ -161,7 +170,9 @@ class BatchNormalization(Layer):
                        "moving_variance_initializer": _serialize_initializer(self.moving_variance_initializer),
                        "beta_regularizer": regularizers.serialize(self.beta_regularizer),
                        "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
-                       "beta_constraint": None, "gamma_constraint": None, "synchronized": self.synchronized})
+                       "beta_constraint": constraints.serialize(self.beta_constraint),
+                       "gamma_constraint": constraints.serialize(self.gamma_constraint),
+                       "synchronized": self.synchronized})
         return config
 
 
@@ -224,7 +235,9 @@ class GroupNormalization(Layer):
         self.beta_initializer = initializers.get(beta_initializer)
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.gamma_constraint = constraints.get(gamma_constraint)
 
     def build(self, input_shape):
         axis = self.axis % len(input_shape)
@@ -240,9 +253,11 @@ class GroupNormalization(Layer):
             raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the number of channels "
                              f"({dim}).")
         self.gamma = self.add_weight(shape=(dim,), initializer=self.gamma_initializer,
-                                     regularizer=self.gamma_regularizer, name="gamma") if self.scale else None
+                                     regularizer=self.gamma_regularizer, constraint=self.gamma_constraint,
+                                     name="gamma") if self.scale else None
         self.beta = self.add_weight(shape=(dim,), initializer=self.beta_initializer,
-                                    regularizer=self.beta_regularizer, name="beta") if self.center else None
+                                    regularizer=self.beta_regularizer, constraint=self.beta_constraint,
+                                    name="beta") if self.center else None
         self.built = True
 
     def call(self, inputs):
@@ -270,5 +285,6 @@ class GroupNormalization(Layer):
                        "gamma_initializer": _serialize_initializer(self.gamma_initializer),
                        "beta_regularizer": regularizers.serialize(self.beta_regularizer),
                        "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
-                       "beta_constraint": None, "gamma_constraint": None})
+                       "beta_constraint": constraints.serialize(self.beta_constraint),
+                       "gamma_constraint": constraints.serialize(self.gamma_constraint)})
         return config

@@ -13,7 +13,7 @@ from ...ops import basic_ops as _ops
 from ...ops.variables import Variable
 from ...tracing.control_flow import while_loop
 from ...tracing.tensor_array import TensorArray
-from .. import activations, initializers, regularizers
+from .. import activations, constraints, initializers, regularizers
 from .core import SeedState, _serialize_initializer, seeded, stateless_dropout
 from .layer import Layer
 
@@ -28,7 +28,8 @@ class _RecurrentCell(Layer):
 
     def __init__(self, units, activation, recurrent_activation, use_bias, kernel_initializer, recurrent_initializer,
                  bias_initializer, kernel_regularizer, recurrent_regularizer, bias_regularizer, dropout,
-                 recurrent_dropout, seed, **kwargs):
+                 recurrent_dropout, seed, kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
+                 **kwargs):
         kwargs.pop("implementation", None)
         super().__init__(**kwargs)
         if units <= 0:
@@ -42,8 +43,11 @@ class _RecurrentCell(Layer):
         self.recurrent_initializer = seeded(recurrent_initializer, None if seed is None else seed + 1)
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
         self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
+        self.recurrent_constraint = constraints.get(recurrent_constraint)
         self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.dropout = min(1.0, max(0.0, float(dropout)))
         self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         self.seed = seed
@@ -104,7 +108,9 @@ class _RecurrentCell(Layer):
             "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
             "recurrent_regularizer": regularizers.serialize(self.recurrent_regularizer),
             "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "kernel_constraint": None, "recurrent_constraint": None, "bias_constraint": None,
+            "kernel_constraint": constraints.serialize(self.kernel_constraint),
+            "recurrent_constraint": constraints.serialize(self.recurrent_constraint),
+            "bias_constraint": constraints.serialize(self.bias_constraint),
             "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout, "seed": self.seed})
         return config
 
@@ -131,7 +137,8 @@ class LSTMCell(_RecurrentCell):
                  recurrent_dropout=0.0, seed=None, **kwargs):
         super().__init__(units, activation, recurrent_activation, use_bias, kernel_initializer,
                          recurrent_initializer, bias_initializer, kernel_regularizer, recurrent_regularizer,
-                         bias_regularizer, dropout, recurrent_dropout, seed, **kwargs)
+                         bias_regularizer, dropout, recurrent_dropout, seed, kernel_constraint, recurrent_constraint,
+                         bias_constraint, **kwargs)
         self.unit_forget_bias = unit_forget_bias
         self.state_size = [self.units, self.units]
         self.output_size = self.units
@@ -139,9 +146,11 @@ class LSTMCell(_RecurrentCell):
     def build(self, input_shape):
         u = self.units
         self.kernel = self.add_weight(shape=(input_shape[-1], 4 * u), initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, name="kernel")
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
+                                      name="kernel")
         self.recurrent_kernel = self.add_weight(shape=(u, 4 * u), initializer=self.recurrent_initializer,
-                                                regularizer=self.recurrent_regularizer, name="recurrent_kernel")
+                                                regularizer=self.recurrent_regularizer,
+                                                constraint=self.recurrent_constraint, name="recurrent_kernel")
         if self.use_bias:
             if self.unit_forget_bias:
                 base = self.bias_initializer
@@ -153,6 +162,7 @@ class LSTMCell(_RecurrentCell):
             else:
                 init = self.bias_initializer
             self.bias = self.add_weight(shape=(4 * u,), initializer=init, regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint,
                                         name="bias")
         else:
             self.bias = None
@@ -197,7 +207,8 @@ class GRUCell(_RecurrentCell):
                  reset_after=True, seed=None, **kwargs):
         super().__init__(units, activation, recurrent_activation, use_bias, kernel_initializer,
                          recurrent_initializer, bias_initializer, kernel_regularizer, recurrent_regularizer,
-                         bias_regularizer, dropout, recurrent_dropout, seed, **kwargs)
+                         bias_regularizer, dropout, recurrent_dropout, seed, kernel_constraint, recurrent_constraint,
+                         bias_constraint, **kwargs)
         self.reset_after = reset_after
         self.state_size = self.units
         self.output_size = self.units
@@ -205,13 +216,15 @@ class GRUCell(_RecurrentCell):
     def build(self, input_shape):
         u = self.units
         self.kernel = self.add_weight(shape=(input_shape[-1], 3 * u), initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, name="kernel")
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
+                                      name="kernel")
         self.recurrent_kernel = self.add_weight(shape=(u, 3 * u), initializer=self.recurrent_initializer,
-                                                regularizer=self.recurrent_regularizer, name="recurrent_kernel")
+                                                regularizer=self.recurrent_regularizer,
+                                                constraint=self.recurrent_constraint, name="recurrent_kernel")
         if self.use_bias:
             shape = (2, 3 * u) if self.reset_after else (3 * u,)
             self.bias = self.add_weight(shape=shape, initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, name="bias")
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint, name="bias")
         else:
             self.bias = None
         self.built = True
@@ -260,17 +273,20 @@ class SimpleRNNCell(_RecurrentCell):
                  bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, seed=None, **kwargs):
         super().__init__(units, activation, None, use_bias, kernel_initializer, recurrent_initializer,
                          bias_initializer, kernel_regularizer, recurrent_regularizer, bias_regularizer, dropout,
-                         recurrent_dropout, seed, **kwargs)
+                         recurrent_dropout, seed, kernel_constraint, recurrent_constraint, bias_constraint, **kwargs)
         self.state_size = self.units
         self.output_size = self.units
 
     def build(self, input_shape):
         u = self.units
         self.kernel = self.add_weight(shape=(input_shape[-1], u), initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, name="kernel")
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
+                                      name="kernel")
         self.recurrent_kernel = self.add_weight(shape=(u, u), initializer=self.recurrent_initializer,
-                                                regularizer=self.recurrent_regularizer, name="recurrent_kernel")
+                                                regularizer=self.recurrent_regularizer,
+                                                constraint=self.recurrent_constraint, name="recurrent_kernel")
         self.bias = self.add_weight(shape=(u,), initializer=self.bias_initializer, regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint,
                                     name="bias") if self.use_bias else None
 
     def call(self, inputs, states, training=False):
@@ -605,8 +621,10 @@ class LSTM(_OneCellRNN):
                         kernel_initializer=kernel_initializer, recurrent_initializer=recurrent_initializer,
                         bias_initializer=bias_initializer, unit_forget_bias=unit_forget_bias,
                         kernel_regularizer=kernel_regularizer, recurrent_regularizer=recurrent_regularizer,
-                        bias_regularizer=bias_regularizer, dropout=dropout, recurrent_dropout=recurrent_dropout,
-                        seed=seed, dtype=kwargs.get("dtype"), name="lstm_cell", trainable=kwargs.get("trainable", True))
+                        bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                        recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint, dropout=dropout,
+                        recurrent_dropout=recurrent_dropout, seed=seed, dtype=kwargs.get("dtype"), name="lstm_cell",
+                        trainable=kwargs.get("trainable", True))
         super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
                          activity_regularizer=activity_regularizer, **kwargs)
@@ -625,7 +643,9 @@ class GRU(_OneCellRNN):
                        kernel_initializer=kernel_initializer, recurrent_initializer=recurrent_initializer,
                        bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
                        recurrent_regularizer=recurrent_regularizer, bias_regularizer=bias_regularizer,
-                       dropout=dropout, recurrent_dropout=recurrent_dropout, reset_after=reset_after, seed=seed,
+                       kernel_constraint=kernel_constraint, recurrent_constraint=recurrent_constraint,
+                       bias_constraint=bias_constraint, dropout=dropout, recurrent_dropout=recurrent_dropout,
+                       reset_after=reset_after, seed=seed,
                        dtype=kwargs.get("dtype"), name="gru_cell", trainable=kwargs.get("trainable", True))
         super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
@@ -644,8 +664,10 @@ class SimpleRNN(_OneCellRNN):
         cell = SimpleRNNCell(units, activation=activation, use_bias=use_bias, kernel_initializer=kernel_initializer,
                              recurrent_initializer=recurrent_initializer, bias_initializer=bias_initializer,
                              kernel_regularizer=kernel_regularizer, recurrent_regularizer=recurrent_regularizer,
-                             bias_regularizer=bias_regularizer, dropout=dropout, recurrent_dropout=recurrent_dropout,
-                             seed=seed, dtype=kwargs.get("dtype"), name="simple_rnn_cell",
+                             bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                             recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
+                             dropout=dropout, recurrent_dropout=recurrent_dropout, seed=seed,
+                             dtype=kwargs.get("dtype"), name="simple_rnn_cell",
                              trainable=kwargs.get("trainable", True))
         super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
