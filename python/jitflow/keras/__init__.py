@@ -9,6 +9,7 @@ from . import (
     backend_config,
     callbacks,
     constraints,
+    datasets,
     initializers,
     layers,
     losses,
@@ -38,6 +39,6 @@ config = _types.SimpleNamespace(backend=backend_config.backend,
                                 enable_unsafe_deserialization=backend_config.enable_unsafe_deserialization,
                                 **_settings)
 
-__all__ = ["Input", "InputLayer", "Layer", "Model", "Sequential", "activations", "backend", "callbacks", "config", "constraints",
+__all__ = ["Input", "InputLayer", "Layer", "Model", "Sequential", "activations", "backend", "callbacks", "config", "constraints", "datasets",
            "initializers", "layers", "load_model", "losses", "metrics", "models", "ops", "optimizers", "regularizers", "saving",
            "utils"]
