@@ -73,6 +73,10 @@ from .functional_layers import (
 )
 from .input_layer import Input, InputLayer
 from .layer import Layer
+from .lookup import (
+    Discretization,
+    IntegerLookup,
+)
 from .merging import (
     Average,
     Dot,
@@ -169,6 +173,7 @@ __all__ = [
     "Dense",
     "DepthwiseConv1D",
     "DepthwiseConv2D",
+    "Discretization",
     "Dot",
     "Dropout",
     "EinsumDense",
@@ -193,6 +198,7 @@ __all__ = [
     "Identity",
     "Input",
     "InputLayer",
+    "IntegerLookup",
     "LSTMCell",
     "Lambda",
     "Layer",
@@ -261,8 +267,8 @@ _KERAS_LAYERS = frozenset((
     "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
     "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "AugMix", "AutoContrast",
     "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CutMix",
-    "Discretization", "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing", "Hashing", "InputSpec",
-    "IntegerLookup", "JaxLayer", "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "Pipeline", "RandAugment",
+    "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing", "Hashing", "InputSpec",
+    "JaxLayer", "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "Pipeline", "RandAugment",
     "RandomColorDegeneration", "RandomColorJitter", "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur",
     "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",
     "RandomSharpness", "RandomShear", "ReversibleEmbedding", "STFTSpectrogram", "Solarization",

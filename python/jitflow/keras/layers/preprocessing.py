@@ -203,6 +203,23 @@ class CenterCrop(Layer):
         return config
 
 
+def encode_categories(ids, depth, output_mode, dtype, count_weights=None):
+    """Integer ids [0, depth) as Keras's one_hot, multi_hot or count vectors (a rank-1 input is a
+    batch for one_hot and one sample otherwise; a trailing dim of 1 is dropped for one_hot)."""
+    if len(ids.shape) == 0:
+        ids = _ops.reshape(ids, [1])
+    if output_mode == "one_hot":
+        if len(ids.shape) >= 2 and ids.shape[-1] == 1:
+            ids = _ops.squeeze(ids, [-1])
+        return _array.one_hot(ids, depth, dtype=dtype)
+    hot = _array.one_hot(ids, depth, dtype=dtype)
+    if count_weights is not None:
+        hot = hot * _ops.expand_dims(_ops.cast(count_weights, dtype), -1)
+    if output_mode == "multi_hot":
+        return _ops.reduce_max(hot, axis=-2)
+    return _ops.reduce_sum(hot, axis=-2)
+
+
 class CategoryEncoding(Layer):
     """Integer category ids to one_hot, multi_hot or count vectors of num_tokens entries
     (Keras's shapes: a rank-1 input is a batch for one_hot and one sample otherwise)."""
@@ -229,18 +246,7 @@ class CategoryEncoding(Layer):
         if count_weights is not None and self.output_mode != "count":
             raise ValueError(f"`count_weights` is not used when `output_mode` is not `'count'`. Received "
                              f"`count_weights={count_weights}`.")
-        if len(ids.shape) == 0:
-            ids = _ops.reshape(ids, [1])
-        if self.output_mode == "one_hot":
-            if len(ids.shape) >= 2 and ids.shape[-1] == 1:
-                ids = _ops.squeeze(ids, [-1])
-            return _array.one_hot(ids, self.num_tokens, dtype=self._jf_dtype)
-        hot = _array.one_hot(ids, self.num_tokens, dtype=self._jf_dtype)
-        if count_weights is not None:
-            hot = hot * _ops.expand_dims(_ops.cast(count_weights, self._jf_dtype), -1)
-        if self.output_mode == "multi_hot":
-            return _ops.reduce_max(hot, axis=-2)
-        return _ops.reduce_sum(hot, axis=-2)
+        return encode_categories(ids, self.num_tokens, self.output_mode, self._jf_dtype, count_weights)
 
     def get_config(self):
         config = super().get_config()
