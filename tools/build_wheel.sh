@@ -83,7 +83,7 @@ for py in "${pythons[@]}"; do
     echo "   $isa variant: no symbol shared with the baseline ($(nm --defined-only "$obj" | wc -l) defined)"
   done
   # auditwheel picks the most widely installable manylinux tag the wheel satisfies.
-  "$TOOLS/bin/auditwheel" repair -q --wheel-dir "$DIST" "$raw"
+  PATH="$ROOT/$TOOLS/bin:$PATH" "$TOOLS/bin/auditwheel" repair --wheel-dir "$DIST" "$raw"
   fixed=$(ls "$DIST"/jitflow-*-"$tag"-*.whl)
   echo "   repaired: $fixed ($(du -h "$fixed" | cut -f1))"
   "$TOOLS/bin/auditwheel" show "$fixed"
