@@ -6,6 +6,8 @@ from ..core import dtypes as _dt
 from ..ops import array_ops as _array
 from ..ops import basic_ops as _ops
 from ..ops import losses_clipping as _xent
+from ..ops import nn_ops as _nn
+from ..ops import stats_ops as _stats
 from ..ops.dispatch import to_tensor as _t
 
 EPSILON = 1e-7
@@ -114,8 +116,77 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     return -_ops.reduce_sum(onehot * _ops.log(p), axis=axis)
 
 
+def _hinge_labels(y_true):
+    """Binary {0, 1} labels as {-1, 1}, as Keras converts them for the hinge losses (labels that
+    are not all 0 or 1 stay as they are)."""
+    binary = _stats.reduce_all(_ops.logical_or(_ops.equal(y_true, 0.0), _ops.equal(y_true, 1.0)))
+    return _ops.where(binary, 2.0 * y_true - 1.0, y_true)
+
+
+def hinge(y_true, y_pred):
+    y_true, y_pred = _prepare(y_true, y_pred)
+    return _ops.reduce_mean(_ops.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0), axis=-1)
+
+
+def squared_hinge(y_true, y_pred):
+    y_true, y_pred = _prepare(y_true, y_pred)
+    return _ops.reduce_mean(_ops.square(_ops.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0)), axis=-1)
+
+
+def categorical_hinge(y_true, y_pred):
+    y_pred = _float(y_pred)
+    y_true = _float(y_true, y_pred)
+    pos = _ops.reduce_sum(y_true * y_pred, axis=-1)
+    neg = _ops.reduce_max((1.0 - y_true) * y_pred, axis=-1)
+    return _ops.maximum(neg - pos + 1.0, 0.0)
+
+
+def mean_absolute_percentage_error(y_true, y_pred):
+    y_true, y_pred = _prepare(y_true, y_pred)
+    diff = _ops.abs((y_true - y_pred) / _ops.maximum(_ops.abs(y_true), EPSILON))
+    return 100.0 * _ops.reduce_mean(diff, axis=-1)
+
+
+def mean_squared_logarithmic_error(y_true, y_pred):
+    y_true, y_pred = _prepare(y_true, y_pred)
+    first = _ops.log(_ops.maximum(y_pred, EPSILON) + 1.0)
+    second = _ops.log(_ops.maximum(y_true, EPSILON) + 1.0)
+    return _ops.reduce_mean(_ops.square(first - second), axis=-1)
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """Minus the cosine of the angle between y_true and y_pred along axis (Keras's loss sign)."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    return -_ops.reduce_sum(_nn.l2_normalize(y_true, axis=axis) * _nn.l2_normalize(y_pred, axis=axis), axis=axis)
+
+
+def log_cosh(y_true, y_pred):
+    """log(cosh(e)) written as e + softplus(-2 e) - log 2, which does not overflow."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    e = y_pred - y_true
+    return _ops.reduce_mean(e + _ops.softplus(-2.0 * e) - _ops.cast(0.6931471805599453, e.dtype), axis=-1)
+
+
+def kl_divergence(y_true, y_pred):
+    y_pred = _float(y_pred)
+    y_true = _float(y_true, y_pred)
+    y_true = _xent.clip_by_value(y_true, EPSILON, 1.0)
+    y_pred = _xent.clip_by_value(y_pred, EPSILON, 1.0)
+    return _ops.reduce_sum(y_true * _ops.log(y_true / y_pred), axis=-1)
+
+
+def poisson(y_true, y_pred):
+    y_pred = _float(y_pred)
+    y_true = _float(y_true, y_pred)
+    return _ops.reduce_mean(y_pred - y_true * _ops.log(y_pred + EPSILON), axis=-1)
+
+
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
+kld = KLD = kullback_leibler_divergence = kl_divergence
+logcosh = log_cosh
 
 
 # ---- the classes: reduced over the batch ------------------------------------------------
@@ -221,13 +292,67 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         self.from_logits = from_logits
 
 
+class Hinge(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="hinge", dtype=None):
+        super().__init__(hinge, reduction, name, dtype)
+
+
+class SquaredHinge(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="squared_hinge", dtype=None):
+        super().__init__(squared_hinge, reduction, name, dtype)
+
+
+class CategoricalHinge(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="categorical_hinge", dtype=None):
+        super().__init__(categorical_hinge, reduction, name, dtype)
+
+
+class MeanAbsolutePercentageError(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_percentage_error", dtype=None):
+        super().__init__(mean_absolute_percentage_error, reduction, name, dtype)
+
+
+class MeanSquaredLogarithmicError(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_logarithmic_error", dtype=None):
+        super().__init__(mean_squared_logarithmic_error, reduction, name, dtype)
+
+
+class CosineSimilarity(LossFunctionWrapper):
+    def __init__(self, axis=-1, reduction="sum_over_batch_size", name="cosine_similarity", dtype=None):
+        super().__init__(cosine_similarity, reduction, name, dtype, axis=axis)
+
+
+class LogCosh(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="log_cosh", dtype=None):
+        super().__init__(log_cosh, reduction, name, dtype)
+
+
+class KLDivergence(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="kl_divergence", dtype=None):
+        super().__init__(kl_divergence, reduction, name, dtype)
+
+
+class Poisson(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="poisson", dtype=None):
+        super().__init__(poisson, reduction, name, dtype)
+
+
 _CLASSES = (MeanSquaredError, MeanAbsoluteError, Huber, BinaryCrossentropy, CategoricalCrossentropy,
-            SparseCategoricalCrossentropy)
+            SparseCategoricalCrossentropy, Hinge, SquaredHinge, CategoricalHinge, MeanAbsolutePercentageError,
+            MeanSquaredLogarithmicError, CosineSimilarity, LogCosh, KLDivergence, Poisson)
 _FUNCTIONS = {"mean_squared_error": mean_squared_error, "mse": mean_squared_error, "MSE": mean_squared_error,
               "mean_absolute_error": mean_absolute_error, "mae": mean_absolute_error, "MAE": mean_absolute_error,
               "huber": huber, "binary_crossentropy": binary_crossentropy,
               "categorical_crossentropy": categorical_crossentropy,
-              "sparse_categorical_crossentropy": sparse_categorical_crossentropy}
+              "sparse_categorical_crossentropy": sparse_categorical_crossentropy, "hinge": hinge,
+              "squared_hinge": squared_hinge, "categorical_hinge": categorical_hinge,
+              "mean_absolute_percentage_error": mean_absolute_percentage_error,
+              "mape": mean_absolute_percentage_error, "MAPE": mean_absolute_percentage_error,
+              "mean_squared_logarithmic_error": mean_squared_logarithmic_error,
+              "msle": mean_squared_logarithmic_error, "MSLE": mean_squared_logarithmic_error,
+              "cosine_similarity": cosine_similarity, "log_cosh": log_cosh, "logcosh": log_cosh,
+              "kl_divergence": kl_divergence, "kld": kl_divergence, "KLD": kl_divergence,
+              "kullback_leibler_divergence": kl_divergence, "poisson": poisson}
 _BY_NAME = {c.__name__: c for c in _CLASSES}
 
 

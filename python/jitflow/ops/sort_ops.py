@@ -3,6 +3,8 @@ Cumsum, Cumprod and CumulativeLogsumexp ops), math.top_k (TopKV2), sort and args
 TopKV2 as TF builds them (the sorted axis moved last, ascending order as a descending sort of
 negated values, so ties keep their order), and the composed in_top_k, searchsorted and
 bincount."""
+import collections
+
 import numpy as np
 
 from .._C import Tensor
@@ -30,6 +32,10 @@ cumprod = export("math.cumprod")(_scan("Cumprod"))
 cumulative_logsumexp = export("math.cumulative_logsumexp")(_scan("CumulativeLogsumexp"))
 
 
+# TF returns top_k's outputs as a namedtuple: `.values` and `.indices` as well as unpacking.
+TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
+
+
 @export("math.top_k", "nn.top_k")
 def top_k(input, k=1, sorted=True, index_type=_dt.int32, name=None):
     """The k largest entries of each row (last dim) and their indices, largest first, equal
@@ -38,7 +44,7 @@ def top_k(input, k=1, sorted=True, index_type=_dt.int32, name=None):
     kk = scalar_ints(k, "TopKV2", "k must be scalar, got shape {shape}", (x, None))
     values, indices = run_n(OP["TopKV2"], (x, kk), {"sorted": bool(sorted), "index_type": _dt.as_dtype(index_type)},
                             name)
-    return values, indices
+    return TopKV2(values, indices)
 
 
 def _moved_last(x, axis):

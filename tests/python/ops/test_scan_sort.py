@@ -270,3 +270,12 @@ def test_errors():
         jf.searchsorted(x, x, side="mid")
     with pytest.raises(jf.errors.InvalidArgumentError, match="Input arr must be non-negative!"):
         jf.math.bincount(jf.constant([1, -1, 4]))
+
+
+def test_top_k_returns_tf_namedtuple():
+    """TF's top_k result has .values and .indices (programs index it by name) and unpacks."""
+    out = jf.math.top_k(jf.constant([[1.0, 5.0, 3.0]]), k=2)
+    np.testing.assert_array_equal(out.values.numpy(), [[5.0, 3.0]])
+    np.testing.assert_array_equal(out.indices.numpy(), [[1, 2]])
+    values, indices = out
+    assert type(out).__name__ == "TopKV2" and values is out.values and indices is out.indices
