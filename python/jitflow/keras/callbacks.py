@@ -1,7 +1,9 @@
 """jf.keras.callbacks: Callback and CallbackList, History, the per-epoch progress bar
-(ProgbarLogger), EarlyStopping, ModelCheckpoint, LearningRateScheduler, TerminateOnNaN and
-LambdaCallback, with Keras 3's hooks and monitor conventions. A callback sees the model through
+(ProgbarLogger), EarlyStopping, ModelCheckpoint, LearningRateScheduler, TerminateOnNaN,
+LambdaCallback, ReduceLROnPlateau, CSVLogger and TensorBoard, with Keras 3's hooks and monitor
+conventions. A callback sees the model through
 `self.model` and the logs as dicts of Python floats."""
+import csv
 import math
 import os
 import sys
@@ -9,6 +11,8 @@ import time
 import warnings
 
 import numpy as np
+
+from ..state import summary as _summary
 
 
 class Callback:
@@ -476,3 +480,140 @@ class LambdaCallback(Callback):
         for name, fn in hooks.items():
             if fn is not None:
                 setattr(self, name, fn)
+
+
+class ReduceLROnPlateau(_Monitor):
+    """Multiplies the learning rate by `factor` (not below min_lr) when `monitor` has not improved
+    by min_delta for `patience` epochs, then waits `cooldown` epochs before counting again."""
+
+    def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto", min_delta=1e-4,
+                 cooldown=0, min_lr=0.0, **kwargs):
+        super().__init__(monitor, mode, min_delta)
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Received factor={factor}")
+        self.factor, self.patience, self.verbose = factor, patience, verbose
+        self.cooldown, self.min_lr = cooldown, min_lr
+        self.best, self.wait, self.cooldown_counter = None, 0, 0
+
+    def on_train_begin(self, logs=None):
+        self.best, self.wait, self.cooldown_counter = None, 0, 0
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self._maximize is None:
+            self._set_direction()
+        logs = logs if logs is not None else {}
+        optimizer = self.model.optimizer
+        lr = float(np.asarray(optimizer.learning_rate.numpy()))
+        logs["learning_rate"] = lr
+        current = self._monitored(logs)
+        if current is None:
+            return
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self._improves(current, self.best):
+            self.best, self.wait = current, 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience and lr > np.float32(self.min_lr):
+                new = max(lr * self.factor, self.min_lr)
+                optimizer.learning_rate = new
+                if self.verbose > 0:
+                    print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new}.")
+                self.cooldown_counter, self.wait = self.cooldown, 0
+
+
+class CSVLogger(Callback):
+    """Writes each epoch's logs as a CSV row (epoch first, then the log names in sorted order)
+    to filename; append=True continues an existing file."""
+
+    def __init__(self, filename, separator=",", append=False):
+        super().__init__()
+        self.filename, self.sep, self.append = os.fspath(filename), separator, append
+        self._file, self._writer, self._keys = None, None, None
+
+    def on_train_begin(self, logs=None):
+        exists = self.append and os.path.exists(self.filename) and os.path.getsize(self.filename) > 0
+        self._file = open(self.filename, "a" if self.append else "w", newline="")  # noqa: SIM115 - open for the run
+        self._keys = None
+        self._has_header = exists
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        if self._keys is None:
+            self._keys = sorted(logs)
+            self._writer = csv.DictWriter(self._file, fieldnames=["epoch", *self._keys], delimiter=self.sep)
+            if not self._has_header:
+                self._writer.writeheader()
+        row = {"epoch": epoch}
+        for k in self._keys:
+            v = logs.get(k, "NA")
+            row[k] = float(np.asarray(v)) if not isinstance(v, str) and np.ndim(v) == 0 else v
+        self._writer.writerow(row)
+        self._file.flush()
+
+    def on_train_end(self, logs=None):
+        if self._file is not None:
+            self._file.close()
+            self._file, self._writer = None, None
+
+
+class TensorBoard(Callback):
+    """Writes TensorBoard event files: each epoch's training logs as scalars epoch_<name> under
+    log_dir/train and the validation logs (val_ dropped) under log_dir/validation; with
+    update_freq "batch" or N, batch_<name> every N training batches; with histogram_freq N,
+    histograms of the weights every N epochs. Graphs, profiling and embeddings are not written."""
+
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
+                 write_steps_per_second=False, update_freq="epoch", profile_batch=0, embeddings_freq=0,
+                 embeddings_metadata=None):
+        super().__init__()
+        self.log_dir = os.fspath(log_dir)
+        self.histogram_freq, self.update_freq = histogram_freq, 1 if update_freq == "batch" else update_freq
+        self.write_steps_per_second = write_steps_per_second
+        self._writers, self._batches, self._epoch_start = {}, 0, None
+
+    def _writer(self, kind):
+        if kind not in self._writers:
+            self._writers[kind] = _summary.create_file_writer(os.path.join(self.log_dir, kind))
+        return self._writers[kind]
+
+    def _write(self, kind, prefix, logs, step):
+        with self._writer(kind).as_default(step=step):
+            for name, value in logs.items():
+                if np.ndim(value) == 0:
+                    _summary.scalar(prefix + name, float(np.asarray(value)), step=step)
+
+    def on_train_begin(self, logs=None):
+        self._batches = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_start = time.time()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._batches += 1
+        if isinstance(self.update_freq, int) and self._batches % self.update_freq == 0:
+            self._write("train", "batch_", logs or {}, self._batches)
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = dict(logs or {})
+        train = {k: v for k, v in logs.items() if not k.startswith("val_")}
+        lr = getattr(getattr(self.model, "optimizer", None), "learning_rate", None)
+        if lr is not None and "learning_rate" not in train:
+            train["learning_rate"] = float(np.asarray(lr.numpy() if hasattr(lr, "numpy") else lr))
+        if self.write_steps_per_second and self._epoch_start is not None:
+            train["steps_per_second"] = self._batches / max(time.time() - self._epoch_start, 1e-9)
+        self._write("train", "epoch_", train, epoch)
+        val = {k[4:]: v for k, v in logs.items() if k.startswith("val_")}
+        if val:
+            self._write("validation", "epoch_", val, epoch)
+        if self.histogram_freq and epoch % self.histogram_freq == 0:
+            with self._writer("train").as_default(step=epoch):
+                weights = getattr(self.model, "weights", None) or self.model.variables
+                for w in weights:
+                    _summary.histogram(f"{getattr(w, 'path', w.name)}/histogram", w.numpy(), step=epoch)
+
+    def on_train_end(self, logs=None):
+        for writer in self._writers.values():
+            writer.close()
+        self._writers = {}
