@@ -40,6 +40,7 @@ from .ops.strings import string
 from .ops.variables import Variable
 from .state import checkpoint, random_generator
 from .state import saved_model as _saved_model  # registers jf.saved_model.save / load
+from .state import summary as _summary  # registers jf.summary
 from .state.module import Module
 from .tracing import autograph, experimental, xla
 from .tracing.control_flow import cond, control_dependencies, while_loop
@@ -56,6 +57,6 @@ random = random_ops
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__])
 del sys, array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del checkpoint, random_generator, _saved_model, export
+del checkpoint, random_generator, _saved_model, _summary, export
 
 from .core.version import __version__
