@@ -2,6 +2,7 @@
 // inference and the kernels read the same struct, so their output sizes and paddings agree.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "ir/op_registry.h"
 
@@ -35,5 +36,16 @@ ConvGeom conv_geom(const OpCall& c, const Shape& input, const Shape& filter);
 bool is_depthwise(OpId op);
 // MaxPool / AvgPool: ksize, strides, padding (and MaxPool's explicit_paddings).
 ConvGeom pool_geom(const OpCall& c, const Shape& input);
+
+// FusedConv2D's fused_ops, in order: "BiasAdd" (first, its bias input #2), "Add" (a residual of
+// the output's shape, the next input) and at most one activation ("Relu", "Elu", "Sigmoid",
+// "Tanh", "LeakyRelu" with leakyrelu_alpha). Refuses other lists.
+struct ConvPostOps {
+  std::vector<std::string> ops;
+  int bias = -1;      // the bias input, or -1
+  int residual = -1;  // the residual input, or -1
+  double alpha = 0.2;
+};
+ConvPostOps conv_post_ops(const OpCall& c);
 
 }  // namespace jf

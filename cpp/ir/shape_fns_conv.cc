@@ -134,6 +134,7 @@ static int spatial_dims(OpId op) {
     case OpId::MaxPool3D:
     case OpId::AvgPool3D:
     case OpId::MaxPool3DGrad:
+    case OpId::MaxPool3DGradGrad:
     case OpId::AvgPool3DGrad:
       return 3;
     default:
@@ -178,11 +179,14 @@ ConvGeom conv_geom(const OpCall& c, const Shape& input, const Shape& filter) {
     g.c_out = g.c_in >= 0 && filter[3] >= 0 ? g.c_in * filter[3] : -1;
   } else {
     g.c_out = filter[g.sp + 1];
+    // A filter depth dividing the input's makes a grouped convolution: group i convolves input
+    // channels [i * fin, (i + 1) * fin) into its share of the output channels.
     if (g.c_in >= 0 && fin >= 0 && g.c_in != fin) {
       if (fin == 0 || g.c_in % fin != 0)
         c.fail("input depth must be evenly divisible by filter depth: ", g.c_in, " vs ", fin);
-      throw_unimplemented(c.name(), ": grouped convolutions (input depth ", g.c_in, ", filter depth ", fin,
-                          ") are not implemented (inputs: ", c.input_desc(), ")");
+      g.groups = g.c_in / fin;
+      if (g.c_out >= 0 && g.c_out % g.groups != 0)
+        c.fail("output depth must be evenly divisible by number of groups: ", g.c_out, " vs ", g.groups);
     }
   }
   window(c, g, pad);
@@ -194,7 +198,8 @@ ConvGeom pool_geom(const OpCall& c, const Shape& input) {
   g.sp = spatial_dims(c.def->id);
   g.channels_first = channels_first(c, g.sp);
   if (input.rank() != g.sp + 2) c.fail("input must be ", g.sp + 2, "-dimensional: ", input.str());
-  const Pad pad = padding(c, c.def->id == OpId::MaxPool || c.def->id == OpId::MaxPoolGrad);
+  const OpId id = c.def->id;
+  const Pad pad = padding(c, id == OpId::MaxPool || id == OpId::MaxPoolGrad || id == OpId::MaxPoolGradGrad);
   spatial_attr(c, g, "ksize", "ksize", 0, g.k);
   spatial_attr(c, g, "strides", "strides", 0, g.stride);
   for (int i = 0; i < g.sp; ++i) {
@@ -229,6 +234,52 @@ void infer_conv2d(OpCall& c) {
   conv_dtypes(c, 0, 1);
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
   c.add_output(c.in[0].dtype(), g.output_shape());
+}
+
+ConvPostOps conv_post_ops(const OpCall& c) {
+  ConvPostOps p;
+  if (const AttrValue* v = c.attrs.find("fused_ops"))
+    if (auto* l = std::get_if<std::vector<std::string>>(v)) p.ops = *l;
+  p.alpha = c.attrs.get<double>("leakyrelu_alpha", 0.2);
+  int next = 2, activations = 0;
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const std::string& o = p.ops[i];
+    if (o == "BiasAdd" && i == 0) {
+      p.bias = next++;
+    } else if (o == "Add" && p.residual < 0) {
+      p.residual = next++;
+    } else if ((o == "Relu" || o == "Elu" || o == "Sigmoid" || o == "Tanh" || o == "LeakyRelu") &&
+               activations++ == 0) {
+    } else {
+      c.fail("unsupported fused_ops entry '", o, "' at ", i);
+    }
+  }
+  if (p.ops.empty()) c.fail("fused_ops must name at least one op");
+  if (static_cast<int>(c.in.size()) != next)
+    c.fail("expected ", next, " inputs for fused_ops, got ", c.in.size());
+  return p;
+}
+
+// FusedConv2D(input, filter, [bias], [residual]): Conv2D's output, the bias one per output
+// channel, the residual of the output's shape.
+void infer_fused_conv2d(OpCall& c) {
+  if (c.in.size() < 2) c.fail("expected at least 2 inputs, got ", c.in.size());
+  for (size_t i = 1; i < c.in.size(); ++i) conv_dtypes(c, 0, i);
+  ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
+  const ConvPostOps p = conv_post_ops(c);
+  const Shape out = g.output_shape();
+  if (p.bias >= 0) {
+    const Shape& b = c.in[p.bias].shape();
+    if (b.rank() != 1 || (b[0] >= 0 && g.c_out >= 0 && b[0] != g.c_out))
+      c.fail("bias must be a vector of the ", g.c_out, " output channels: ", b.str());
+  }
+  if (p.residual >= 0) {
+    const Shape& r = c.in[p.residual].shape();
+    bool ok = r.rank() == out.rank();
+    for (int d = 0; ok && d < out.rank(); ++d) ok = r[d] < 0 || out[d] < 0 || r[d] == out[d];
+    if (!ok) c.fail("the residual's shape ", r.str(), " is not the output's ", out.str());
+  }
+  c.add_output(c.in[0].dtype(), out);
 }
 
 // The geometry of a backprop op, checked against its out_backprop as TF's
@@ -273,10 +324,10 @@ void infer_conv2d_backprop_input(OpCall& c) {
   } else if (c.has_value(0)) {
     if (sizes.rank() != r)
       c.fail("input_sizes must have ", r, sp == 2 ? " or 2" : "", " elements, got ", sizes.rank());
-    if (sizes[cd] >= 0 && filter[sp] >= 0 && sizes[cd] != filter[sp])
-      c.fail(is_depthwise(c.def->id)
-                 ? "input and filter must have the same depth"
-                 : "Conv2DCustomBackpropInput: input depth must be evenly divisible by filter depth");
+    const bool dw = is_depthwise(c.def->id);
+    if (sizes[cd] >= 0 && filter[sp] > 0 && (dw ? sizes[cd] != filter[sp] : sizes[cd] % filter[sp] != 0))
+      c.fail(dw ? "input and filter must have the same depth"
+                : "Conv2DCustomBackpropInput: input depth must be evenly divisible by filter depth");
     input = sizes;
   }
   ConvGeom g =
@@ -331,8 +382,10 @@ void infer_pool(OpCall& c) {
   c.add_output(c.in[0].dtype(), g.output_shape());
 }
 
-// MaxPoolGrad(orig_input, orig_output, grad): the input's shape; the others are the output's.
-void infer_max_pool_grad(OpCall& c) {
+// The checks of MaxPoolGrad(orig_input, orig_output, grad) and MaxPoolGradGrad (`second`, whose
+// grad is input-shaped): orig_output (and MaxPoolGrad's grad) must have the pooled shape,
+// which it returns.
+static Shape check_max_pool_grad(OpCall& c, bool second) {
   c.check_claimed(0);
   for (size_t i = 1; i < 3; ++i)
     if (c.in[i].dtype() != c.in[0].dtype())
@@ -341,6 +394,7 @@ void infer_max_pool_grad(OpCall& c) {
   ConvGeom g = pool_geom(c, c.in[0].shape());
   const Shape want = g.output_shape();
   for (size_t i = 1; i < 3; ++i) {
+    if (i == 2 && second) continue;
     const Shape& s = c.in[i].shape();
     bool ok = s.rank() == want.rank();
     for (int d = 0; ok && d < want.rank(); ++d) ok = s[d] < 0 || want[d] < 0 || s[d] == want[d];
@@ -348,7 +402,24 @@ void infer_max_pool_grad(OpCall& c) {
       c.fail(i == 1 ? "orig_output" : "grad", " shape ", s.str(), " does not match the pooled shape ",
              want.str());
   }
+  return want;
+}
+
+// MaxPoolGrad: the input's shape.
+void infer_max_pool_grad(OpCall& c) {
+  check_max_pool_grad(c, false);
   c.add_output(c.in[0].dtype(), c.in[0].shape());
+}
+
+// MaxPoolGradGrad(orig_input, orig_output, grad): grad is the input's shape, the result the
+// pooled one (grad read at each window's argmax).
+void infer_max_pool_grad_grad(OpCall& c) {
+  const Shape want = check_max_pool_grad(c, true);
+  const Shape &in = c.in[0].shape(), &gr = c.in[2].shape();
+  bool ok = gr.rank() == in.rank();
+  for (int d = 0; ok && d < in.rank(); ++d) ok = gr[d] < 0 || in[d] < 0 || gr[d] == in[d];
+  if (!ok) c.fail("grad shape ", gr.str(), " does not match the input shape ", in.str());
+  c.add_output(c.in[0].dtype(), want);
 }
 
 // AvgPoolGrad(orig_input_shape, grad).

@@ -10,9 +10,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "ir/conv_geom.h"
 #include "kernels/dispatch.h"
+#include "support/stats.h"
 #include "support/thread_pool.h"
 
 namespace jf {
@@ -36,7 +40,8 @@ enum class ConvKind { kForward, kBackwardData, kBackwardWeights };
 // the reorder between TF's HWIO filter and that layout.
 struct DnnlConv {
   dnnl::primitive conv;
-  dnnl::memory::desc act_in, act_out, user_w, prim_w, scratch;
+  dnnl::memory::desc act_in, act_out, user_w, prim_w, scratch, bias;
+  int residual_post_op = -1;  // the binary-add post-op's index (the residual's argument)
   bool reorder = false;
   dnnl::reorder w_reorder;
 };
@@ -46,15 +51,59 @@ dnnl::engine& cpu_engine() {
   return e;
 }
 
-std::vector<int64_t> cache_key(ConvKind k, const ConvGeom& g) {
+// A fused op's place in a primitive's cache key.
+int64_t op_code(const std::string& o) {
+  static const char* names[] = {"BiasAdd", "Add", "Relu", "Elu", "Sigmoid", "Tanh", "LeakyRelu"};
+  for (int64_t i = 0; i < 7; ++i)
+    if (o == names[i]) return i + 1;
+  JF_CHECK(false, "FusedConv2D: no post-op for ", o);
+  return 0;
+}
+
+std::vector<int64_t> cache_key(ConvKind k, const ConvGeom& g, const ConvPostOps* post) {
   std::vector<int64_t> key = {static_cast<int64_t>(k), g.channels_first, g.batch, g.c_in, g.c_out, g.groups};
   for (int i = 0; i < g.sp; ++i)
     for (int64_t v : {g.in[i], g.out[i], g.k[i], g.stride[i], g.dil[i], g.pad_lo[i], g.pad_hi[i]})
       key.push_back(v);
+  if (post) {
+    key.push_back(-1);
+    for (const std::string& o : post->ops) key.push_back(op_code(o));
+    double a = post->alpha;
+    int64_t bits;
+    std::memcpy(&bits, &a, sizeof(bits));
+    key.push_back(bits);
+  }
   return key;
 }
 
-std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g) {
+// A forward convolution's post-ops (FusedConv2D): oneDNN's eltwise for the activation,
+// binary add for the residual; the bias is the primitive's own bias input.
+dnnl::post_ops make_post_ops(const ConvPostOps& post, const dnnl::memory::desc& dst, int* residual) {
+  dnnl::post_ops po;
+  using alg = dnnl::algorithm;
+  for (const std::string& o : post.ops) {
+    if (o == "Add") {
+      *residual = po.len();
+      po.append_binary(alg::binary_add, dst);
+    } else if (o == "Relu") {
+      // oneDNN's relu (and clip) turn NaN into 0; TF's relu keeps it. An elu of alpha 0 is x
+      // where x > 0 and 0 * (exp(x) - 1) elsewhere (NaN for NaN), and adding 0 makes its -0 a 0.
+      po.append_eltwise(1.f, alg::eltwise_elu, 0.f, 0.f);
+      po.append_eltwise(1.f, alg::eltwise_linear, 1.f, 0.f);
+    } else if (o == "Elu") {
+      po.append_eltwise(1.f, alg::eltwise_elu, 1.f, 0.f);
+    } else if (o == "Sigmoid") {
+      po.append_eltwise(1.f, alg::eltwise_logistic, 0.f, 0.f);
+    } else if (o == "Tanh") {
+      po.append_eltwise(1.f, alg::eltwise_tanh, 0.f, 0.f);
+    } else if (o == "LeakyRelu") {
+      po.append_eltwise(1.f, alg::eltwise_relu, static_cast<float>(post.alpha), 0.f);
+    }
+  }
+  return po;
+}
+
+std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g, const ConvPostOps* post) {
   using dnnl::memory;
   using tag = memory::format_tag;
   const auto f32 = memory::data_type::f32;
@@ -73,8 +122,8 @@ std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g) {
   }
   memory::desc src(src_dims, f32, act);
   memory::desc dst(dst_dims, f32, act);
-  // A depthwise filter [h, w, channels, multiplier] is oneDNN's grouped [g, o, i = 1, h, w]
-  // stored h, w, i, g, o ("hwigo").
+  // A grouped filter [h, w, in / groups, out] (out group-major) is oneDNN's [g, o, i, h, w]
+  // stored h, w, i, g, o ("hwigo"); a depthwise one [h, w, channels, multiplier] is its i = 1.
   const bool grouped = g.groups > 1;
   memory::dims wdims =
       grouped ? memory::dims{g.groups, g.c_out / g.groups, g.c_in / g.groups} : memory::dims{g.c_out, g.c_in};
@@ -84,11 +133,19 @@ std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per call: primitives run on many threads
   auto& eng = cpu_engine();
   auto r = std::make_shared<DnnlConv>();
-  r->user_w = memory::desc(wdims, f32, grouped ? tag::hwigo : d3 ? tag::dhwio : tag::hwio);
+  r->user_w = memory::desc(wdims, f32,
+                           grouped ? (d3 ? tag::dhwigo : tag::hwigo)
+                           : d3    ? tag::dhwio
+                                   : tag::hwio);
   auto algo = dnnl::algorithm::convolution_direct;
   if (kind == ConvKind::kForward) {
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algo, src, w_any, dst, strides, dil,
-                                      pl, pr);
+    if (post) attr.set_post_ops(make_post_ops(*post, dst, &r->residual_post_op));
+    const bool bias = post && post->bias >= 0;
+    if (bias) r->bias = memory::desc({g.c_out}, f32, tag::a);
+    auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, src, w_any,
+                                                    r->bias, dst, strides, dil, pl, pr)
+                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, src, w_any, dst,
+                                                    strides, dil, pl, pr);
     dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
     r->conv = dnnl::convolution_forward(pd);
     r->prim_w = pd.weights_desc();
@@ -129,16 +186,16 @@ std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g) {
 
 // The primitive for a signature, made on first use. Thread-safe: the map is guarded, and a
 // cached primitive is only executed (with its own scratchpad per call) after that.
-std::shared_ptr<DnnlConv> cached_conv(ConvKind kind, const ConvGeom& g) {
+std::shared_ptr<DnnlConv> cached_conv(ConvKind kind, const ConvGeom& g, const ConvPostOps* post) {
   static std::mutex mu;
   static std::map<std::vector<int64_t>, std::shared_ptr<DnnlConv>> cache;
-  std::vector<int64_t> key = cache_key(kind, g);
+  std::vector<int64_t> key = cache_key(kind, g, post);
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
-  std::shared_ptr<DnnlConv> made = make_conv(kind, g);  // outside the lock: creation is slow
+  std::shared_ptr<DnnlConv> made = make_conv(kind, g, post);  // outside the lock: creation is slow
   std::lock_guard<std::mutex> lock(mu);
   if (cache.size() >= 512) cache.clear();  // a bound for programs that see endless shapes
   return cache.emplace(std::move(key), std::move(made)).first->second;
@@ -157,12 +214,20 @@ struct OneThread {
   }
 };
 
+// A forward's post-op operands: the bias, and the residual (of the output's layout).
+struct PostArgs {
+  const ConvPostOps* post = nullptr;
+  const float* bias = nullptr;
+  const float* residual = nullptr;
+};
+
 // One convolution of `kind` on a batch of g.batch images: for the forward, a = input, w =
 // filter, out = output; for backward-data, a = out_backprop, w = filter, out = input
 // gradient; for backward-weights, a = input, b = out_backprop, out = filter gradient.
-void dnnl_conv_part(ConvKind kind, const ConvGeom& g, const float* a, const float* w_or_b, float* out) {
+void dnnl_conv_part(ConvKind kind, const ConvGeom& g, const float* a, const float* w_or_b, float* out,
+                    const PostArgs& pa = {}) {
   OneThread one;
-  std::shared_ptr<DnnlConv> p = cached_conv(kind, g);
+  std::shared_ptr<DnnlConv> p = cached_conv(kind, g, pa.post);
   auto& eng = cpu_engine();
   dnnl::stream s(eng);
   std::unique_ptr<char[]> scratch_buf(new char[p->scratch.get_size() + 1]);  // uninitialized
@@ -194,11 +259,15 @@ void dnnl_conv_part(ConvKind kind, const ConvGeom& g, const float* a, const floa
     }
     dnnl::memory in(p->act_in, eng, const_cast<float*>(a));
     dnnl::memory res(p->act_out, eng, out);
-    if (kind == ConvKind::kForward)
-      p->conv.execute(
-          s,
-          {{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, res}, {DNNL_ARG_SCRATCHPAD, scratch}});
-    else
+    if (kind == ConvKind::kForward) {
+      std::unordered_map<int, dnnl::memory> args = {
+          {DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, res}, {DNNL_ARG_SCRATCHPAD, scratch}};
+      if (pa.bias) args[DNNL_ARG_BIAS] = dnnl::memory(p->bias, eng, const_cast<float*>(pa.bias));
+      if (p->residual_post_op >= 0)
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(p->residual_post_op) | DNNL_ARG_SRC_1] =
+            dnnl::memory(p->act_out, eng, const_cast<float*>(pa.residual));
+      p->conv.execute(s, args);
+    } else
       p->conv.execute(s, {{DNNL_ARG_DIFF_DST, in},
                           {DNNL_ARG_WEIGHTS, w},
                           {DNNL_ARG_DIFF_SRC, res},
@@ -209,7 +278,8 @@ void dnnl_conv_part(ConvKind kind, const ConvGeom& g, const float* a, const floa
 
 // The batch split into one part per pool thread (at most two part sizes, so at most two
 // cached primitives per signature). Filter gradients are summed over the parts.
-void dnnl_conv(ConvKind kind, const ConvGeom& g, const float* a, const float* w_or_b, float* out) {
+void dnnl_conv(ConvKind kind, const ConvGeom& g, const float* a, const float* w_or_b, float* out,
+               const PostArgs& pa = {}) {
   int64_t in_img = g.c_in, out_img = g.c_out, taps = 1;
   for (int i = 0; i < g.sp; ++i) {
     in_img *= g.in[i];
@@ -221,7 +291,7 @@ void dnnl_conv(ConvKind kind, const ConvGeom& g, const float* a, const float* w_
   if (flops * g.batch < 2e6) parts = 1;
   const int64_t chunk = (g.batch + parts - 1) / parts;
   parts = (g.batch + chunk - 1) / chunk;
-  if (parts == 1) return dnnl_conv_part(kind, g, a, w_or_b, out);
+  if (parts == 1) return dnnl_conv_part(kind, g, a, w_or_b, out, pa);
   const int64_t wsize = taps * (g.c_in / g.groups) * g.c_out;
   std::vector<float> partial(kind == ConvKind::kBackwardWeights ? static_cast<size_t>(parts * wsize) : 0);
   parallel_for(parts, 1e9, [&](int64_t s, int64_t e) {
@@ -229,9 +299,11 @@ void dnnl_conv(ConvKind kind, const ConvGeom& g, const float* a, const float* w_
       ConvGeom gp = g;
       const int64_t n0 = i * chunk;
       gp.batch = std::min(chunk, g.batch - n0);
-      if (kind == ConvKind::kForward)
-        dnnl_conv_part(kind, gp, a + n0 * in_img, w_or_b, out + n0 * out_img);
-      else if (kind == ConvKind::kBackwardData)
+      if (kind == ConvKind::kForward) {
+        PostArgs part = pa;
+        if (part.residual) part.residual += n0 * out_img;
+        dnnl_conv_part(kind, gp, a + n0 * in_img, w_or_b, out + n0 * out_img, part);
+      } else if (kind == ConvKind::kBackwardData)
         dnnl_conv_part(kind, gp, a + n0 * out_img, w_or_b, out + n0 * in_img);
       else
         dnnl_conv_part(kind, gp, a + n0 * in_img, w_or_b + n0 * out_img, partial.data() + i * wsize);
@@ -445,46 +517,67 @@ void gemm_conv3d(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in,
   ops.finish();
 }
 
-// Depthwise convolutions on float64: direct loops over the taps inside the input (oneDNN has no
-// float64), output channel c * M + m from input channel c and filter [kh, kw, c, m].
+// Grouped convolutions (depthwise among them) on float64 and int32: direct loops over the
+// taps inside the input, oneDNN having neither dtype. Group q reads input channels
+// [q * Cg, (q + 1) * Cg) and writes outputs [q * Mg, (q + 1) * Mg); the filter is
+// [taps..., Cg, groups * Mg]. A 2-D convolution is a 3-D one of depth 1.
 template <class T>
-void depthwise_direct(ConvKind kind, const ConvGeom& g, const T* a_in, const T* b_in, T* out_p) {
-  const int64_t N = g.batch, C = g.c_in, OC = g.c_out, M = OC / C, OH = g.out[0], OW = g.out[1];
-  const int64_t H = g.in[0], W = g.in[1], hw_in = H * W, hw_out = OH * OW, s = g.stride[1];
-  NhwcOperands<T> ops(kind, g, a_in, b_in, out_p, hw_in, hw_out);
+void grouped_direct(ConvKind kind, const ConvGeom& g2, const T* a_in, const T* b_in, T* out_p) {
+  ConvGeom g = g2;
+  if (g.sp == 2) {  // a leading depth of 1
+    for (int i = 2; i >= 1; --i) {
+      g.in[i] = g.in[i - 1];
+      g.out[i] = g.out[i - 1];
+      g.k[i] = g.k[i - 1];
+      g.stride[i] = g.stride[i - 1];
+      g.dil[i] = g.dil[i - 1];
+      g.pad_lo[i] = g.pad_lo[i - 1];
+    }
+    g.in[0] = g.out[0] = g.k[0] = g.stride[0] = g.dil[0] = 1;
+    g.pad_lo[0] = 0;
+  }
+  const int64_t N = g.batch, C = g.c_in, OC = g.c_out, G = g.groups, Cg = C / G, Mg = OC / G;
+  const int64_t sp_in = g.in[0] * g.in[1] * g.in[2], sp_out = g.out[0] * g.out[1] * g.out[2];
+  const int64_t taps = g.k[0] * g.k[1] * g.k[2];
+  NhwcOperands<T> ops(kind, g2, a_in, b_in, out_p, sp_in, sp_out);
   const T* x = ops.x;
   const T* dy = ops.dy;
   T* out = ops.out;
   const T* w = b_in;
-  if (kind == ConvKind::kForward) std::fill(out, out + N * hw_out * OC, T(0));
-  if (kind == ConvKind::kBackwardData) std::fill(out, out + N * hw_in * C, T(0));
-  if (kind == ConvKind::kBackwardWeights) std::fill(out, out + g.k[0] * g.k[1] * OC, T(0));
+  if (kind == ConvKind::kForward) std::fill(out, out + N * sp_out * OC, T(0));
+  if (kind == ConvKind::kBackwardData) std::fill(out, out + N * sp_in * C, T(0));
+  if (kind == ConvKind::kBackwardWeights) std::fill(out, out + taps * Cg * OC, T(0));
   // Images are independent for the forward and data gradient; the filter gradient runs whole.
   const bool split = kind != ConvKind::kBackwardWeights;
-  parallel_for(split ? N : 1, split ? static_cast<double>(hw_out * g.k[0] * g.k[1] * OC) : 1.0,
-               [&](int64_t b, int64_t e) {
-                 const int64_t n0 = split ? b : 0, n1 = split ? e : N;
-                 for (int64_t n = n0; n < n1; ++n)
-                   for (int64_t oh = 0; oh < OH; ++oh)
-                     for (int64_t kh = 0; kh < g.k[0]; ++kh)
-                       for (int64_t kw = 0; kw < g.k[1]; ++kw) {
-                         const Tap t = tap_of(g, oh, kh, kw);
-                         const int64_t wt = (kh * g.k[1] + kw) * OC;
-                         for (int64_t ow = t.ow0; ow < t.ow1; ++ow) {
-                           const int64_t xi = ((n * H + t.ih) * W + t.iw0 + (ow - t.ow0) * s) * C;
-                           const int64_t yi = ((n * OH + oh) * OW + ow) * OC;
-                           for (int64_t c = 0; c < C; ++c)
-                             for (int64_t m = 0; m < M; ++m) {
-                               if (kind == ConvKind::kForward)
-                                 out[yi + c * M + m] += x[xi + c] * w[wt + c * M + m];
-                               else if (kind == ConvKind::kBackwardData)
-                                 out[xi + c] += x[yi + c * M + m] * w[wt + c * M + m];
-                               else
-                                 out[wt + c * M + m] += x[xi + c] * dy[yi + c * M + m];
-                             }
-                         }
-                       }
-               });
+  parallel_for(
+      split ? N : 1, split ? static_cast<double>(sp_out * taps * Cg * OC) : 1.0, [&](int64_t b, int64_t e) {
+        const int64_t n0 = split ? b : 0, n1 = split ? e : N;
+        for (int64_t n = n0; n < n1; ++n)
+          for (int64_t o = 0; o < sp_out; ++o) {
+            const int64_t od = o / (g.out[1] * g.out[2]), oh = o / g.out[2] % g.out[1], ow = o % g.out[2];
+            const int64_t yi = (n * sp_out + o) * OC;
+            for (int64_t t = 0; t < taps; ++t) {
+              const int64_t kd = t / (g.k[1] * g.k[2]), kh = t / g.k[2] % g.k[1], kw = t % g.k[2];
+              const int64_t id = od * g.stride[0] - g.pad_lo[0] + kd * g.dil[0];
+              const int64_t ih = oh * g.stride[1] - g.pad_lo[1] + kh * g.dil[1];
+              const int64_t iw = ow * g.stride[2] - g.pad_lo[2] + kw * g.dil[2];
+              if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) continue;
+              const int64_t xi = (n * sp_in + (id * g.in[1] + ih) * g.in[2] + iw) * C, wt = t * Cg * OC;
+              for (int64_t q = 0; q < G; ++q)
+                for (int64_t ci = 0; ci < Cg; ++ci) {
+                  const int64_t c = q * Cg + ci, wr = wt + ci * OC + q * Mg, yr = yi + q * Mg;
+                  for (int64_t m = 0; m < Mg; ++m) {
+                    if (kind == ConvKind::kForward)
+                      out[yr + m] += x[xi + c] * w[wr + m];
+                    else if (kind == ConvKind::kBackwardData)
+                      out[xi + c] += x[yr + m] * w[wr + m];
+                    else
+                      out[wr + m] += x[xi + c] * dy[yr + m];
+                  }
+                }
+            }
+          }
+      });
   ops.finish();
 }
 
@@ -505,7 +598,7 @@ void run_conv(OpCall& c, ConvKind kind, const ConvGeom& g, const Tensor& a, cons
     if constexpr (std::is_same_v<T, float>)
       dnnl_conv(kind, g, a.data<float>(), b.data<float>(), y.data<float>());
     else if (g.groups > 1)
-      depthwise_direct<T>(kind, g, a.data<T>(), b.data<T>(), y.data<T>());
+      grouped_direct<T>(kind, g, a.data<T>(), b.data<T>(), y.data<T>());
     else if (g.sp == 3)
       gemm_conv3d<T>(kind, g, a.data<T>(), b.data<T>(), y.data<T>());
     else
@@ -518,6 +611,22 @@ void run_conv(OpCall& c, ConvKind kind, const ConvGeom& g, const Tensor& a, cons
 void k_Conv2D(OpCall& c) {
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
   run_conv<op_types(OpId::Conv2D)>(c, ConvKind::kForward, g, c.in[0], c.in[1]);
+}
+
+// Conv2D and the ops after it as post-ops. The fuse_conv pass fuses only filters of known,
+// nonzero sizes, so an empty output (batch or image) is the only empty case.
+void k_FusedConv2D(OpCall& c) {
+  ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
+  const ConvPostOps post = conv_post_ops(c);
+  Tensor& y = c.alloc(0);
+  if (y.num_elements() == 0) return;
+  int64_t taps = g.c_in;
+  for (int i = 0; i < g.sp; ++i) taps *= g.k[i] * g.in[i];
+  JF_CHECK(taps > 0, "FusedConv2D: an empty filter or input (", c.input_desc(), ") cannot be fused");
+  PostArgs pa{&post, post.bias >= 0 ? c.in[post.bias].data<float>() : nullptr,
+              post.residual >= 0 ? c.in[post.residual].data<float>() : nullptr};
+  dnnl_conv(ConvKind::kForward, g, c.in[0].data<float>(), c.in[1].data<float>(), y.data<float>(), pa);
+  stats().conv_postop_runs.fetch_add(1, std::memory_order_relaxed);
 }
 
 void k_Conv2DBackpropInput(OpCall& c) {

@@ -1,9 +1,9 @@
-// Eager 2-D and 3-D pooling (MaxPool, AvgPool, MaxPool3D, AvgPool3D) and their gradients, as
-// TF's CPU kernels compute them: a max pool keeps the first largest value (starting from the
-// dtype's lowest, so NaN is skipped), its gradient goes to the window's first maximum (TF's
-// argmax), and an average divides by the number of window elements inside the input (SAME
-// padding counts none of its zeros). A 2-D pool is a 3-D one of depth 1; windows are read in
-// place in either layout.
+// Eager 2-D and 3-D pooling (MaxPool, AvgPool, MaxPool3D, AvgPool3D) and their gradients (a max
+// pool's to second order, MaxPoolGradGrad), as TF's CPU kernels compute them: a max pool keeps
+// the first largest value (starting from the dtype's lowest, so NaN is skipped), its gradient
+// goes to the window's first maximum (TF's argmax), and an average divides by the number of
+// window elements inside the input (SAME padding counts none of its zeros). A 2-D pool is a 3-D
+// one of depth 1; windows are read in place in either layout.
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -138,44 +138,71 @@ void avg_pool(OpCall& c) {
   });
 }
 
-// MaxPoolGrad(orig_input, orig_output, grad): each output's gradient to its window's argmax,
-// TF's: the first element, replaced by any later one that is larger.
+// Each window's argmax per channel, TF's: the first element, replaced by any later one that is
+// larger. fn(w, arg) gets the offsets (inside the image, channel stride included) of every
+// channel's maximum. By images, so a gradient's scatter has no two tasks writing one element.
+template <class T, class CS, class F>
+void for_argmax(const ConvGeom& g, const T* x, const Strides& si, CS cs, F&& fn) {
+  const size_t scratch = static_cast<size_t>(g.c_in) * (sizeof(T) + sizeof(int64_t));
+  for_windows(g, true, scratch, [&](const Window& w, char* buf) {
+    if (w.empty()) return;
+    int64_t* arg = reinterpret_cast<int64_t*>(buf);
+    T* best = reinterpret_cast<T*>(buf + g.c_in * sizeof(int64_t));
+    const T* img = x + w.n * si.n;
+    const int64_t first = w.lo[0] * si.d + w.lo[1] * si.h + w.lo[2] * si.w;
+    for (int64_t ch = 0; ch < g.c_in; ++ch) {
+      arg[ch] = first + ch * cs;
+      best[ch] = img[first + ch * cs];
+    }
+    for (int64_t d = w.lo[0]; d < w.hi[0]; ++d)
+      for (int64_t h = w.lo[1]; h < w.hi[1]; ++h)
+        for (int64_t x0 = w.lo[2]; x0 < w.hi[2]; ++x0) {
+          const int64_t base = d * si.d + h * si.h + x0 * si.w;
+          if (base == first) continue;
+          for (int64_t ch = 0; ch < g.c_in; ++ch)
+            if (best[ch] < img[base + ch * cs]) {
+              best[ch] = img[base + ch * cs];
+              arg[ch] = base + ch * cs;
+            }
+        }
+    fn(w, static_cast<const int64_t*>(arg));
+  });
+}
+
+// MaxPoolGrad(orig_input, orig_output, grad): each output's gradient to its window's argmax.
 void max_pool_grad(OpCall& c) {
   const ConvGeom g = as_3d(pool_geom(c, c.in[0].shape()));
   Tensor& y = c.alloc(0);
   if (y.num_elements()) std::memset(y.raw(), 0, y.nbytes());
   const Strides si = strides_of(g, g.in, g.c_in), so = strides_of(g, g.out, g.c_in);
   JF_SWITCH_CLAIMED(op_types(OpId::MaxPoolGrad), y.dtype(), T, {
-    const T* x = c.in[0].data<T>();
     const T* gr = c.in[2].data<T>();
     T* dx = y.data<T>();
-    const size_t scratch = static_cast<size_t>(g.c_in) * (sizeof(T) + sizeof(int64_t));
     over_channels(si.c, so.c, [&](auto cs, auto co) {
-      for_windows(g, true, scratch, [&](const Window& w, char* buf) {
-        if (w.empty()) return;
-        // Per channel: the best value and its offset in the image, from the window's first element.
-        int64_t* arg = reinterpret_cast<int64_t*>(buf);
-        T* best = reinterpret_cast<T*>(buf + g.c_in * sizeof(int64_t));
-        const T* img = x + w.n * si.n;
-        const int64_t first = w.lo[0] * si.d + w.lo[1] * si.h + w.lo[2] * si.w;
-        for (int64_t ch = 0; ch < g.c_in; ++ch) {
-          arg[ch] = first + ch * cs;
-          best[ch] = img[first + ch * cs];
-        }
-        for (int64_t d = w.lo[0]; d < w.hi[0]; ++d)
-          for (int64_t h = w.lo[1]; h < w.hi[1]; ++h)
-            for (int64_t x0 = w.lo[2]; x0 < w.hi[2]; ++x0) {
-              const int64_t base = d * si.d + h * si.h + x0 * si.w;
-              if (base == first) continue;
-              for (int64_t ch = 0; ch < g.c_in; ++ch)
-                if (best[ch] < img[base + ch * cs]) {
-                  best[ch] = img[base + ch * cs];
-                  arg[ch] = base + ch * cs;
-                }
-            }
+      for_argmax<T>(g, c.in[0].data<T>(), si, cs, [&](const Window& w, const int64_t* arg) {
         const T* gp = gr + w.n * so.n + w.o[0] * so.d + w.o[1] * so.h + w.o[2] * so.w;
         T* dimg = dx + w.n * si.n;
         for (int64_t ch = 0; ch < g.c_in; ++ch) dimg[arg[ch]] += gp[ch * co];
+      });
+    });
+  });
+}
+
+// MaxPoolGradGrad(orig_input, orig_output, grad): MaxPoolGrad's adjoint in its gradient, grad
+// (input-shaped) read at each window's argmax; a window of only padding gives 0.
+void max_pool_grad_grad(OpCall& c) {
+  const ConvGeom g = as_3d(pool_geom(c, c.in[0].shape()));
+  Tensor& y = c.alloc(0);
+  if (y.num_elements()) std::memset(y.raw(), 0, y.nbytes());
+  const Strides si = strides_of(g, g.in, g.c_in), so = strides_of(g, g.out, g.c_in);
+  JF_SWITCH_CLAIMED(op_types(OpId::MaxPoolGradGrad), y.dtype(), T, {
+    const T* gg = c.in[2].data<T>();
+    T* out = y.data<T>();
+    over_channels(si.c, so.c, [&](auto cs, auto co) {
+      for_argmax<T>(g, c.in[0].data<T>(), si, cs, [&](const Window& w, const int64_t* arg) {
+        T* op = out + w.n * so.n + w.o[0] * so.d + w.o[1] * so.h + w.o[2] * so.w;
+        const T* gimg = gg + w.n * si.n;
+        for (int64_t ch = 0; ch < g.c_in; ++ch) op[ch * co] = gimg[arg[ch]];
       });
     });
   });
@@ -215,12 +242,15 @@ void k_AvgPool(OpCall& c) { avg_pool(c); }
 void k_AvgPool3D(OpCall& c) { avg_pool(c); }
 void k_MaxPoolGrad(OpCall& c) { max_pool_grad(c); }
 void k_MaxPool3DGrad(OpCall& c) { max_pool_grad(c); }
+void k_MaxPoolGradGrad(OpCall& c) { max_pool_grad_grad(c); }
+void k_MaxPool3DGradGrad(OpCall& c) { max_pool_grad_grad(c); }
 void k_AvgPoolGrad(OpCall& c) { avg_pool_grad(c); }
 void k_AvgPool3DGrad(OpCall& c) { avg_pool_grad(c); }
 
 static_assert(op_types(OpId::MaxPool) == op_types(OpId::MaxPool3D));
 static_assert(op_types(OpId::AvgPool) == op_types(OpId::AvgPool3D));
 static_assert(op_types(OpId::MaxPoolGrad) == op_types(OpId::MaxPool3DGrad));
+static_assert(op_types(OpId::MaxPoolGradGrad) == op_types(OpId::MaxPool3DGradGrad));
 static_assert(op_types(OpId::AvgPoolGrad) == op_types(OpId::AvgPool3DGrad));
 
 }  // namespace jf

@@ -16,6 +16,8 @@ void common_subexpression_elimination(Graph& g);
 void constant_folding(Graph& g);
 // Re-infers output specs in order, so folded constants sharpen downstream shapes.
 void shape_inference(Graph& g);
+// Conv2D -> BiasAdd -> residual Add / activation chains to FusedConv2D (oneDNN post-ops).
+void fuse_conv(Graph& g);
 
 // Copies `g` and runs the pipeline on the copy. With JITFLOW_DUMP=<dir>, writes the graph
 // after each pass as <dir>/<label>.<NN>.<pass>.txt.

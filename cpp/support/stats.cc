@@ -21,7 +21,8 @@ std::map<std::string, int64_t> stats_snapshot() {
           {"graph_runs", s.graph_runs},
           {"cluster_fallbacks", s.cluster_fallbacks},
           {"specializations", s.specializations},
-          {"tensor_array_copied_bytes", s.tensor_array_copied_bytes}};
+          {"tensor_array_copied_bytes", s.tensor_array_copied_bytes},
+          {"conv_postop_runs", s.conv_postop_runs}};
 }
 
 void reset_stats() {
@@ -35,6 +36,7 @@ void reset_stats() {
   s.cluster_fallbacks = 0;
   s.specializations = 0;
   s.tensor_array_copied_bytes = 0;
+  s.conv_postop_runs = 0;
 }
 
 static std::atomic<WarnHook> g_warn_hook{nullptr};

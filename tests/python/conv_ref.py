@@ -251,3 +251,26 @@ def avg_pool3d_grad(x_shape, g, k, strides, padding):
         count = np.prod([s.stop - s.start for s in sl])
         dx[:, sl[0], sl[1], sl[2], :] += g[(slice(None), *o)][:, None, None, None, :] / count
     return dx
+
+
+def max_pool3d_grad_grad(x, gg, k, strides, padding):
+    """gg (x's shape) read at each window's first maximum: MaxPoolGrad's adjoint in its gradient."""
+    dims = [out_and_pad(x.shape[1 + i], k[i], strides[i], 1, padding)[0] for i in range(3)]
+    y = np.zeros((x.shape[0], *dims, x.shape[4]))
+    for o, sl in _windows3(x.shape, k, strides, padding):
+        for n in range(x.shape[0]):
+            for c in range(x.shape[4]):
+                win = x[n, sl[0], sl[1], sl[2], c]
+                best = None
+                for idx in np.ndindex(*win.shape):
+                    if best is None or win[best] < win[idx]:
+                        best = idx
+                if best is not None:
+                    y[(n, *o, c)] = gg[(n, *(s.start + b for s, b in zip(sl, best)), c)]
+    return y
+
+
+def max_pool_grad_grad(x, gg, k, strides, padding):
+    """The 2-D form: a 3-D pool of depth 1."""
+    return max_pool3d_grad_grad(np.asarray(x)[:, None], np.asarray(gg)[:, None], (1, *k), (1, *strides),
+                                padding)[:, 0]

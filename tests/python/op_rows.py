@@ -950,6 +950,11 @@ def _conv_rows():
     return {
         "Conv2D": Row(inputs(data((2, 5, 5, 3), -1, 1), data((3, 3, 3, 3), -1, 1)), conv,
                       _f64(lambda x, w: C.conv2d(x, w, (2, 1), "SAME")), (0, 1), resizable=True),
+        "FusedConv2D": Row(
+            inputs(data((2, 5, 5, 3), -1, 1), data((3, 3, 3, 3), -1, 1), data((3,), -1, 1)),
+            lambda x, w, b: run(OP["FusedConv2D"], (x, w, b), {"strides": [1, 2, 1, 1], "padding": "SAME",
+                                                              "fused_ops": ["BiasAdd", "Relu"]}, None),
+            _f64(lambda x, w, b: np.maximum(C.conv2d(x, w, (2, 1), "SAME") + b, 0))),
         "Conv2DBackpropInput": Row(
             inputs(data((2, 3, 5, 4), -1, 1), data((3, 3, 3, 4), -1, 1)),
             lambda dy, w: jf.nn.conv2d_transpose(dy, w, batch_sizes(dy, [5, 5, 3]), [1, 2, 1, 1], "SAME"),
@@ -990,7 +995,12 @@ def _conv_rows():
             inputs(data((2, 7, 5, 6, 3)), data((2, 4, 3, 3, 3))),
             lambda x, g: run(OP["MaxPool3DGrad"], (x, jf.nn.max_pool3d(x, 3, 2, "SAME"), g),
                              {"ksize": [1, 3, 3, 3, 1], "strides": [1, 2, 2, 2, 1], "padding": "SAME"}, None),
-            lambda x, g: C.max_pool3d_grad(x, g, **pool3).astype(x.dtype)),
+            lambda x, g: C.max_pool3d_grad(x, g, **pool3).astype(x.dtype), (1,)),
+        "MaxPool3DGradGrad": Row(
+            inputs(data((2, 7, 5, 6, 3)), data((2, 7, 5, 6, 3))),
+            lambda x, g: run(OP["MaxPool3DGradGrad"], (x, jf.nn.max_pool3d(x, 3, 2, "SAME"), g),
+                             {"ksize": [1, 3, 3, 3, 1], "strides": [1, 2, 2, 2, 1], "padding": "SAME"}, None),
+            lambda x, g: C.max_pool3d_grad_grad(x, g, **pool3).astype(x.dtype), (1,)),
         "AvgPool3D": Row(inputs(data((2, 7, 5, 6, 3))), lambda x: jf.nn.avg_pool3d(x, 3, 2, "SAME"),
                          _f64(lambda x: C.pool3d(x, **pool3, kind="avg")), (0,)),
         "AvgPool3DGrad": Row(
@@ -1007,7 +1017,12 @@ def _conv_rows():
             inputs(data((2, 5, 5, 3)), data((2, 3, 3, 3))),
             lambda x, g: run(OP["MaxPoolGrad"], (x, jf.nn.max_pool2d(x, 3, 2, "SAME"), g),
                              {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1], "padding": "SAME"}, None),
-            lambda x, g: C.max_pool_grad(x, g, **pool).astype(x.dtype)),
+            lambda x, g: C.max_pool_grad(x, g, **pool).astype(x.dtype), (1,)),
+        "MaxPoolGradGrad": Row(
+            inputs(data((2, 5, 5, 3)), data((2, 5, 5, 3))),
+            lambda x, g: run(OP["MaxPoolGradGrad"], (x, jf.nn.max_pool2d(x, 3, 2, "SAME"), g),
+                             {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1], "padding": "SAME"}, None),
+            lambda x, g: C.max_pool_grad_grad(x, g, **pool).astype(x.dtype), (1,)),
         "AvgPool": Row(inputs(data((2, 5, 5, 3))), lambda x: jf.nn.avg_pool2d(x, 3, 2, "SAME"),
                        _f64(lambda x: C.avg_pool(x, **pool)), (0,)),
         "AvgPoolGrad": Row(

@@ -1,7 +1,8 @@
 """Gradients of the convolution, bias and pooling ops, as TF's nn_grad: a convolution's input
 and filter gradients are its family's BackpropInput / BackpropFilter ops (Conv2D's and
 DepthwiseConv2dNative's; their own gradients are convolutions again), a bias add's is BiasAddGrad, a max pool's goes through the
-window's argmax (MaxPoolGrad) and an average pool's is spread by AvgPoolGrad."""
+window's argmax (MaxPoolGrad, whose own gradient reads its gradient there: MaxPoolGradGrad, and
+back again) and an average pool's is spread by AvgPoolGrad."""
 from ..ops import basic_ops as ops
 from ..ops.dispatch import OP, run
 from .grads_math import _grad
@@ -89,6 +90,23 @@ def _bias_add_grad_grad(op, g):
 def _max_pool_grad(op, g):
     x, = op.inputs
     return [run(OP[op.type + "Grad"], (x, op.outputs[0], g), _attrs(op, _POOL), None)]
+
+
+@_grad("MaxPoolGrad")
+@_grad("MaxPool3DGrad")
+def _max_pool_grad_grad(op, g):
+    # Linear in its gradient input and piecewise constant in the others (the argmax only moves
+    # where the input ties): zeros for those, as TF's.
+    x, y, _ = op.inputs
+    return [ops.zeros_like(x), ops.zeros_like(y), run(OP[op.type + "Grad"], (x, y, g), _attrs(op, _POOL), None)]
+
+
+@_grad("MaxPoolGradGrad")
+@_grad("MaxPool3DGradGrad")
+def _max_pool_grad_grad_grad(op, g):
+    x, y, _ = op.inputs
+    return [ops.zeros_like(x), ops.zeros_like(y), run(OP[op.type[:-len("Grad")]], (x, y, g), _attrs(op, _POOL),
+                                                      None)]
 
 
 @_grad("AvgPool")

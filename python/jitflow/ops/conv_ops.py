@@ -9,7 +9,9 @@ import numbers
 from .._C import Tensor
 from ..core.errors import InvalidArgumentError, _at_caller
 from ..core.export import export
+from . import array_ops as _array
 from . import basic_ops as _ops
+from . import scatter_ops as _scatter
 from .dispatch import OP, run, shape_tensor, to_tensor
 
 
@@ -330,19 +332,100 @@ def avg_pool(input, ksize, strides, padding, data_format=None, name=None):
     return _pool_nd((avg_pool1d, avg_pool2d, avg_pool3d), input, ksize, strides, padding, data_format, name)
 
 
+def _pool_ints(value, n, what):
+    """nn.pool's strides / dilation_rate: n positive ints, 1s when None (TF's checks)."""
+    if value is None:
+        return [1] * n
+    value = [int(v) for v in ([value] if isinstance(value, numbers.Integral) else value)]
+    if len(value) != n:
+        raise ValueError(f"`len({what})` should be {n}. Received: {what}={value} of length {len(value)}")
+    if any(v < 1 for v in value):
+        raise ValueError(f"all values of `{what}` must be positive. Received: {what}={value}")
+    return value
+
+
+def _shape_arg(dims):
+    """A list of dims (ints, or scalar tensors where the trace does not know them) as a shape
+    argument: the list itself when all are ints, else an int32 vector."""
+    if all(isinstance(d, int) for d in dims):
+        return dims
+    return _ops.stack([_ops.cast(d, "int32") if isinstance(d, Tensor) else _ops.constant(d, "int32") for d in dims])
+
+
+def _dilated_pool(fn, x, window, rates, data_format):
+    """A VALID, stride-1 pool whose window taps are `rates` apart, as TF's with_space_to_batch:
+    each spatial dim padded at its end to a multiple of its rate and split into rate phases
+    (moved into the batch), each phase pooled with the plain window, the phases interleaved
+    back and the padding's outputs cropped. Output size per dim: in - (window - 1) * rate."""
+    n = len(window)
+    first = data_format is not None and data_format.startswith("NC")
+    axes = list(range(2, n + 2)) if first else list(range(1, n + 1))
+    rate = dict(zip(axes, rates))
+    dims = _dims(x)
+    rank = len(dims)
+    pads = [[0, (-dims[a]) % rate[a] if a in rate else 0] for a in range(rank)]
+    if any(isinstance(p[1], Tensor) or p[1] for p in pads):
+        x = _array.pad(x, _ops.stack([_shape_arg(p) for p in pads]) if any(isinstance(p[1], Tensor) for p in pads)
+                     else pads)
+    padded = _dims(x)
+    # Each spatial dim d split into [d / rate, rate]; the rate (phase) dims moved before the batch.
+    split, phase, rest = [], [], []
+    for i, d in enumerate(padded):
+        rest.append(len(split))
+        if i in rate:
+            split += [d // rate[i], rate[i]]
+            phase.append(len(split) - 1)
+        else:
+            split.append(d)
+    y = _ops.transpose(_ops.reshape(x, _shape_arg(split)), phase + rest)
+    y = _ops.reshape(y, _shape_arg([-1] + [padded[i] // rate[i] if i in rate else padded[i] for i in range(1, rank)]))
+    y = fn(y, window, 1, "VALID", data_format)
+    # Back: [rates..., batch, ...] -> [batch, ..., out / rate, rate, ...] -> cropped.
+    o = _dims(y)
+    y = _ops.reshape(y, _shape_arg(list(rates) + [padded[0]] + o[1:]))
+    order = []
+    for i in range(rank):
+        order.append(n + i)
+        if i in rate:
+            order.append(axes.index(i))
+    y = _ops.transpose(y, order)
+    y = _ops.reshape(y, _shape_arg([padded[0]] + [o[i] * rate[i] if i in rate else o[i] for i in range(1, rank)]))
+    size = [-1] * rank
+    for a, w in zip(axes, window):
+        size[a] = dims[a] - (w - 1) * rate[a]
+    return _scatter.slice(y, [0] * rank, _shape_arg(size))
+
+
 @export("nn.pool")
 def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None, dilations=None,
          name=None):
-    """TF's nn.pool: "MAX" or "AVG" pooling with one window size per spatial dim (1 to 3)."""
+    """TF's nn.pool: "MAX" or "AVG" pooling with one window size per spatial dim (1 to 3).
+    `dilations` spreads the window's taps apart (VALID padding and unit strides only, as TF)."""
+    window_shape = [int(v) for v in window_shape]
+    n = len(window_shape)
+    if n < 1 or n > 3:
+        raise ValueError(f"`len(window_shape)` must be 1, 2, or 3. Received: window_shape={window_shape} of "
+                         f"length {n}")
+    x = to_tensor(input)
+    if len(x.shape) != n + 2:
+        raise ValueError(f"Shape {tuple(x.shape)} must have rank {n + 2}")
+    dilations = _pool_ints(dilations, n, "dilation_rate")
+    strides = _pool_ints(strides, n, "strides")
+    if any(s > 1 for s in strides) and any(d > 1 for d in dilations):
+        raise ValueError(f"`strides > 1` not supported in conjunction with `dilation_rate > 1`. Received: "
+                         f"strides={strides} and dilation_rate={dilations}")
+    if padding == "SAME" and any(d > 1 for d in dilations):
+        raise ValueError(f"pooling with 'SAME' padding is not implemented for `dilation_rate` > 1. Received: "
+                         f"padding={padding} and dilation_rate={dilations}")
+    if any(s > w for s, w in zip(strides, window_shape)):
+        raise ValueError(f"`strides` > `window_shape` not supported due to inconsistency between CPU and GPU "
+                         f"implementations. Received: strides={strides} and window_shape={window_shape}")
     if pooling_type not in ("MAX", "AVG"):
-        raise ValueError(f"Invalid pooling_type: {pooling_type}")
-    window_shape = list(window_shape)
-    if dilations is not None and any(int(d) != 1 for d in (dilations if not isinstance(dilations, int)
-                                                           else [dilations])):
-        raise NotImplementedError("jitflow does not implement dilated nn.pool yet")
-    strides = [1] * len(window_shape) if strides is None else list(strides)
+        raise ValueError(f"{n}-D {pooling_type} pooling is not supported.")
     fn = max_pool if pooling_type == "MAX" else avg_pool
-    return fn(input, window_shape, strides, padding, data_format, name)
+    if all(d == 1 for d in dilations):
+        return fn(x, window_shape, strides, padding, data_format, name)
+    return _ops.identity(_dilated_pool(fn, x, window_shape, dilations, data_format), name=name)
 
 
 def _block_attrs(x, block_size, data_format, op):

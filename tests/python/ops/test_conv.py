@@ -190,8 +190,9 @@ def test_bias_add_gradients(fmt, rng):
 
 
 def test_conv_bias_relu_step_compiles_with_the_bias_and_relu_fused(rng):
-    """Under jit_compile=True the convolution is a library step and bias + relu the one loop
-    after it, in one cluster."""
+    """Under jit_compile=True the convolution, its bias add and relu are one library step
+    (FusedConv2D: oneDNN post-ops) in one cluster; with the relu read twice (an output and
+    a product), it stays a convolution whose bias and relu fuse into the loop after it."""
     x = jf.constant(rng.uniform(-1, 1, (2, 8, 8, 3)).astype(np.float32))
     w = jf.constant(rng.uniform(-1, 1, (3, 3, 3, 4)).astype(np.float32))
     b = jf.constant(rng.uniform(-1, 1, (4,)).astype(np.float32))
@@ -201,14 +202,25 @@ def test_conv_bias_relu_step_compiles_with_the_bias_and_relu_fused(rng):
 
     f = jf.function(step, jit_compile=True)
     y = run_mode("jit_compile", step, x, w, b)
-    want = np.maximum(R.conv2d(x.numpy(), w.numpy(), (1, 1), "SAME") + b.numpy(), 0)
+    h_np = R.conv2d(x.numpy(), w.numpy(), (1, 1), "SAME") + b.numpy()
+    want = np.maximum(h_np, 0)
     np.testing.assert_allclose(y.numpy(), want, rtol=2e-5, atol=2e-5)
     cf = f.get_concrete_function(x, w, b)
-    assert len(cf.clusters) == 1 and {"Conv2D", "BiasAdd", "Relu"} <= set(cf.clusters[0].ops), cf.clusters
+    assert len(cf.clusters) == 1 and cf.clusters[0].ops == ["FusedConv2D"], cf.clusters
+
+    def twice(a, k, v):
+        h = jf.nn.bias_add(jf.nn.conv2d(a, k, 1, "SAME"), v)
+        return jf.nn.relu(h), h * 2.0
+
+    cf2 = jf.function(twice, jit_compile=True).get_concrete_function(x, w, b)
+    assert len(cf2.clusters) == 1 and {"Conv2D", "BiasAdd", "Relu"} <= set(cf2.clusters[0].ops), cf2.clusters
     # The same lowering's loop steps as GPU kernels: the conv is a library step (no kernel),
-    # the bias add and relu one fused loop.
-    (module,) = cf._cf.emit_ptx("sm_80").values()
+    # the bias add, relu and product one fused loop.
+    (module,) = cf2._cf.emit_ptx("sm_80").values()
     assert len(module["kernels"]) == 1, module["kernels"]
+    y1, y2 = jf.function(twice, jit_compile=True)(x, w, b)
+    np.testing.assert_allclose(y1.numpy(), want, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(y2.numpy(), 2 * h_np, rtol=2e-5, atol=2e-5)
 
 
 def test_cached_primitives_from_many_threads(rng):

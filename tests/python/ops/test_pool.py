@@ -209,5 +209,5 @@ def test_pool_2d_forms_of_nn_pool(rng):
     x = rng.uniform(-1, 1, (1, 5, 5, 2))
     np.testing.assert_allclose(jf.nn.pool(jf.constant(x), [2, 2], "AVG", [2, 2], "SAME").numpy(),
                                R.avg_pool(x, (2, 2), (2, 2), "SAME"), rtol=1e-12)
-    with pytest.raises(ValueError, match="Invalid pooling_type"):
+    with pytest.raises(ValueError, match="2-D MIN pooling is not supported"):  # TF 2.21's words
         jf.nn.pool(jf.constant(x), [2, 2], "MIN")
