@@ -10,6 +10,7 @@ import numpy as np
 from .. import _C
 from ..core import nest
 from ..core.tensor_spec import TensorSpec
+from ..ops import basic_ops as _ops
 from ..ops import random_ops as _random
 from ..ops.variables import Variable
 
@@ -205,6 +206,8 @@ def to_tensors(batch):
         arr = np.asarray(a)
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
+        if arr.dtype.kind in "USO":  # text: jf's string tensors take str, bytes and object arrays
+            return _ops.convert_to_tensor(arr)
         return _C.convert_to_tensor(arr)
     return nest.map_structure(convert, batch)
 

@@ -267,9 +267,12 @@ class Trainer:
         for m in self.metrics:
             m.reset_state()
 
-    def _jf_track_loss(self, loss, x):
-        """The loss tracker takes the replica's own mean loss (the scaled loss, unscaled)."""
-        first = nest.flatten(x)[0]
+    def _jf_track_loss(self, loss, x, y_pred):
+        """The loss tracker takes the replica's own mean loss (the scaled loss, unscaled),
+        weighted by the batch size (read from a numeric input: text inputs have no Shape)."""
+        leaves = [t for t in nest.flatten(x) + nest.flatten(y_pred)
+                  if getattr(getattr(t, "dtype", None), "name", None) != "string"]
+        first = leaves[0]
         replicas = _distribute.get_strategy().num_replicas_in_sync
         if replicas > 1:
             loss = loss * _ops.cast(replicas, loss.dtype)
@@ -281,7 +284,7 @@ class Trainer:
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True)
-        self._jf_track_loss(loss, x)
+        self._jf_track_loss(loss, x, y_pred)
         variables = list(self.trainable_variables)
         if variables:
             grads = tape.gradient(loss, variables)
@@ -294,7 +297,7 @@ class Trainer:
         x, y, sample_weight = _data.unpack(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
-        self._jf_track_loss(loss, x)
+        self._jf_track_loss(loss, x, y_pred)
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     def predict_step(self, data):

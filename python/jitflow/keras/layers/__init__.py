@@ -130,6 +130,10 @@ from .reshaping import (
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells
 from .tensor_op import TensorOp  # also gives KerasTensors their operators
+from .text import (
+    StringLookup,
+    TextVectorization,
+)
 from .wrappers import Bidirectional, TimeDistributed
 
 __all__ = [
@@ -242,8 +246,10 @@ __all__ = [
     "SpatialDropout2D",
     "SpatialDropout3D",
     "StackedRNNCells",
+    "StringLookup",
     "Subtract",
     "TensorOp",
+    "TextVectorization",
     "TimeDistributed",
     "UnitNormalization",
     "UpSampling1D",
@@ -272,7 +278,7 @@ _KERAS_LAYERS = frozenset((
     "RandomColorDegeneration", "RandomColorJitter", "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur",
     "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",
     "RandomSharpness", "RandomShear", "ReversibleEmbedding", "STFTSpectrogram", "Solarization",
-    "SpectralNormalization", "StringLookup", "TFSMLayer", "TextVectorization", "TorchModuleWrapper", "Wrapper",
+    "SpectralNormalization", "TFSMLayer", "TorchModuleWrapper", "Wrapper",
     "deserialize", "serialize",
 ))
 
