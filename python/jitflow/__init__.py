@@ -17,6 +17,8 @@ from .core.device import device
 from .core.dtypes import DType, as_dtype, bool, float32, float64, int32, int64
 from .core.tensor_spec import TensorSpec
 from .keras import optimizers  # TF's tf.optimizers is tf.keras.optimizers
+from .ops import image_color as _image_color  # registers jf.image
+from .ops import image_geometry as _image_geometry  # registers jf.image
 from .ops import (
                   array_ops,
                   basic_ops,
@@ -57,6 +59,6 @@ random = random_ops
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__])
 del sys, array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del checkpoint, random_generator, _saved_model, _summary, export
+del checkpoint, random_generator, _saved_model, _summary, _image_color, _image_geometry, export
 
 from .core.version import __version__
