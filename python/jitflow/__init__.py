@@ -19,6 +19,7 @@ from .core.tensor_spec import TensorSpec
 from .keras import optimizers  # TF's tf.optimizers is tf.keras.optimizers
 from .ops import image_color as _image_color  # registers jf.image
 from .ops import image_geometry as _image_geometry  # registers jf.image
+from .ops import misc_ops as _misc_ops  # registers its names
 from .ops import (
                   array_ops,
                   basic_ops,
@@ -50,6 +51,7 @@ from .tracing.explain import explain
 from .tracing.function import function
 from .tracing.py_function import numpy_function, py_function
 from .tracing.tensor_array import TensorArray
+from .tracing import functional_ops as _functional_ops  # registers its names
 
 # jf.random is its module (tests and users reach its seed state); the exported names are
 # installed on it as on the other namespace modules (jf.config, jf.nest, jf.strings, ...).
