@@ -17,9 +17,6 @@ from .core.device import device
 from .core.dtypes import DType, as_dtype, bool, float32, float64, int32, int64
 from .core.tensor_spec import TensorSpec
 from .keras import optimizers  # TF's tf.optimizers is tf.keras.optimizers
-from .ops import image_color as _image_color  # registers jf.image
-from .ops import image_geometry as _image_geometry  # registers jf.image
-from .ops import misc_ops as _misc_ops  # registers its names
 from .ops import (
                   array_ops,
                   basic_ops,
@@ -38,6 +35,9 @@ from .ops import (
                   stats_ops,
                   strings,
 )
+from .ops import image_color as _image_color  # registers jf.image
+from .ops import image_geometry as _image_geometry  # registers jf.image
+from .ops import misc_ops as _misc_ops  # registers its names
 from .ops.printing import print
 from .ops.strings import string
 from .ops.variables import Variable
@@ -46,12 +46,12 @@ from .state import saved_model as _saved_model  # registers jf.saved_model.save 
 from .state import summary as _summary  # registers jf.summary
 from .state.module import Module
 from .tracing import autograph, experimental, xla
+from .tracing import functional_ops as _functional_ops  # registers its names
 from .tracing.control_flow import cond, control_dependencies, while_loop
 from .tracing.explain import explain
 from .tracing.function import function
 from .tracing.py_function import numpy_function, py_function
 from .tracing.tensor_array import TensorArray
-from .tracing import functional_ops as _functional_ops  # registers its names
 
 # jf.random is its module (tests and users reach its seed state); the exported names are
 # installed on it as on the other namespace modules (jf.config, jf.nest, jf.strings, ...).
