@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from ..core import dtypes as _dt
+from ..core.export import export
 from ..ops import basic_ops as _ops
 from ..ops import random_ops as _random
 
@@ -335,3 +336,9 @@ zeros, ones, constant = Zeros, Ones, Constant
 glorot_uniform, glorot_normal, he_normal, he_uniform = GlorotUniform, GlorotNormal, HeNormal, HeUniform
 lecun_normal, lecun_uniform, orthogonal, identity = LecunNormal, LecunUniform, Orthogonal, Identity
 random_normal, random_uniform, truncated_normal, variance_scaling = RandomNormal, RandomUniform, TruncatedNormal, VarianceScaling
+
+
+# TF 2's tf.constant_initializer, tf.zeros_initializer, ... are these classes under other names.
+for _cls, _name in ((Constant, "constant_initializer"), (Zeros, "zeros_initializer"), (Ones, "ones_initializer"),
+                    (RandomNormal, "random_normal_initializer"), (RandomUniform, "random_uniform_initializer")):
+    export(_name)(_cls)

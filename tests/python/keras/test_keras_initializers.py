@@ -136,3 +136,14 @@ def test_softmax_relu_arguments_and_get():
     assert A.serialize(A.relu) == "relu" and A.deserialize("tanh") is A.tanh
     with pytest.raises(ValueError, match="Unknown activation function"):
         A.get("relu7")
+
+
+def test_tf_v2_initializer_names():
+    """tf.constant_initializer, tf.zeros_initializer, ... are the Keras initializer classes."""
+    np.testing.assert_array_equal(jf.constant_initializer(3.0)([2, 2]).numpy(), np.full((2, 2), 3.0))
+    np.testing.assert_array_equal(jf.zeros_initializer()([3]).numpy(), np.zeros(3))
+    np.testing.assert_array_equal(jf.ones_initializer()([1]).numpy(), np.ones(1))
+    normal = jf.random_normal_initializer(mean=1.0, stddev=0.1, seed=7)([200, 50]).numpy()
+    assert abs(normal.mean() - 1.0) < 0.01 and abs(normal.std() - 0.1) < 0.01
+    uniform = jf.random_uniform_initializer(-1.0, 1.0, seed=7)([1000]).numpy()
+    assert uniform.min() >= -1.0 and uniform.max() < 1.0 and abs(uniform.mean()) < 0.1
