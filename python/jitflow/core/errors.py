@@ -13,7 +13,24 @@ _CONTEXTLIB = contextlib.__file__
 
 
 class OpError(Exception):
-    """Base class for errors raised while running or building an op."""
+    """Base class for errors raised while running or building an op. Built with a message, or
+    as TF builds them, OpError(node_def, op, message[, error_code])."""
+
+    error_code = 2  # UNKNOWN
+
+    def __init__(self, *args):
+        if len(args) >= 3:
+            self.node_def, self.op = args[0], args[1]
+            if len(args) > 3:
+                self.error_code = args[3]
+            args = (args[2],)
+        else:
+            self.node_def = self.op = None
+        super().__init__(*args)
+
+    @property
+    def message(self):
+        return str(self.args[0]) if self.args else ""
 
 
 class InvalidArgumentError(OpError, ValueError):
@@ -76,3 +93,45 @@ class UnavailableError(OpError):
 
 class DeadlineExceededError(OpError):
     """An operation (a collective waiting for its peers) did not finish before its deadline."""
+
+
+class CancelledError(OpError):
+    """An operation or step was cancelled."""
+
+
+class AlreadyExistsError(OpError):
+    """An entity that an operation tried to create already exists."""
+
+
+class PermissionDeniedError(OpError):
+    """The caller does not have permission to run an operation."""
+
+
+class UnauthenticatedError(OpError):
+    """The request has no valid authentication credentials."""
+
+
+class FailedPreconditionError(OpError):
+    """The system is not in a state the operation requires (an uninitialized value)."""
+
+
+class AbortedError(OpError):
+    """An operation was aborted, typically by a concurrent action."""
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """An operation on a traced tensor that only works eagerly (iterating it, its truth value)."""
+
+
+# TF's error codes (tf.errors.OK, ...) and each class's.
+OK, CANCELLED, UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND, ALREADY_EXISTS = 0, 1, 2, 3, 4, 5, 6
+PERMISSION_DENIED, RESOURCE_EXHAUSTED, FAILED_PRECONDITION, ABORTED, OUT_OF_RANGE = 7, 8, 9, 10, 11
+UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS, UNAUTHENTICATED = 12, 13, 14, 15, 16
+for _cls, _code in ((CancelledError, CANCELLED), (UnknownError, UNKNOWN), (InvalidArgumentError, INVALID_ARGUMENT),
+                    (DeadlineExceededError, DEADLINE_EXCEEDED), (NotFoundError, NOT_FOUND),
+                    (AlreadyExistsError, ALREADY_EXISTS), (PermissionDeniedError, PERMISSION_DENIED),
+                    (ResourceExhaustedError, RESOURCE_EXHAUSTED), (FailedPreconditionError, FAILED_PRECONDITION),
+                    (AbortedError, ABORTED), (OutOfRangeError, OUT_OF_RANGE), (UnimplementedError, UNIMPLEMENTED),
+                    (InternalError, INTERNAL), (UnavailableError, UNAVAILABLE), (DataLossError, DATA_LOSS),
+                    (UnauthenticatedError, UNAUTHENTICATED)):
+    _cls.error_code = _code
