@@ -5,7 +5,11 @@ for jitflow and for tf.data in the same run when TensorFlow can be imported (her
 Python named in JITFLOW_TF_PYTHON, default /tmp/tfvenv/bin/python); without it, jitflow's
 figures alone.
 
-    python benchmarks/data.py [--elements N] [--parallel]
+    python benchmarks/data.py [--elements N] [--parallel] [--tf-python PATH]
+
+The pipeline jitflow runs here (tensor slices, traced maps, shuffle, batch, prefetch) is made
+in C++ a batch at a time (python/jitflow/data/fast.py); "wait %" is the share of the training
+loop's time spent in next() on the iterator.
 """
 import argparse
 import json
@@ -91,14 +95,14 @@ def _measure(lib, n, parallel):
     return results
 
 
-def _tf_figures(n, parallel):
+def _tf_figures(n, parallel, python=None):
     """tf.data's figures: measured here if TensorFlow imports, else by the TF Python in a child."""
     try:
         import tensorflow as tf
         return _measure(tf, n, parallel)
     except ImportError:
         pass
-    python = os.environ.get("JITFLOW_TF_PYTHON", "/tmp/tfvenv/bin/python")
+    python = python or os.environ.get("JITFLOW_TF_PYTHON", "/tmp/tfvenv/bin/python")
     if not os.path.exists(python):
         return None
     args = [python, os.path.abspath(__file__), "--tf-only", "--elements", str(n)] + (["--parallel"] if parallel else [])
@@ -114,6 +118,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--elements", type=int, default=20000)
     p.add_argument("--parallel", action="store_true", help="map with num_parallel_calls=AUTOTUNE")
+    p.add_argument("--tf-python", default=None, help="the Python that runs tf.data (default: $JITFLOW_TF_PYTHON "
+                   "or /tmp/tfvenv/bin/python)")
     p.add_argument("--tf-only", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.tf_only:
@@ -121,21 +127,28 @@ def main():
         print(json.dumps(_measure(tf, a.elements, a.parallel)))
         return
     import jitflow as jf
+    from jitflow.data import fast
+    fast.enabled = False  # the element-at-a-time nodes: the figures before the C++ batches
+    before = _measure(jf, a.elements, a.parallel)
+    fast.enabled = True
     ours = _measure(jf, a.elements, a.parallel)
-    theirs = _tf_figures(a.elements, a.parallel)
+    theirs = _tf_figures(a.elements, a.parallel, a.tf_python)
     print(f"{a.elements} elements of {N_FEATURES} floats, batch {BATCH}, shuffle {SHUFFLE}, "
-          f"map {'parallel (AUTOTUNE)' if a.parallel else 'sequential'}; elements/s (best of 2)")
-    print(f"{'':<12}{'jitflow':>12}" + (f"{'tf.data':>12}{'ratio':>8}" if theirs else ""))
+          f"map {'parallel (AUTOTUNE)' if a.parallel else 'sequential'}; elements/s (best of 2); "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"{'':<12}{'jf element':>12}{'jitflow':>12}" + (f"{'tf.data':>12}{'ratio':>8}" if theirs else ""))
     for k, v in ours.items():
-        line = f"{k:<12}{v:>12.1f}" if k == "wait %" else f"{k:<12}{v:>12.0f}"
-        if theirs and k == "wait %":
-            line += f"{theirs[k]:>12.1f}"
-        elif theirs:
-            line += f"{theirs[k]:>12.0f}{v / theirs[k]:>8.2f}"
+        fmt = "{:>12.1f}" if k == "wait %" else "{:>12.0f}"
+        line = f"{k:<12}" + fmt.format(before[k]) + fmt.format(v)
+        if theirs:
+            line += fmt.format(theirs[k])
+            if k != "wait %":
+                line += f"{v / theirs[k]:>8.2f}"
         print(line)
+    print("(jf element: each element through the Python nodes, as before the C++ batch path; "
+          "ratio: jitflow / tf.data)")
     if theirs is None:
         print("(TensorFlow not found: jitflow's figures alone)")
-
 
 if __name__ == "__main__":
     main()

@@ -15,6 +15,7 @@
 #include "python/convert.h"
 #include "runtime/data_pipeline.h"
 #include "runtime/function.h"
+#include "runtime/slice_batcher.h"
 
 namespace jf::py_bridge {
 namespace {
@@ -86,6 +87,7 @@ class PyPipeline {
   }
 
   size_t outstanding() const { return p_ ? p_->outstanding() : 0; }
+  bool ready() const { return pending_ || !p_ || p_->ready(); }
   size_t max_outstanding() const { return p_ ? p_->max_outstanding() : 0; }
 
  private:
@@ -195,6 +197,93 @@ class PyPipeline {
   std::unique_ptr<data::Pipeline<PyItem>> p_;
 };
 
+// Batches of tensor slices (runtime/slice_batcher.h): made on `workers` threads ahead of the
+// consumer (at most `capacity` batches made and not consumed), or with no workers on the
+// iterating thread, in both cases without the GIL; the consumer only wraps finished batches.
+class PyBatcher {
+ public:
+  struct Item {
+    int64_t index = 0;
+    std::vector<Tensor> batch;
+    std::exception_ptr error;
+  };
+
+  PyBatcher(std::vector<Tensor> sources, py::object order, int64_t batch_size, bool drop_remainder,
+            std::vector<std::shared_ptr<ConcreteFunction>> maps, int workers, size_t capacity) {
+    std::vector<int64_t> rows;
+    if (!order.is_none()) {
+      Tensor o = order.cast<Tensor>();
+      if (o.dtype() != DType::kInt64 || o.rank() != 1)
+        throw py::type_error("DataBatcher: order must be int64[n]");
+      rows.assign(o.data<int64_t>(), o.data<int64_t>() + o.num_elements());
+    }
+    b_ = std::make_unique<data::SliceBatcher>(std::move(sources), std::move(rows), batch_size, drop_remainder,
+                                              std::move(maps));
+    total_ = b_->num_batches();
+    if (workers > 0)
+      p_ = std::make_unique<data::Pipeline<Item>>(
+          workers, capacity, true,
+          [this](Item* it) {  // the next batch's number: no Python, no GIL
+            if (pulled_ >= total_) return false;
+            it->index = pulled_++;
+            return true;
+          },
+          [this](Item it) {
+            try {
+              it.batch = b_->make(it.index);
+            } catch (...) {
+              it.error = std::current_exception();
+            }
+            return it;
+          });
+  }
+  PyBatcher(const PyBatcher&) = delete;
+  PyBatcher& operator=(const PyBatcher&) = delete;
+  ~PyBatcher() { close(); }
+
+  py::object next() {
+    Item it;
+    if (p_) {
+      bool ok;
+      {
+        py::gil_scoped_release release;
+        ok = p_->next(&it);
+      }
+      if (!ok) throw py::stop_iteration();
+    } else {
+      if (closed_ || pulled_ >= total_) throw py::stop_iteration();
+      it.index = pulled_++;
+      py::gil_scoped_release release;
+      try {
+        it.batch = b_->make(it.index);
+      } catch (...) {
+        it.error = std::current_exception();
+      }
+    }
+    if (it.error) std::rethrow_exception(it.error);
+    return tensors_to_py(it.batch);
+  }
+
+  void close() {
+    closed_ = true;
+    if (!p_) return;
+    {
+      py::gil_scoped_release release;  // a worker may be in a map that calls back into Python
+      p_->stop();
+    }
+    p_->drain();
+    p_.reset();
+  }
+
+  size_t max_outstanding() const { return p_ ? p_->max_outstanding() : 0; }
+
+ private:
+  std::unique_ptr<data::SliceBatcher> b_;
+  std::unique_ptr<data::Pipeline<Item>> p_;
+  int64_t total_ = 0, pulled_ = 0;  // pulled_: by one puller at a time (the pipeline's pull lock)
+  bool closed_ = false;
+};
+
 }  // namespace
 
 void bind_data(py::module_& m) {
@@ -210,7 +299,37 @@ void bind_data(py::module_& m) {
       .def("__next__", &PyPipeline::next)
       .def("close", &PyPipeline::close)
       .def_property_readonly("outstanding", &PyPipeline::outstanding)
+      .def_property_readonly(
+          "ready", &PyPipeline::ready,
+          "True when __next__ would not wait (an element or an error is there, or the end).")
       .def_property_readonly("max_outstanding", &PyPipeline::max_outstanding);
+
+  py::class_<PyBatcher>(m, "DataBatcher")
+      .def(py::init<std::vector<Tensor>, py::object, int64_t, bool,
+                    std::vector<std::shared_ptr<ConcreteFunction>>, int, size_t>(),
+           py::arg("sources"), py::arg("order"), py::arg("batch_size"), py::arg("drop_remainder"),
+           py::arg("functions"), py::arg("workers"), py::arg("capacity"),
+           "Batches of the rows of `sources` (whole tensors of one length) taken in `order` (an int64 "
+           "tensor, or None for 0..n-1), each element passed through `functions` in turn, made by `workers` "
+           "threads ahead of the consumer into a buffer of `capacity` batches (0 workers: on the iterating "
+           "thread), without the GIL.")
+      .def("__iter__", [](py::object self) { return self; })
+      .def("__next__", &PyBatcher::next)
+      .def("close", &PyBatcher::close)
+      .def_property_readonly("max_outstanding", &PyBatcher::max_outstanding);
+  m.def(
+      "data_shuffle_order",
+      [](int64_t n, int64_t m, Tensor steady, Tensor drain) {
+        auto vec = [](const Tensor& t) {
+          if (t.dtype() != DType::kInt64 || t.rank() != 1)
+            throw py::type_error("data_shuffle_order: int64[k] draws");
+          return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.num_elements());
+        };
+        std::vector<int64_t> order = data::SliceBatcher::shuffle_order(n, m, vec(steady), vec(drain));
+        return Tensor::from_int64s(order, DType::kInt64);
+      },
+      py::arg("n"), py::arg("m"), py::arg("steady"), py::arg("drain"),
+      "The positions a shuffle buffer of m slots gives n elements from its draws (int64 tensors).");
 }
 
 }  // namespace jf::py_bridge

@@ -54,6 +54,12 @@ class Pipeline {
     return true;
   }
 
+  // True when next() would not wait: a result is there, or the pipeline has ended.
+  bool ready() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return cancelled_ || has_next() || finished();
+  }
+
   // Ends the pipeline: wakes and joins the workers (a worker inside pull or map finishes that
   // call first). Items not consumed stay in drain()'s reach.
   void stop() {

@@ -5,7 +5,7 @@ import numpy as np
 from ..core.errors import InvalidArgumentError, OutOfRangeError
 from ..core.export import export
 from ..ops import basic_ops
-from . import readers, sources, structure, traced, transforms
+from . import fast, readers, sources, structure, traced, transforms
 from .base import INFINITE, UNKNOWN, DatasetSpec, Node
 from .functions import ElementFunction
 from .options import Options
@@ -15,6 +15,8 @@ from .shuffle import Shuffle
 
 class _WithOptions(Node):
     """with_options: the elements of its input, unchanged, with Options for the pipeline."""
+
+    passes_elements = True
 
     def __init__(self, node, options):
         self.node, self.tree, self.specs, self.options = node, node.tree, node.specs, options
@@ -168,7 +170,9 @@ class Dataset:
         return Dataset(transforms.Filter(self._node, predicate))
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
-        return Dataset(transforms.Batch(self._node, batch_size, bool(drop_remainder)))
+        node = transforms.Batch(self._node, batch_size, bool(drop_remainder), num_parallel_calls, deterministic)
+        node.plan = fast.plan(node, node.calls)
+        return Dataset(node)
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
         return Dataset(transforms.PaddedBatch(self._node, batch_size, padded_shapes, padding_values,
@@ -212,7 +216,8 @@ class Dataset:
     def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
                    deterministic=None, name=None):
         return Dataset(transforms.Interleave(self._node, map_func, cycle_length,
-                                             1 if block_length is None else block_length, _node_of))
+                                             1 if block_length is None else block_length, _node_of,
+                                             num_parallel_calls, deterministic))
 
     def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
         return Dataset(transforms.Window(self._node, size, shift, stride, bool(drop_remainder), _window_dataset))

@@ -2,9 +2,10 @@
 against the element's specs, so each call runs the graph (compiled where the function is a
 jf.function with jit_compile=True), as TF traces them once into a dataset function.
 
-An element of string components cannot be a graph input here (string tensors are Python
-values), so such functions run eagerly on each element; their output specs are then those of
-the first element's result."""
+String components are graph inputs like any other (string ops run in the graph, uncompiled),
+and a string result is an output. Elements holding datasets (window) or of unknown rank run
+the function eagerly on each element instead; their output specs are then those of the first
+element's result."""
 from .. import _C
 from ..core.strings import is_string_dtype
 from ..core.tensor_spec import TensorSpec
@@ -28,14 +29,23 @@ class ElementFunction:
         self.extra = extra  # (tree, specs) of a state passed before the element (scan, reduce)
         self.unpack = tree.kind == "tuple" and tree.meta is tuple
         all_specs = list(specs) + (list(extra[1]) if extra else [])
-        self.eager = any(isinstance(s, DatasetSpec) or is_string_dtype(s.dtype) for s in all_specs) or \
+        self.eager = any(isinstance(s, DatasetSpec) for s in all_specs) or \
             any(s.shape.rank is None for s in all_specs)
         self.cf = None
         if not self.eager:
             fn = func if isinstance(func, Function) else Function(func, name=getattr(func, "__name__", what))
             self.function = fn
             args = self._args([_placeholder_spec(s) for s in specs], extra and list(extra[1]))
-            self.cf = fn.get_concrete_function(*args)
+            try:
+                self.cf = fn.get_concrete_function(*args)
+            except Exception:
+                # A string op the graph cannot hold yet (split's ragged result): such functions
+                # run eagerly per element, as all string functions did before strings were
+                # graph values. Any other function's errors are raised here, as TF does.
+                if not any(is_string_dtype(s.dtype) for s in all_specs):
+                    raise
+                self.eager = True
+        if not self.eager:
             out = _fix_lists(self.cf.structured_outputs)
             self.out_tree = structure.Tree.of(out)
             leaves = self.out_tree.flatten(out)
@@ -46,6 +56,10 @@ class ElementFunction:
             # The graph's outputs in their flat order match our tree's when the structure has
             # no lists (jf.nest descends into lists, tf.data does not).
             self.fast = _C.nest_flatten(out, rule="nest")[1].num_leaves == len(leaves)
+            # String values cross into C++ through their own conversion (core/strings.py),
+            # which the ConcreteFunction's Python call does.
+            if any(is_string_dtype(sp.dtype) for sp in list(all_specs) + self.out_specs):
+                self.fast = False
         else:
             self.out_tree = self.out_specs = None
 

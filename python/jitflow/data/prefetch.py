@@ -60,7 +60,37 @@ class Prefetch(Node):
     def iterate(self):
         if self.buffer_size == 0:
             return self.node.iterate()
+        plan = getattr(self.node, "plan", None)
+        if plan is not None:  # whole batches made ahead on C++ threads (data/fast.py)
+            return plan.batches(max(1, plan.workers), self.buffer_size)
         return _run(_C.DataPipeline(self.node.iterate(), 1, self.buffer_size))
+
+
+class Ahead:
+    """An iterator's elements pulled ahead by one C++ worker into a buffer of `buffer`, so
+    several of them (interleave's cycle) produce at once; `ready` says whether next() would
+    not wait."""
+
+    def __init__(self, it, buffer):
+        self.pipeline = _C.DataPipeline(it, 1, buffer)
+        self._it = _run(self.pipeline)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._it)
+
+    @property
+    def ready(self):
+        return self.pipeline.ready
+
+
+def parallel_batches(groups, make, num_parallel_calls, deterministic):
+    """batch(num_parallel_calls=k): make(group) for the groups of elements on k threads,
+    at most 2k groups ahead, in order unless deterministic is False."""
+    n = _threads(num_parallel_calls)
+    return _run(_C.DataPipeline(groups, n, 2 * n, deterministic is not False, python_function=make))
 
 
 def parallel_map(fn, node, num_parallel_calls, deterministic):

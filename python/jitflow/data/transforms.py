@@ -12,6 +12,7 @@ from ..core.tensor_spec import TensorSpec
 from . import structure
 from .base import INFINITE, UNKNOWN, DatasetSpec, Node
 from .functions import ElementFunction
+from .prefetch import Ahead, parallel_batches
 
 
 class Map(Node):
@@ -134,27 +135,44 @@ def _batch_cardinality(n, size, drop):
 
 class _Batching(Node):
     """batch and padded_batch: groups of `size` elements, each made into one by _make; the
-    last, shorter group too unless drop_remainder."""
+    last, shorter group too unless drop_remainder. With num_parallel_calls (batch only),
+    groups are made on that many C++ threads."""
+
+    calls = deterministic = None
 
     def cardinality(self):
         return _batch_cardinality(self.node.cardinality(), self.size, self.drop)
 
-    def iterate(self):
+    def _groups(self):
         buf = []
         for comps in self.node.iterate():
             buf.append(comps)
             if len(buf) == self.size:
-                yield self._make(buf)
+                yield buf
                 buf = []
         if buf and not self.drop:
-            yield self._make(buf)
+            yield buf
+
+    def iterate(self):
+        if self.calls is None:
+            return map(self._make, self._groups())
+        return parallel_batches(self._groups(), self._make, self.calls, self.deterministic)
 
 
 class Batch(_Batching):
-    def __init__(self, node, batch_size, drop_remainder):
+    plan = None  # a fast.BatchPlan when the input chain runs in C++ (set by Dataset.batch)
+
+    def __init__(self, node, batch_size, drop_remainder, num_parallel_calls=None, deterministic=None):
         self.node, self.tree, self.size, self.drop = node, node.tree, _positive(batch_size, "Batch size"), drop_remainder
+        self.calls = None if num_parallel_calls in (None, 1) else num_parallel_calls
+        self.deterministic = deterministic
         dim = self.size if drop_remainder else None
         self.specs = [TensorSpec(structure.batched_shape(s.shape, dim), s.dtype) for s in node.specs]
+
+    def iterate(self):
+        if self.plan is not None:
+            return self.plan.batches(self.plan.workers, self.plan.workers)
+        return super().iterate()
 
     def _make(self, buf):
         return [_stack([structure.numpy_of(e[i]) for e in buf], s, i) for i, s in enumerate(self.node.specs)]
@@ -437,8 +455,14 @@ class Interleave(Node):
     """interleave / flat_map: func maps each element to a dataset; cycle_length of them are
     read block_length elements at a time, round robin (flat_map: one at a time, to the end)."""
 
-    def __init__(self, node, func, cycle_length, block_length, as_node):
+    def __init__(self, node, func, cycle_length, block_length, as_node, num_parallel_calls=None,
+                 deterministic=None):
         self.node, self.func, self.as_node = node, func, as_node
+        # With num_parallel_calls, each dataset in the cycle is read ahead by its own C++ worker
+        # (so cycle_length of them produce at once); the order stays the sequential one unless
+        # deterministic is False, when a dataset with an element ready goes before one without.
+        self.parallel = num_parallel_calls is not None and num_parallel_calls != 1
+        self.loose = self.parallel and deterministic is False
         self.cycle = max(1, os.cpu_count() or 1) if cycle_length is None or cycle_length < 0 else int(cycle_length)
         self.block = int(block_length)
         self.unpack = node.tree.kind == "tuple" and node.tree.meta is tuple
@@ -472,6 +496,10 @@ class Interleave(Node):
     def cardinality(self):
         return INFINITE if self.node.cardinality() == INFINITE else UNKNOWN
 
+    def _open(self, comps):
+        it = self._child(comps).iterate()
+        return Ahead(it, max(2, self.block)) if self.parallel else it
+
     def iterate(self):
         outer = self.node.iterate()
         slots = []
@@ -483,11 +511,13 @@ class Interleave(Node):
                 except StopIteration:
                     exhausted = True
                     break
-                slots.append(self._child(comps).iterate())
+                slots.append(self._open(comps))
             if not slots:
                 return
             i = 0
             while i < len(slots):
+                if self.loose and not slots[i].ready:
+                    i = next((k for k, s in enumerate(slots) if s.ready), i)
                 done = False
                 for _ in range(self.block):
                     try:
@@ -499,7 +529,7 @@ class Interleave(Node):
                     # The next input element's dataset takes the finished one's place in the cycle.
                     if not exhausted:
                         try:
-                            slots[i] = self._child(next(outer)).iterate()
+                            slots[i] = self._open(next(outer))
                             i += 1  # its turn comes in the next round, as TF's
                             continue
                         except StopIteration:
