@@ -1,0 +1,149 @@
+"""tf.strings functions that jitflow computes with Python's string methods: lower, upper,
+strip, regex_replace, regex_full_match, substr, reduce_join and ngrams (dense inputs). Eagerly
+they run on the values now; inside a jf.function each becomes a py_function node, so it runs
+on the host each time the function runs (string tensors never compile)."""
+import builtins
+import re
+
+import numpy as np
+
+from .. import _C
+from ..core import dtypes as _dt
+from ..core.errors import InvalidArgumentError
+from ..core.export import export
+from ..core.tensor_spec import TensorSpec
+from ..ops import basic_ops as _ops
+from .py_function import py_function
+
+
+def _bytes_array(t):
+    values = t.numpy() if hasattr(t, "numpy") else t
+    arr = np.asarray(values, dtype=object)
+    return np.vectorize(lambda s: s if isinstance(s, bytes) else str(s).encode(), otypes=[object])(arr) \
+        if arr.size else arr
+
+
+def _apply(fn, x, dtype=_dt.string, shape=None):
+    """fn(numpy object array of bytes) -> numpy array, on a string tensor or strings."""
+    x = x if isinstance(x, _C.Tensor) else _ops.convert_to_tensor(x)
+    if x.dtype != _dt.string:
+        raise TypeError(f"Expected string, but got {x.dtype.name} for an argument of a tf.strings function")
+    out_shape = list(x.shape) if shape is None else shape
+    if _C.is_tracing():
+        return py_function(lambda t: np.asarray(fn(_bytes_array(t)), dtype=object if dtype == _dt.string else None),
+                           [x], Tout=TensorSpec(out_shape, dtype))
+    out = fn(_bytes_array(x))
+    return _ops.convert_to_tensor(out if dtype == _dt.string else np.asarray(out), dtype)
+
+
+def _each(fn):
+    return lambda arr: np.vectorize(fn, otypes=[object])(arr) if arr.size else arr
+
+
+@export("strings.lower")
+def lower(input, encoding="", name=None):
+    """Lowercase: ASCII letters only, or every letter with encoding='utf-8', as TF."""
+    if encoding:
+        return _apply(_each(lambda s: s.decode(encoding).lower().encode(encoding)), input)
+    return _apply(_each(bytes.lower), input)
+
+
+@export("strings.upper")
+def upper(input, encoding="", name=None):
+    if encoding:
+        return _apply(_each(lambda s: s.decode(encoding).upper().encode(encoding)), input)
+    return _apply(_each(bytes.upper), input)
+
+
+@export("strings.strip")
+def strip(input, name=None):
+    """Leading and trailing ASCII whitespace removed."""
+    return _apply(_each(bytes.strip), input)
+
+
+def _pattern(pattern):
+    return re.compile(pattern.encode() if isinstance(pattern, str) else bytes(pattern))
+
+
+@export("strings.regex_replace")
+def regex_replace(input, pattern, rewrite, replace_global=True, name=None):
+    """Matches of pattern replaced by rewrite (\\1 for a group); only the first without
+    replace_global. Python's re stands in for TF's RE2 (the same syntax for common patterns)."""
+    regex = _pattern(pattern)
+    repl = rewrite.encode() if isinstance(rewrite, str) else bytes(rewrite)
+    count = 0 if replace_global else 1
+    return _apply(_each(lambda s: regex.sub(repl, s, count=count)), input)
+
+
+@export("strings.regex_full_match")
+def regex_full_match(input, pattern, name=None):
+    regex = _pattern(pattern)
+    fn = np.vectorize(lambda s: regex.fullmatch(s) is not None, otypes=[bool])
+    return _apply(lambda arr: fn(arr) if arr.size else np.zeros(arr.shape, bool), input, dtype=_dt.bool)
+
+
+@export("strings.substr")
+def substr(input, pos, len, unit="BYTE", name=None):
+    """len bytes (or UTF-8 characters with unit='UTF8_CHAR') from pos (from the end when
+    negative); a pos past the string is TF's InvalidArgumentError."""
+    if unit not in ("BYTE", "UTF8_CHAR"):
+        raise ValueError(f"unit must be 'BYTE' or 'UTF8_CHAR', got {unit!r}")
+    p, n = int(pos), int(len)
+
+    def cut(s):
+        text = s.decode("utf-8") if unit == "UTF8_CHAR" else s
+        start = p if p >= 0 else builtins.len(text) + p
+        if start < 0 or start > builtins.len(text):
+            raise InvalidArgumentError(f"pos {p} out of range for string b'{s.decode('utf-8', 'replace')}'")
+        piece = text[start:start + n]
+        return piece.encode("utf-8") if unit == "UTF8_CHAR" else piece
+    return _apply(_each(cut), input)
+
+
+@export("strings.reduce_join", "reduce_join")
+def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
+    """The strings joined with separator along axis (all of them when None)."""
+    x = inputs if isinstance(inputs, _C.Tensor) else _ops.convert_to_tensor(inputs)
+    sep = separator.encode() if isinstance(separator, str) else bytes(separator)
+    rank = builtins.len(x.shape)
+    axes = list(range(rank)) if axis is None else [a % rank for a in ([axis] if isinstance(axis, int) else axis)]
+    shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keepdims else \
+        [d for i, d in enumerate(x.shape) if i not in axes]
+
+    def join(arr):
+        moved = np.moveaxis(arr, axes, list(range(rank - builtins.len(axes), rank)))
+        lead = moved.shape[:rank - builtins.len(axes)]
+        flat = moved.reshape(*lead, -1)
+        out = np.empty(lead, dtype=object)
+        for idx in np.ndindex(*lead):
+            out[idx] = sep.join(flat[idx])
+        return out.reshape(shape) if keepdims else out
+    return _apply(join, x, shape=shape)
+
+
+@export("strings.ngrams")
+def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None, preserve_short_sequences=False,
+           name=None):
+    """The n-grams of each row (last axis) of a dense string tensor, joined by separator; with a
+    tuple of widths, each width's n-grams one after another. Padding is not implemented."""
+    if pad_values is not None or padding_width is not None or preserve_short_sequences:
+        raise NotImplementedError("jitflow's strings.ngrams does not implement padding or "
+                                  "preserve_short_sequences yet")
+    widths = [int(ngram_width)] if isinstance(ngram_width, int) else [int(w) for w in ngram_width]
+    sep = separator.encode() if isinstance(separator, str) else bytes(separator)
+    x = data if isinstance(data, _C.Tensor) else _ops.convert_to_tensor(data)
+    n = x.shape[-1]
+    if n is None:
+        raise NotImplementedError("jitflow's strings.ngrams needs the row length when tracing")
+    total = sum(max(n - w + 1, 0) for w in widths)
+
+    def grams(arr):
+        out = np.empty((*arr.shape[:-1], total), dtype=object)
+        for idx in np.ndindex(*arr.shape[:-1]):
+            row = list(arr[idx])
+            out[idx] = [sep.join(row[i:i + w]) for w in widths for i in range(builtins.len(row) - w + 1)]
+        return out
+    return _apply(grams, x, shape=[*x.shape[:-1], total])
+
+
+__all__ = ["lower", "ngrams", "reduce_join", "regex_full_match", "regex_replace", "strip", "substr", "upper"]
