@@ -62,7 +62,7 @@ random = random_ops
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__])
 del sys, array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del checkpoint, random_generator, _saved_model, _summary, _image_color, _image_geometry, _misc_ops, _functional_ops,
-    _string_functions, export
+del checkpoint, random_generator, _saved_model, _summary, _image_color, _image_geometry, export
+del _misc_ops, _functional_ops, _string_functions
 
 from .core.version import __version__
