@@ -13,6 +13,8 @@ fine). A chain that does not fit runs through the Python nodes as before.
 What differs is when an error is raised: a map error is raised with the batch holding the
 failing element, where the Python nodes raise it when the shuffle buffer pulls that element
 (up to buffer_size elements earlier)."""
+import os
+
 from .. import _C
 from ..core.strings import is_string_dtype
 from .prefetch import _run, _threads
@@ -35,16 +37,22 @@ def _has_effects(cf):
 class BatchPlan:
     """How a Batch node's batches are made in C++: its source, maps (in order) and shuffle."""
 
-    def __init__(self, source, maps, shuffle, size, drop, workers):
+    def __init__(self, source, maps, shuffle, size, drop, workers, pure):
         self.source, self.maps, self.shuffle = source, maps, shuffle
         self.size, self.drop, self.workers = size, drop, workers
+        # Threads a prefetch gives it: the parallel calls asked for, or, when no map has
+        # effects (so which thread maps an element cannot show), one per core. Batches still
+        # come out in order; more threads keep up when the training step's own threads hold
+        # the cores.
+        self.prefetch_workers = max(1, workers) if workers or not pure else max(1, os.cpu_count() or 1)
         self.tensors = None
 
     def batches(self, workers=0, capacity=1):
         """An iterator of batches (flat component lists): made on the iterating thread with
         workers=0, else on that many threads with at most `capacity` batches ahead."""
-        if self.tensors is None:  # the source's whole tensors, made once per dataset
-            self.tensors = [_C.convert_to_tensor(a, d) for a, d in zip(self.source.arrays, self.source.dtypes)]
+        if self.tensors is None:  # the source's whole tensors (no copy when they are jf tensors)
+            self.tensors = [c if isinstance(c, _C.Tensor) else _C.convert_to_tensor(a, d)
+                            for c, a, d in zip(self.source.components, self.source.arrays, self.source.dtypes)]
         order = self.shuffle.order(self.source.n) if self.shuffle is not None else None
         batcher = _C.DataBatcher(self.tensors, order, self.size, self.drop, [f.cf._cf for f in self.maps],
                                  workers, max(capacity, workers))
@@ -56,7 +64,7 @@ def plan(batch, num_parallel_calls=None):
     workers: the most parallel calls of its maps and of the batch itself (0: none)."""
     if not enabled:
         return None
-    maps, shuffle = [], None
+    maps, shuffle, pure = [], None, True
     workers = 0 if num_parallel_calls is None else _threads(num_parallel_calls)
     node = batch.node
     while True:
@@ -64,8 +72,10 @@ def plan(batch, num_parallel_calls=None):
             fn = node.fn
             if fn.cf is None or not fn.fast or fn.extra is not None:
                 return None
-            if shuffle is not None and _has_effects(fn.cf):
-                return None  # mapped in output order here, in input order by the Python nodes
+            if _has_effects(fn.cf):
+                if shuffle is not None:
+                    return None  # mapped in output order here, in input order by the Python nodes
+                pure = False
             calls = getattr(node, "calls", None)
             if calls is not None:
                 workers = max(workers, _threads(calls))
@@ -85,5 +95,5 @@ def plan(batch, num_parallel_calls=None):
         return None
     if any(not hasattr(a, "dtype") or a.dtype == object for a in node.arrays):
         return None
-    return BatchPlan(node, maps[::-1], shuffle, batch.size, batch.drop, workers)
+    return BatchPlan(node, maps[::-1], shuffle, batch.size, batch.drop, workers, pure)
 

@@ -62,7 +62,7 @@ class Prefetch(Node):
             return self.node.iterate()
         plan = getattr(self.node, "plan", None)
         if plan is not None:  # whole batches made ahead on C++ threads (data/fast.py)
-            return plan.batches(max(1, plan.workers), self.buffer_size)
+            return plan.batches(plan.prefetch_workers, self.buffer_size)
         return _run(_C.DataPipeline(self.node.iterate(), 1, self.buffer_size))
 
 

@@ -35,6 +35,7 @@ class TensorSlices(Node):
         comps = [structure.to_component(x) for x in self.tree.flatten(value)]
         self.n = structure.check_same_length(comps)
         self.dtypes = [c.dtype for c in comps]
+        self.components = comps  # whole tensors: the C++ batch path (fast.py) gathers rows from them
         self.arrays = [np.asarray(structure.numpy_of(c)) for c in comps]
         self.specs = [TensorSpec(TensorShape(list(c.shape)[1:]), c.dtype) for c in comps]
 
