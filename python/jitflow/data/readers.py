@@ -1,5 +1,6 @@
-"""Files as datasets: list_files (the names matching glob patterns) and TextLineDataset (the
-lines of text files, without their line endings). Their elements are string scalars, which
+"""Files as datasets: list_files (the names matching glob patterns), TextLineDataset (the
+lines of text files, without their line endings) and TFRecordDataset (the records of TFRecord
+files). Their elements are string scalars, which
 are Python-side values in jitflow (core/strings.py), so reading stays eager."""
 import bz2
 import glob
@@ -11,6 +12,7 @@ import numpy as np
 from ..core.errors import InvalidArgumentError, NotFoundError
 from ..core.strings import StringTensor, string
 from ..core.tensor_spec import TensorSpec
+from ..state.tfrecord import read_records
 from . import structure
 from .base import Node
 
@@ -73,3 +75,23 @@ class TextLines(Node):
         for path in self.files:
             for line in _split(_read(path, self.compression)):
                 yield [structure.from_numpy(np.array(line, dtype=object), string)]
+
+
+class TFRecords(Node):
+    """The records of TFRecord files, one string scalar each, CRCs checked."""
+
+    def __init__(self, filenames, compression_type):
+        self.files = _names(filenames)
+        self.compression = (compression_type or "").upper()
+        if self.compression not in ("", "GZIP", "ZLIB"):
+            raise InvalidArgumentError(f"Unsupported compression type: {compression_type}")
+        self.tree = structure.Tree.of(None)
+        self.specs = [TensorSpec([], string)]
+
+    def iterate(self):
+        for path in self.files:
+            try:
+                for data in read_records(path, self.compression):
+                    yield [structure.from_numpy(np.array(data, dtype=object), string)]
+            except FileNotFoundError:
+                raise NotFoundError(f"{path}; No such file or directory") from None
