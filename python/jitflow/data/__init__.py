@@ -4,7 +4,7 @@ and below keras (docs/data.md)."""
 from ..core.export import export
 from . import base
 from .dataset import Dataset, NumpyIterator, OwnedIterator
-from .readers import TextLines
+from .readers import TextLines, TFRecords
 
 AUTOTUNE = export("data.AUTOTUNE", "data.experimental.AUTOTUNE")(base.AUTOTUNE)
 INFINITE_CARDINALITY = export("data.INFINITE_CARDINALITY", "data.experimental.INFINITE_CARDINALITY")(base.INFINITE)
@@ -21,6 +21,15 @@ class TextLineDataset(Dataset):
 
     def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
         super().__init__(TextLines(filenames, compression_type))
+
+
+@export("data.TFRecordDataset")
+class TFRecordDataset(Dataset):
+    """The records of TFRecord files (filenames: a string, list or string tensor; GZIP or ZLIB
+    compressed with compression_type) as string scalars, their CRCs checked."""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        super().__init__(TFRecords(filenames, compression_type))
 
 
 @export("data.experimental.cardinality")
@@ -66,6 +75,7 @@ __all__ = [
     "UNKNOWN_CARDINALITY",
     "Dataset",
     "DatasetSpec",
+    "TFRecordDataset",
     "TextLineDataset",
     "cardinality",
 ]
