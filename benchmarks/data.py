@@ -30,7 +30,7 @@ def _data(n):
     return x, y
 
 
-def _measure(lib, n, parallel):
+def _measure(lib, n, parallel, repeats=3):
     """elements/s of the pipeline alone and feeding the training step, for lib (jitflow or tf)."""
     x, y = _data(n)
     calls = lib.data.AUTOTUNE if parallel else None
@@ -62,7 +62,7 @@ def _measure(lib, n, parallel):
     results = {}
     for name, train in (("pipeline", False), ("training", True)):
         best, best_wait = 0.0, 1.0
-        for _ in range(2):
+        for _ in range(repeats):
             t, count, waited = time.perf_counter(), 0, 0.0
             loss = None
             it = iter(pipeline())
@@ -95,17 +95,17 @@ def _measure(lib, n, parallel):
     return results
 
 
-def _tf_figures(n, parallel, python=None):
+def _tf_figures(n, parallel, python=None, repeats=3):
     """tf.data's figures: measured here if TensorFlow imports, else by the TF Python in a child."""
     try:
         import tensorflow as tf
-        return _measure(tf, n, parallel)
+        return _measure(tf, n, parallel, repeats)
     except ImportError:
         pass
     python = python or os.environ.get("JITFLOW_TF_PYTHON", "/tmp/tfvenv/bin/python")
     if not os.path.exists(python):
         return None
-    args = [python, os.path.abspath(__file__), "--tf-only", "--elements", str(n)] + (["--parallel"] if parallel else [])
+    args = [python, os.path.abspath(__file__), "--tf-only", "--elements", str(n), "--repeats", str(repeats)] + (["--parallel"] if parallel else [])
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     out = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
     if out.returncode != 0:
@@ -120,21 +120,22 @@ def main():
     p.add_argument("--parallel", action="store_true", help="map with num_parallel_calls=AUTOTUNE")
     p.add_argument("--tf-python", default=None, help="the Python that runs tf.data (default: $JITFLOW_TF_PYTHON "
                    "or /tmp/tfvenv/bin/python)")
+    p.add_argument("--repeats", type=int, default=3, help="passes per figure; the best is reported")
     p.add_argument("--tf-only", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.tf_only:
         import tensorflow as tf
-        print(json.dumps(_measure(tf, a.elements, a.parallel)))
+        print(json.dumps(_measure(tf, a.elements, a.parallel, a.repeats)))
         return
     import jitflow as jf
     from jitflow.data import fast
     fast.enabled = False  # the element-at-a-time nodes: the figures before the C++ batches
-    before = _measure(jf, a.elements, a.parallel)
+    before = _measure(jf, a.elements, a.parallel, a.repeats)
     fast.enabled = True
-    ours = _measure(jf, a.elements, a.parallel)
-    theirs = _tf_figures(a.elements, a.parallel, a.tf_python)
+    ours = _measure(jf, a.elements, a.parallel, a.repeats)
+    theirs = _tf_figures(a.elements, a.parallel, a.tf_python, a.repeats)
     print(f"{a.elements} elements of {N_FEATURES} floats, batch {BATCH}, shuffle {SHUFFLE}, "
-          f"map {'parallel (AUTOTUNE)' if a.parallel else 'sequential'}; elements/s (best of 2); "
+          f"map {'parallel (AUTOTUNE)' if a.parallel else 'sequential'}; elements/s (best of {a.repeats}); "
           f"load average {os.getloadavg()[0]:.2f}")
     print(f"{'':<12}{'jf element':>12}{'jitflow':>12}" + (f"{'tf.data':>12}{'ratio':>8}" if theirs else ""))
     for k, v in ours.items():
