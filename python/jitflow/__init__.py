@@ -47,6 +47,7 @@ from .state import summary as _summary  # registers jf.summary
 from .state.module import Module
 from .tracing import autograph, experimental, xla
 from .tracing import functional_ops as _functional_ops  # registers its names
+from .tracing import image_codecs as _image_codecs  # registers its names
 from .tracing import io_ops as _io_ops  # registers its names
 from .tracing import string_functions as _string_functions  # registers its names
 from .tracing.control_flow import cond, control_dependencies, while_loop
@@ -64,6 +65,6 @@ random = random_ops
 export.install(sys.modules[__name__])
 del sys, array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
 del checkpoint, random_generator, _saved_model, _summary, _image_color, _image_geometry, export
-del _misc_ops, _functional_ops, _io_ops, _string_functions
+del _misc_ops, _functional_ops, _image_codecs, _io_ops, _string_functions
 
 from .core.version import __version__
