@@ -16,7 +16,10 @@ from ..core.tensor import Tensor
 from ..data.dataset import Dataset
 from ..ops import array_ops as _array
 from ..ops import basic_ops as _ops
+from ..ops import image_ops as _image_ops
 from ..ops import random_ops as _random
+from ..tracing import image_codecs as _image_codecs
+from ..tracing import io_ops as _io
 from .saving import (
     deserialize_keras_object,
     get_registered_name,
@@ -170,6 +173,151 @@ def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None
     return extracted
 
 
-__all__ = ["deserialize_keras_object", "get_file", "get_registered_name", "get_registered_object", "normalize",
-           "pad_sequences", "register_keras_serializable", "serialize_keras_object", "set_random_seed",
-           "timeseries_dataset_from_array", "to_categorical"]
+_IMAGE_FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
+
+
+def _index_directory(directory, labels, formats, class_names, shuffle, seed, follow_links):
+    """(file paths, integer labels or None, class names) as Keras indexes a folder: one class
+    per subfolder (sorted), files sorted within each, shuffled with RandomState(seed)."""
+    if labels == "inferred":
+        subdirs = sorted(d for d in os.listdir(directory) if os.path.isdir(os.path.join(directory, d)))
+        if class_names is not None:
+            if sorted(class_names) != sorted(subdirs) and set(class_names) - set(subdirs):
+                raise ValueError(f"The `class_names` passed did not match the names of the subdirectories of the "
+                                 f"target directory. Expected: {subdirs} (or a subset of it), but received: "
+                                 f"class_names={class_names}")
+            subdirs = list(class_names)
+        class_names = subdirs
+    else:
+        subdirs = [""]
+    paths, found_labels = [], []
+    for index, sub in enumerate(subdirs):
+        root_dir = os.path.join(directory, sub)
+        for root, _, files in sorted(os.walk(root_dir, followlinks=follow_links), key=lambda x: x[0]):
+            for fname in sorted(files):
+                if fname.lower().endswith(formats):
+                    paths.append(os.path.join(root, fname))
+                    found_labels.append(index)
+    if labels == "inferred":
+        labels = np.array(found_labels, np.int32)
+    elif labels is None:
+        class_names = None
+    else:
+        if len(labels) != len(paths):
+            raise ValueError(f"Expected the lengths of `labels` to match the number of files in the target "
+                             f"directory. len(labels) is {len(labels)} while we found {len(paths)} files in "
+                             f"directory {directory}.")
+        class_names = [str(v) for v in sorted(set(labels))]
+        labels = np.asarray(labels)
+    if shuffle:
+        seed = np.random.randint(1e6) if seed is None else seed
+        np.random.RandomState(seed).shuffle(paths)
+        if labels is not None:
+            np.random.RandomState(seed).shuffle(labels)
+    return paths, labels, class_names
+
+
+def _split(samples, labels, validation_split, subset):
+    if not validation_split:
+        return samples, labels
+    n = int(validation_split * len(samples))
+    if subset == "training":
+        print(f"Using {len(samples) - n} files for training.")
+        return samples[:-n] if n else samples, (labels[:-n] if n else labels) if labels is not None else None
+    if subset == "validation":
+        print(f"Using {n} files for validation.")
+        return samples[-n:] if n else [], (labels[-n:] if n else labels[:0]) if labels is not None else None
+    raise ValueError(f'`subset` must be either "training" or "validation", received: {subset}')
+
+
+def _label_tensors(labels, label_mode, num_classes):
+    if label_mode == "int":
+        return np.asarray(labels, np.int32)
+    if label_mode == "binary":
+        return np.asarray(labels, np.float32).reshape(-1, 1)
+    return np.eye(num_classes, dtype=np.float32)[np.asarray(labels, np.int64)]
+
+
+def image_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None, color_mode="rgb",
+                                 batch_size=32, image_size=(256, 256), shuffle=True, seed=None, validation_split=None,
+                                 subset=None, interpolation="bilinear", follow_links=False,
+                                 crop_to_aspect_ratio=False, pad_to_aspect_ratio=False, data_format=None,
+                                 verbose=True):
+    """A dataset of (images, labels) batches from a folder of images, one subfolder per class,
+    as Keras builds it: float32 images resized to image_size, labels int32, one-hot
+    ("categorical") or float32 [n, 1] ("binary"); `class_names` on the dataset."""
+    channels = {"rgb": 3, "rgba": 4, "grayscale": 1}.get(color_mode)
+    if channels is None:
+        raise ValueError(f'`color_mode` must be one of {{"rgb", "rgba", "grayscale"}}. Received: color_mode={color_mode}')
+    if label_mode not in ("int", "categorical", "binary", None):
+        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
+                         f"label_mode={label_mode}")
+    if labels is None or label_mode is None:
+        labels, label_mode = None, None
+    if subset == "both":
+        return [image_dataset_from_directory(directory, labels, label_mode, class_names, color_mode, batch_size,
+                                             image_size, shuffle, seed if seed is not None else 1337,
+                                             validation_split, part, interpolation, follow_links,
+                                             crop_to_aspect_ratio, pad_to_aspect_ratio, data_format, verbose)
+                for part in ("training", "validation")]
+    if validation_split and shuffle and seed is None:
+        raise ValueError("If using `validation_split` and shuffling the data, you must provide a `seed` argument, "
+                         "to make sure that there is no overlap between the training and validation subset.")
+    paths, found, names = _index_directory(directory, labels, _IMAGE_FORMATS, class_names, shuffle, seed,
+                                           follow_links)
+    if verbose:
+        print(f"Found {len(paths)} files belonging to {len(names)} classes." if names is not None else
+              f"Found {len(paths)} files.")
+    if label_mode == "binary" and names is not None and len(names) != 2:
+        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 class_names. Received: '
+                         f"class_names={names}")
+    paths, found = _split(paths, found, validation_split, subset)
+    if not paths:
+        raise ValueError(f"No images found in directory {directory}. Allowed formats: {_IMAGE_FORMATS}")
+    height, width = int(image_size[0]), int(image_size[1])
+
+    def load(path):
+        image = _image_codecs.decode_image(_io.read_file(path), channels=channels, expand_animations=False)
+        if crop_to_aspect_ratio:
+            return _keras_crop_resize(image, height, width, interpolation)
+        return _ops.cast(_image_ops.resize(image, [height, width], method=interpolation), "float32")
+
+    ds = Dataset.from_tensor_slices(paths).map(load)
+    if found is not None:
+        ds = Dataset.zip((ds, Dataset.from_tensor_slices(_label_tensors(found, label_mode, len(names)))))
+    if batch_size is not None:
+        if shuffle:  # Keras also reshuffles the elements every epoch
+            ds = ds.shuffle(buffer_size=batch_size * 8, seed=seed)
+        ds = ds.batch(batch_size)
+    ds.class_names = names
+    ds.file_paths = paths
+    return ds
+
+
+def _keras_crop_resize(image, height, width, interpolation):
+    """The largest centred crop of the target's aspect ratio, resized (Keras's
+    crop_to_aspect_ratio)."""
+    dims = _ops.shape(image)
+    h, w = _ops.cast(dims[0], "float32"), _ops.cast(dims[1], "float32")
+    crop_h = _ops.cast(_ops.minimum(h, w * height / width), "int32")
+    crop_w = _ops.cast(_ops.minimum(w, h * width / height), "int32")
+    top = (_ops.cast(dims[0], "int32") - crop_h) // 2
+    left = (_ops.cast(dims[1], "int32") - crop_w) // 2
+    cropped = image[top:top + crop_h, left:left + crop_w, :]
+    return _ops.cast(_image_ops.resize(cropped, [height, width], method=interpolation), "float32")
+
+
+__all__ = [
+    "deserialize_keras_object",
+    "get_file",
+    "get_registered_name",
+    "get_registered_object",
+    "image_dataset_from_directory",
+    "normalize",
+    "pad_sequences",
+    "register_keras_serializable",
+    "serialize_keras_object",
+    "set_random_seed",
+    "timeseries_dataset_from_array",
+    "to_categorical",
+]

@@ -96,3 +96,47 @@ def test_backend_and_config_settings_reach_the_layers():
         config.set_floatx("int8")
     with pytest.raises(ValueError, match="data_format"):
         jf.keras.backend.set_image_data_format("nhwc")
+
+
+def _write_images(root, rng):
+    from PIL import Image
+    images = {}
+    for cls, n in (("cats", 3), ("dogs", 2)):
+        (root / cls).mkdir(parents=True)
+        for i in range(n):
+            arr = (rng.uniform(size=(10 + 2 * i, 12, 3)) * 255).astype(np.uint8)
+            Image.fromarray(arr).save(root / cls / f"{i}.png")
+            images[(cls, i)] = arr
+    (root / "dogs" / "notes.txt").write_text("not an image")
+    return images
+
+
+def _nearest(arr, h, w):
+    rows = np.minimum(np.floor((np.arange(h) + 0.5) * arr.shape[0] / h).astype(int), arr.shape[0] - 1)
+    cols = np.minimum(np.floor((np.arange(w) + 0.5) * arr.shape[1] / w).astype(int), arr.shape[1] - 1)
+    return arr[rows][:, cols].astype(np.float32)
+
+
+def test_image_dataset_from_directory(tmp_path, rng, capsys):
+    images = _write_images(tmp_path, rng)
+    ds = utils.image_dataset_from_directory(str(tmp_path), image_size=(6, 8), batch_size=2, shuffle=False,
+                                            interpolation="nearest")
+    assert "Found 5 files belonging to 2 classes." in capsys.readouterr().out
+    assert ds.class_names == ["cats", "dogs"]
+    xs, ys = zip(*[(x.numpy(), y.numpy()) for x, y in ds])
+    assert [len(y) for y in ys] == [2, 2, 1]
+    order = [("cats", 0), ("cats", 1), ("cats", 2), ("dogs", 0), ("dogs", 1)]
+    np.testing.assert_array_equal(np.concatenate(ys), [0, 0, 0, 1, 1])
+    for got, key in zip(np.concatenate(xs), order):
+        np.testing.assert_array_equal(got, _nearest(images[key], 6, 8))
+    train, val = utils.image_dataset_from_directory(str(tmp_path), image_size=(4, 4), validation_split=0.4,
+                                                    subset="both", seed=3, label_mode="categorical")
+    train_labels = np.concatenate([y.numpy() for _, y in train])
+    val_labels = np.concatenate([y.numpy() for _, y in val])
+    assert train_labels.shape == (3, 2) and val_labels.shape == (2, 2)
+    assert (train_labels.sum(0) + val_labels.sum(0)).tolist() == [3, 2]
+    gray = utils.image_dataset_from_directory(str(tmp_path), image_size=(4, 4), color_mode="grayscale",
+                                              label_mode=None, seed=1)
+    assert next(iter(gray)).shape == (5, 4, 4, 1)
+    with pytest.raises(ValueError, match="seed"):
+        utils.image_dataset_from_directory(str(tmp_path), validation_split=0.2, subset="training")
