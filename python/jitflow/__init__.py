@@ -38,6 +38,7 @@ from .ops import (
 from .ops import image_color as _image_color  # registers jf.image
 from .ops import image_geometry as _image_geometry  # registers jf.image
 from .ops import misc_ops as _misc_ops  # registers its names
+from .ops import nn_linalg_more as _nn_linalg_more  # registers its names
 from .ops.printing import print
 from .ops.strings import string
 from .ops.variables import Variable
@@ -65,6 +66,6 @@ random = random_ops
 export.install(sys.modules[__name__])
 del sys, array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
 del checkpoint, random_generator, _saved_model, _summary, _image_color, _image_geometry, export
-del _misc_ops, _functional_ops, _image_codecs, _io_ops, _string_functions
+del _misc_ops, _nn_linalg_more, _functional_ops, _image_codecs, _io_ops, _string_functions
 
 from .core.version import __version__
