@@ -59,6 +59,16 @@ void bind_runtime(py::module_& m) {
   m.def("llvm_host_triple", &llvm_host_triple);
   // The CPU JIT's target: "triple|cpu|features" (JITFLOW_CPU overrides the host's CPU).
   m.def("cpu_jit_target", &cpu_target_description);
+  // The compile cache's private, verified store, for other compiled artifacts (AutoGraph's
+  // converted code): the payload, or None for a miss or an entry that did not verify.
+  m.def("disk_cache_load", [](const std::string& key) -> py::object {
+    std::string payload;
+    if (!disk_cache_load(key, &payload)) return py::none();
+    return py::bytes(payload);
+  });
+  m.def("disk_cache_store", [](const std::string& key, const py::bytes& payload) {
+    disk_cache_store(key, std::string(payload));
+  });
 }
 
 }  // namespace jf::py_bridge

@@ -5,10 +5,13 @@ The package is laid out in processing order, each layer importing only those bel
 core (dtypes, the Tensor's Python face, shapes, nest, errors, export) -> ops (the op
 functions and variables) -> tracing (jf.function, control flow, TensorArray, AutoGraph) ->
 autodiff (tapes and gradients) -> state (Module, checkpoints, optimizers) -> data -> distribute -> keras. This file
-is the public namespace on top (docs/architecture.md)."""
+is the public namespace on top (docs/architecture.md); it imports data, distribute, keras,
+checkpoints and SavedModel when a program first uses them (_LAZY below), so `import jitflow`
+does not pay for them."""
+import importlib
 import sys
 
-from . import _C, autodiff, data, distribute, keras
+from . import _C, autodiff
 from ._C import Tensor, from_dlpack, init_scope, jit_scope, name_scope
 from .autodiff import GradientTape, gradients
 from .autodiff import register_gradient as RegisterGradient
@@ -16,7 +19,6 @@ from .core import config, dtypes, errors, export, nest
 from .core.device import device
 from .core.dtypes import DType, as_dtype, bool, float32, float64, int32, int64
 from .core.tensor_spec import TensorSpec
-from .keras import optimizers  # TF's tf.optimizers is tf.keras.optimizers
 from .ops import (
                   array_ops,
                   basic_ops,
@@ -42,8 +44,7 @@ from .ops import nn_linalg_more as _nn_linalg_more  # registers its names
 from .ops.printing import print
 from .ops.strings import string
 from .ops.variables import Variable
-from .state import checkpoint, random_generator
-from .state import saved_model as _saved_model  # registers jf.saved_model.save / load
+from .state import random_generator
 from .state import summary as _summary  # registers jf.summary
 from .state.module import Module
 from .tracing import autograph, experimental, xla
@@ -61,11 +62,58 @@ from .tracing.tensor_array import TensorArray
 # installed on it as on the other namespace modules (jf.config, jf.nest, jf.strings, ...).
 random = random_ops
 
+# What the first call of a function does not need, imported when first used: attribute ->
+# the module to import (jf.optimizers is jf.keras.optimizers, as TF's tf.optimizers is
+# tf.keras.optimizers, and likewise losses, metrics and initializers; jf.train and
+# jf.saved_model are namespaces those modules export into).
+# A name no namespace has loads them all first (the layers export into jf.nn and others too),
+# so every name resolves as if they had been imported here.
+_LAZY = {"data": "data", "distribute": "distribute", "keras": "keras", "optimizers": "keras",
+         "losses": "keras", "metrics": "keras", "initializers": "keras",
+         "saved_model": "state.saved_model", "train": "state.checkpoint"}
+
+
+def _load(names=None):
+    """Imports the lazy layers serving `names` (all when None) not imported by this function
+    yet and installs their names; True when it imported any."""
+    todo = [m for m in dict.fromkeys(_LAZY[n] for n in (names or _LAZY)) if m not in _loaded]
+    if not todo or _loading:  # a layer being imported looking up a name: it is not there yet
+        return False
+    _loading.append(True)
+    try:
+        for m in todo:
+            importlib.import_module(f"{__name__}.{m}")
+            _loaded.add(m)
+    finally:
+        _loading.clear()
+    package = sys.modules[__name__]
+    if "keras" in _loaded:  # TF's tf.optimizers, tf.losses, ... are tf.keras's modules
+        for name in ("optimizers", "losses", "metrics", "initializers"):
+            setattr(package, name, getattr(package.keras, name))
+    _install(package, lazy=[n for n, m in _LAZY.items() if m not in _loaded])
+    return True
+
+
+_loaded, _loading = set(), []
+_install, _missing = export.install, export.missing("")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        _load([name])
+        if name in globals():
+            return globals()[name]
+    return _missing(name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
 # Every @export'ed name (and the op records' elementwise wrappers) under jitflow.*, TF's
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
-export.install(sys.modules[__name__])
-del sys, array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del checkpoint, random_generator, _saved_model, _summary, _image_color, _image_geometry, export
-del _misc_ops, _nn_linalg_more, _functional_ops, _image_codecs, _io_ops, _string_functions
+export.install(sys.modules[__name__], lazy=_LAZY, load=_load)
+del array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
+del random_generator, _summary, _image_color, _image_geometry, _misc_ops, _nn_linalg_more, _functional_ops, _image_codecs, _io_ops, _string_functions, export
 
 from .core.version import __version__

@@ -99,6 +99,21 @@ def test_no_function_level_imports_between_jitflow_modules():
     assert not hidden, "\n".join(hidden)
 
 
+def test_lazy_imports_only_in_the_public_namespace():
+    """The one import by name of jitflow's own modules: the public namespace's loader of the
+    modules `import jitflow` leaves for first use (jitflow/__init__.py's _LAZY, all of them
+    modules in a layer, which its top-level imports could name). Elsewhere importlib would hide an import from
+    the checks above."""
+    users = sorted(m for m, (path, _) in MODULES.items() if "importlib" in path.read_text())
+    assert users == ["jitflow"], f"modules importing jitflow's modules by name: {users}"
+    tree = ast.parse(MODULES["jitflow"][0].read_text())
+    lazy = next(n.value for n in tree.body if isinstance(n, ast.Assign) and
+                getattr(n.targets[0], "id", None) == "_LAZY")
+    targets = {ast.literal_eval(v) for v in lazy.values}
+    assert targets and all(t.split(".")[0] in LAYERS and f"jitflow.{t}" in MODULES for t in targets), \
+        f"_LAZY names modules that are not in a layer: {targets}"
+
+
 def test_no_import_cycles():
     graph = {m: set() for m in MODULES}
     for a, b, _, _ in IMPORTS:

@@ -27,11 +27,20 @@ def exported(name):
     return _EXPORTS.get(name)
 
 
+_loader = []  # the package's loader of the layers it imports on first use (install's `load`)
+
+
 def _missing(namespace):
-    """A module-level __getattr__: TF names get 'not implemented yet', others the usual error."""
+    """A module-level __getattr__: TF names get 'not implemented yet', others the usual error.
+    A public name not found first loads the layers jitflow imports on first use (their
+    exports land in any namespace: jf.nn.Dense is Keras's), then looks again."""
     full = "jitflow" + ("." + namespace if namespace else "")
 
     def __getattr__(name):
+        if not name.startswith("_") and _loader and _loader[0]():
+            module = sys.modules.get(full)
+            if module is not None and name in module.__dict__:
+                return module.__dict__[name]
         if name in _TF.get(namespace, ()):
             tf_name = "tf." + (namespace + "." if namespace else "") + name
             raise AttributeError(f"jitflow does not implement {tf_name} yet (module '{full}' has no "
@@ -59,12 +68,23 @@ def _namespace(package, path):
     return mod
 
 
-def install(package):
-    """Sets every exported name on the package and its namespaces; unknown names raise."""
+def missing(namespace):
+    """The __getattr__ for a package that serves a namespace and may be imported before the
+    names it exports are installed (`import jitflow.data`): a miss installs them, then looks again."""
+    return _missing(namespace)
+
+
+def install(package, lazy=(), load=None):
+    """Sets every exported name on the package and its namespaces; unknown names raise.
+    `lazy`: top-level namespaces served by layers not imported yet (jf.keras, jf.data), left
+    for a later install (no placeholder module in their place). `load()` imports those layers
+    and installs again, True when that added names: a name not found calls it first."""
     for name, obj in _EXPORTS.items():
         *path, leaf = name.split(".")
-        setattr(_namespace(package, path), leaf, obj)
+        if not path or path[0] not in lazy:
+            setattr(_namespace(package, path), leaf, obj)
     for ns in _TF:  # TF's namespaces all exist, so jf.linalg.qr says "not implemented yet"
-        if ns:
+        if ns and ns.split(".")[0] not in lazy:
             _namespace(package, ns.split("."))
-    package.__getattr__ = _missing("")
+    if load is not None:
+        _loader[:] = [load]

@@ -7,10 +7,19 @@ import collections
 import html
 import shutil
 
-try:  # optional: the `notebook` extra
-    import graphviz as _graphviz
-except ImportError:  # pragma: no cover - depends on the environment
-    _graphviz = None
+
+def __getattr__(name):
+    """`_graphviz`: the graphviz package (the optional `notebook` extra) or None, imported when
+    a picture is first drawn (it costs import time that a program without pictures need not pay)."""
+    if name != "_graphviz":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        import graphviz
+    except ImportError:  # pragma: no cover - depends on the environment
+        graphviz = None
+    globals()["_graphviz"] = graphviz
+    return graphviz
+
 
 # Above this many nodes the picture collapses name scopes (Graphviz stays legible and fast).
 MAX_NODES = 60
@@ -183,9 +192,10 @@ def to_dot(view):
 
 def to_svg(view):
     """The SVG Graphviz draws, or None where `dot` or the graphviz package is missing."""
-    if _graphviz is None or find_dot() is None:
+    graphviz = globals()["_graphviz"] if "_graphviz" in globals() else __getattr__("_graphviz")
+    if graphviz is None or find_dot() is None:
         return None
-    svg = _graphviz.Source(to_dot(view)).pipe(format="svg", encoding="utf-8")
+    svg = graphviz.Source(to_dot(view)).pipe(format="svg", encoding="utf-8")
     return svg[svg.index("<svg"):]  # drop the XML prologue: the SVG sits inside HTML
 
 

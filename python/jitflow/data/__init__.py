@@ -2,6 +2,7 @@
 transformations, the cardinality constants, TextLineDataset). The data layer sits above state
 and below keras (docs/data.md)."""
 from ..core.export import export
+from ..core.export import missing as _missing
 from . import base
 from .dataset import Dataset, NumpyIterator, OwnedIterator
 from .readers import TextLines, TFRecords
@@ -68,6 +69,10 @@ def scan(initial_state, scan_func):
 def enumerate_dataset(start=0):
     return lambda dataset: dataset.enumerate(start)
 
+
+# Imported on its own (`import jitflow.data`) before jf.data was used: a name not found
+# installs what jitflow exports (jf.data.experimental, ...) and looks again.
+__getattr__ = _missing("data")
 
 __all__ = [
     "AUTOTUNE",

@@ -2,6 +2,7 @@
 over Open MPI) as the collective engine between processes (docs/distribute.md). A library on
 top of the data layer: optimizers and checkpoints below reach it through the hooks it installs."""
 from ..core.export import export
+from ..core.export import missing as _missing
 from ..ops import basic_ops as _ops
 from .allreduce_op import all_reduce
 from .mirrored import MirroredStrategy, PerReplica
@@ -40,6 +41,10 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
         global_batch_size = _ops.cast(_ops.shape(loss)[0] * replicas, loss.dtype)
     return total / _ops.cast(global_batch_size, loss.dtype)
 
+
+# Imported on its own (`import jitflow.distribute`) before jf.distribute was used: a name not found
+# installs what jitflow exports (jf.distribute.experimental, ...) and looks again.
+__getattr__ = _missing("distribute")
 
 __all__ = [
     "CommunicationImplementation", "CommunicationOptions", "InputContext", "MirroredStrategy",

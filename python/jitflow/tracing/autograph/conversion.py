@@ -1,22 +1,23 @@
-"""Converting user functions: source from inspect, the transformed AST compiled under the
-original file name and line numbers (tracebacks show the user's lines), once per code object;
-`converted` decides which callees are user code."""
+"""Converting user functions: source from linecache, the transformed AST compiled under the
+original file name and line numbers (tracebacks show the user's lines), once per code object
+and kept across processes (code_cache.py); `converted` decides which callees are user code."""
 import ast
 import copy
 import functools
 import inspect
 import linecache
 import os
+import re
 import sysconfig
 import textwrap
 import types
 import weakref
 
 from ...core import errors as _errors
-from . import operators
+from . import code_cache, operators
 from .transformer import transform
 
-_code_cache = {}  # (original code object, strict) -> (converted code object, converted FunctionDef)
+_code_cache = {}  # (original code object, strict) -> (converted code object, converted FunctionDef or None)
 _fn_cache = weakref.WeakKeyDictionary()  # original function -> {strict: converted function}
 _generated = set()  # every code object compiled here: already converted
 _warned = set()
@@ -114,11 +115,69 @@ def _parse_lambda(f):
                                              returns=None, type_comment=None), body)
 
 
+_DEF_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+
+
+def _source_lines(f):
+    """The lines of f's def (decorators included) and the first one's number. inspect's
+    getsourcelines finds the same lines, but first searches every loaded module for the
+    function's (getmodule: a realpath per module, most of a small function's first call);
+    the code object names its file and line. Its code object, not f: inspect would follow a
+    decorator's __wrapped__ to another def."""
+    code = f.__code__
+    filename = code.co_filename
+    if not (filename.startswith("<") and filename.endswith(">")):
+        linecache.checkcache(filename)  # an edited file is read again
+    lines = linecache.getlines(filename, f.__globals__)
+    if not lines:
+        raise OSError("could not get source code")
+    lnum = code.co_firstlineno - 1
+    while lnum > 0:  # back to the def or its first decorator, as inspect.findsource does
+        if lnum >= len(lines):
+            raise OSError("lineno is out of bounds")
+        if _DEF_LINE.match(lines[lnum]):
+            break
+        lnum -= 1
+    block = _block_by_positions(code, lines, lnum)
+    return (block if block is not None else inspect.getblock(lines[lnum:])), lnum + 1
+
+
+def _last_line(code):
+    """The last source line any instruction of code or its nested functions comes from."""
+    last = max((p[1] for p in code.co_positions() if p[1] is not None), default=code.co_firstlineno)
+    for k in code.co_consts:
+        if isinstance(k, types.CodeType):
+            last = max(last, _last_line(k))
+    return last
+
+
+def _block_by_positions(code, lines, lnum):
+    """The def's lines without tokenizing the file (inspect.getblock's tokenizer costs a few
+    ms on a first call): up to the last line its instructions come from, then on over the
+    lines that still belong to its body (blank, comments, indented deeper than the def), so
+    statements that compile to nothing (an annotation, a trailing pass) stay in. None when
+    that is not one complete def: the caller tokenizes."""
+    end = min(_last_line(code), len(lines))
+    indent = len(lines[lnum]) - len(lines[lnum].lstrip())
+    while end < len(lines):
+        text = lines[end].strip()
+        if text and not text.startswith("#") and len(lines[end]) - len(lines[end].lstrip()) <= indent:
+            break
+        end += 1
+    block = lines[lnum:end]
+    try:
+        body = ast.parse(textwrap.dedent("".join(block))).body
+    except SyntaxError:
+        return None
+    if len(body) != 1 or not isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    return block
+
+
 def _parse(f):
     if f.__name__ == "<lambda>":
         return _parse_lambda(f)
-    # the code object's source: inspect would follow a decorator's __wrapped__ to another def
-    lines, first = inspect.getsourcelines(f.__code__)
+    lines, first = _source_lines(f)
     indent = len(lines[0]) - len(lines[0].lstrip())
     tree = ast.parse(textwrap.dedent("".join(lines)))
     node = tree.body[0]
@@ -134,11 +193,38 @@ def _parse(f):
 
 
 def _compile(f, strict=False):
+    """(converted code object, converted FunctionDef or None when it was loaded from the
+    cache) for f's code: from memory, else from the disk cache, else converted here."""
     code = f.__code__
     entry = _code_cache.get((code, strict))
     if entry is not None:
         return entry
-    node = transform(_parse(f), strict)
+    cache_key = code_cache.key(code, strict)
+    node = None
+    loaded = code_cache.load(cache_key)
+    if loaded is not None:
+        compiled, name = loaded
+    else:
+        node = transform(_parse(f), strict)
+        compiled, name = _compile_node(node, code), node.name
+        code_cache.store(cache_key, compiled, name)
+    inner = None
+    todo = [compiled]
+    while todo:
+        c = todo.pop()
+        _generated.add(c)
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                todo.append(k)
+                if k.co_name == name and inner is None and c.co_name == "ag__factory":
+                    inner = k
+    if inner is None:
+        raise ValueError(f"the converted code of {f.__name__} has no function {name}")
+    entry = _code_cache[(code, strict)] = (inner, node)
+    return entry
+
+
+def _compile_node(node, code):
     # The converted def inside a factory whose parameters are the original's free variables,
     # so its code refers to them as free variables too: called with the original cells, the
     # converted function shares the closure (later assignments to it are seen).
@@ -149,19 +235,7 @@ def _compile(f, strict=False):
                               decorator_list=[], returns=None, type_comment=None)
     module = ast.Module(body=[ast.copy_location(factory, node)], type_ignores=[])
     ast.fix_missing_locations(module)
-    compiled = compile(module, code.co_filename, "exec", dont_inherit=True)
-    inner = None
-    todo = [compiled]
-    while todo:
-        c = todo.pop()
-        _generated.add(c)
-        for k in c.co_consts:
-            if isinstance(k, types.CodeType):
-                todo.append(k)
-                if k.co_name == node.name and inner is None and c.co_name == "ag__factory":
-                    inner = k
-    entry = _code_cache[(code, strict)] = (inner, node)
-    return entry
+    return compile(module, code.co_filename, "exec", dont_inherit=True)
 
 
 def convert(f):
@@ -195,7 +269,8 @@ def to_code(f):
     if isinstance(f, functools.partial):
         f = f.func
     f = getattr(f, "__func__", f)
-    tree = copy.deepcopy(_compile(f)[1])
+    node = _compile(f)[1]
+    tree = copy.deepcopy(node) if node is not None else transform(_parse(f), False)  # loaded: no tree kept
     for node in ast.walk(tree):  # TF names the converted function tf__<name>
         if isinstance(node, ast.FunctionDef) and node.name == f.__name__:
             node.name = "tf__" + node.name
