@@ -5,6 +5,7 @@ import csv
 import struct
 
 import numpy as np
+from protobuf_reader import fields
 from trainer_models import MLP, spiral
 
 from jitflow.keras import callbacks as C
@@ -51,40 +52,11 @@ def _scalars(folder):
     (events,) = folder.glob("events.out.tfevents.*")
     out = {}
     for rec in summary_module.read_records(str(events))[1:]:
-        event = _fields(rec)
-        value = _fields(_fields(event[5][0])[1][0])
+        event = fields(rec)
+        value = fields(fields(event[5][0])[1][0])
         if 2 in value:
             out.setdefault(value[1][0].decode(), []).append((event[2][0], struct.unpack("<f", value[2][0])[0]))
     return out
-
-
-def _fields(buf):
-    out, i = {}, 0
-    while i < len(buf):
-        key, i = _varint(buf, i)
-        wire = key & 7
-        if wire == 0:
-            v, i = _varint(buf, i)
-        elif wire == 1:
-            v, i = buf[i:i + 8], i + 8
-        elif wire == 5:
-            v, i = buf[i:i + 4], i + 4
-        else:
-            n, i = _varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        out.setdefault(key >> 3, []).append(v)
-    return out
-
-
-def _varint(buf, i):
-    value = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return value, i
 
 
 def test_tensorboard_writes_epoch_scalars_per_run(tmp_path):

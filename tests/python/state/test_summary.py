@@ -7,47 +7,16 @@ import zlib
 
 import numpy as np
 import pytest
+from protobuf_reader import fields
 
 import jitflow as jf
 from jitflow.state import summary as summary_module
 
 
-def _fields(buf):
-    """{field number: [values]} of one protobuf message (varint, fixed64, bytes, fixed32)."""
-    out, i = {}, 0
-    while i < len(buf):
-        key, i = _varint(buf, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = _varint(buf, i)
-        elif wire == 1:
-            value, i = buf[i:i + 8], i + 8
-        elif wire == 2:
-            n, i = _varint(buf, i)
-            value, i = buf[i:i + n], i + n
-        elif wire == 5:
-            value, i = buf[i:i + 4], i + 4
-        else:
-            raise AssertionError(f"wire type {wire}")
-        out.setdefault(field, []).append(value)
-    return out
-
-
-def _varint(buf, i):
-    shift = value = 0
-    while True:
-        b = buf[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, i
-
-
 def _events(logdir):
     files = sorted(logdir.glob("events.out.tfevents.*"))
     assert len(files) == 1, files
-    return [_fields(r) for r in summary_module.read_records(str(files[0]))]
+    return [fields(r) for r in summary_module.read_records(str(files[0]))]
 
 
 def _values(events):
@@ -55,8 +24,8 @@ def _values(events):
     out = []
     for e in events:
         for summary in e.get(5, []):
-            for value in _fields(summary)[1]:
-                v = _fields(value)
+            for value in fields(summary)[1]:
+                v = fields(value)
                 out.append((e[2][0], v[1][0].decode(), v))
     return out
 
@@ -82,15 +51,15 @@ def test_scalars_histograms_text_and_images(tmp_path):
     assert step == 3 and struct.unpack("<f", v[2][0])[0] == 0.25
     assert values["train/acc"][0] == 7
     step, v = values["w"]
-    histo = _fields(v[5][0])
+    histo = fields(v[5][0])
     limits = struct.unpack("<5d", histo[6][0])
     counts = struct.unpack("<5d", histo[7][0])
     assert step == 4 and struct.unpack("<d", histo[3][0])[0] == 10 and sum(counts) == 10
     np.testing.assert_allclose(limits, np.linspace(0, 9, 6)[1:])
     step, v = values["note"]
-    assert step == 5 and _fields(v[8][0])[8] == [b"hello"]
+    assert step == 5 and fields(v[8][0])[8] == [b"hello"]
     step, v = values["img/image/0"]
-    img = _fields(v[4][0])
+    img = fields(v[4][0])
     png = img[4][0]
     assert (img[1][0], img[2][0], img[3][0]) == (3, 4, 3) and png.startswith(b"\x89PNG")
     raw = zlib.decompress(png[png.index(b"IDAT") + 4:png.index(b"IEND") - 8])

@@ -91,7 +91,33 @@ def _encode(ids_rows, depth, mode, dtype):
     return out
 
 
-class StringLookup(Layer):
+class _VocabularyLayer(Layer):
+    """What the lookup layers share: their vocabulary (a _Vocabulary in self._jf_vocab) and how
+    adapt counts tokens."""
+
+    def set_vocabulary(self, vocabulary, idf_weights=None):
+        self._jf_vocab.set(list(np.asarray(vocabulary, dtype=object).reshape(-1)))
+
+    def get_vocabulary(self, include_special_tokens=True):
+        tokens = self._jf_vocab.all_tokens()
+        return tokens if include_special_tokens else tokens[self._jf_vocab.start():]
+
+    def vocabulary_size(self):
+        return len(self.get_vocabulary())
+
+    def _count(self, data, steps, tokens_of):
+        """Token counts over an array or a dataset of batches (at most `steps` of them)."""
+        counts = {}
+        batches = data.as_numpy_iterator() if hasattr(data, "as_numpy_iterator") else [data]
+        for i, batch in enumerate(batches):
+            if steps is not None and i >= steps:
+                break
+            for t in tokens_of(_as_bytes(batch)):
+                counts[t] = counts.get(t, 0) + 1
+        return counts
+
+
+class StringLookup(_VocabularyLayer):
     """Strings to vocabulary indices ([mask_token] + OOV slot + vocabulary), or back with
     invert=True; output_mode int, one_hot, multi_hot or count."""
 
@@ -113,25 +139,8 @@ class StringLookup(Layer):
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
 
-    def set_vocabulary(self, vocabulary, idf_weights=None):
-        self._jf_vocab.set(list(np.asarray(vocabulary, dtype=object).reshape(-1)))
-
-    def get_vocabulary(self, include_special_tokens=True):
-        tokens = self._jf_vocab.all_tokens()
-        return tokens if include_special_tokens else tokens[self._jf_vocab.start():]
-
-    def vocabulary_size(self):
-        return len(self.get_vocabulary())
-
     def adapt(self, data, steps=None):
-        counts = {}
-        batches = data.as_numpy_iterator() if hasattr(data, "as_numpy_iterator") else [data]
-        for i, batch in enumerate(batches):
-            if steps is not None and i >= steps:
-                break
-            for t in _as_bytes(batch).reshape(-1):
-                counts[t] = counts.get(t, 0) + 1
-        self._jf_vocab.adapt(counts)
+        self._jf_vocab.adapt(self._count(data, steps, lambda batch: batch.reshape(-1)))
 
     def _forward(self, values):
         shape = values.shape
@@ -167,7 +176,7 @@ class StringLookup(Layer):
         return config
 
 
-class TextVectorization(Layer):
+class TextVectorization(_VocabularyLayer):
     """Strings to token ids (or multi_hot/count vectors): standardize ('lower_and_strip_punctuation'
     by default, 'lower', 'strip_punctuation', None), split ('whitespace', 'character', None),
     ngrams (n: 1..n-grams, or a tuple of widths), then a vocabulary with index 0 for padding and
@@ -223,26 +232,8 @@ class TextVectorization(Layer):
             values = values[:, 0]
         return [self._tokens(v) for v in values.reshape(-1)]
 
-    def set_vocabulary(self, vocabulary, idf_weights=None):
-        self._jf_vocab.set(list(np.asarray(vocabulary, dtype=object).reshape(-1)))
-
-    def get_vocabulary(self, include_special_tokens=True):
-        tokens = self._jf_vocab.all_tokens()
-        return tokens if include_special_tokens else tokens[self._jf_vocab.start():]
-
-    def vocabulary_size(self):
-        return len(self.get_vocabulary())
-
     def adapt(self, data, batch_size=None, steps=None):
-        counts = {}
-        batches = data.as_numpy_iterator() if hasattr(data, "as_numpy_iterator") else [data]
-        for i, batch in enumerate(batches):
-            if steps is not None and i >= steps:
-                break
-            for row in self._rows(_as_bytes(batch)):
-                for t in row:
-                    counts[t] = counts.get(t, 0) + 1
-        self._jf_vocab.adapt(counts)
+        self._jf_vocab.adapt(self._count(data, steps, lambda batch: [t for row in self._rows(batch) for t in row]))
 
     def _forward(self, values):
         rows = [self._jf_vocab.lookup(r) for r in self._rows(values)]
