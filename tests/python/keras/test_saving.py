@@ -191,3 +191,24 @@ def test_compiled_model_archive_resumes_training(tmp_path, rng):
     plain = jf.keras.models.load_model(str(tmp_path / "c.keras"), compile=False)
     assert not plain.compiled
     np.testing.assert_array_equal(plain(x).numpy(), jf.keras.models.load_model(str(tmp_path / "c.keras"))(x).numpy())
+
+
+def test_model_export_writes_a_saved_model(tmp_path, rng):
+    """Model.export: a SavedModel whose `serve` runs the model (inference mode) on any batch size."""
+    layers = jf.keras.layers
+    model = jf.keras.Sequential([layers.Input((3,)), layers.Dense(4, activation="relu"), layers.Dropout(0.5),
+                                 layers.Dense(2)])
+    x = rng.normal(size=(5, 3)).astype(np.float32)
+    model.export(str(tmp_path / "seq"), verbose=False)
+    loaded = jf.saved_model.load(str(tmp_path / "seq"))
+    np.testing.assert_allclose(loaded.serve(jf.constant(x)).numpy(), model(x).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(loaded.serve(jf.constant(x[:2])).numpy(), model(x[:2]).numpy(), rtol=1e-6)
+    assert "serving_default" in loaded.signatures
+    a, b = jf.keras.Input((4,)), jf.keras.Input((2,))
+    two = jf.keras.Model([a, b], layers.Dense(1)(layers.Concatenate()([a, b])))
+    two.export(str(tmp_path / "two"), verbose=False)
+    u, v = rng.normal(size=(3, 4)).astype(np.float32), rng.normal(size=(3, 2)).astype(np.float32)
+    np.testing.assert_allclose(jf.saved_model.load(str(tmp_path / "two")).serve(jf.constant(u), jf.constant(v)).numpy(),
+                               two([u, v]).numpy(), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="tf_saved_model"):
+        model.export(str(tmp_path / "x"), format="onnx")

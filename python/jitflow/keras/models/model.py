@@ -4,6 +4,10 @@ of layer calls recorded on KerasTensors; subclasses define call()."""
 import json
 
 from ...core import nest
+from ...core.tensor_spec import TensorSpec
+from ...state import saved_model as _saved_model
+from ...state.module import Module
+from ...tracing.function import function as _jf_function
 from ..layers.keras_tensor import KerasTensor
 from ..layers.layer import Layer, unique_name
 from ..trainer import Trainer
@@ -81,6 +85,36 @@ class Model(Trainer, Layer):
     def save(self, filepath, overwrite=True, zipped=None, **kwargs):
         """Writes a .keras archive: the architecture as JSON and the weights."""
         _io.save_model(self, filepath, overwrite)
+
+    def export(self, filepath, format="tf_saved_model", verbose=True, input_signature=None, **kwargs):
+        """Writes a SavedModel (jf.saved_model) whose `serve` function and "serving_default"
+        signature run the model in inference mode on inputs of the model's input specs (batch
+        dim free), or of `input_signature`; jf.saved_model.load(filepath).serve(x) runs it."""
+        if format != "tf_saved_model":
+            raise NotImplementedError(f"jitflow's Model.export writes format='tf_saved_model' only, got {format!r}")
+        specs = input_signature if input_signature is not None else self._jf_export_specs()
+        single = len(specs) == 1
+
+        def serve(*args):
+            return self(args[0] if single else list(args), training=False)
+
+        endpoint = _jf_function(serve, input_signature=list(specs))
+        holder = Module()
+        holder.model, holder.serve = self, endpoint
+        _saved_model.save(holder, filepath, signatures={"serving_default": endpoint})
+        if verbose:
+            print(f"Saved artifact at '{filepath}'. The endpoint 'serve' takes "
+                  f"{', '.join(str(s) for s in specs)}.")
+
+    def _jf_export_specs(self):
+        inputs = getattr(self, "inputs", None)
+        if not inputs:
+            build = getattr(self, "_jf_input_batch_shape", None)
+            shape, dtype = build() if build is not None else (None, None)
+            if shape is None:
+                raise ValueError("The model has no known inputs: pass input_signature=[jf.TensorSpec(...)] to export")
+            return [TensorSpec((None, *tuple(shape)[1:]), dtype)]
+        return [TensorSpec((None, *tuple(t.shape)[1:]), t.dtype) for t in inputs]
 
     def to_json(self, **kwargs):
         """The architecture as Keras 3's JSON (jf.keras.models.model_from_json reads it back)."""
