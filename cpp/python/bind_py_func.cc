@@ -2,6 +2,7 @@
 // runs python/jitflow/py_function.py's _run) and the token helpers that registry uses.
 #include <pybind11/stl.h>
 
+#include "kernels/collective.h"
 #include "kernels/py_func.h"
 #include "kernels/strings.h"
 #include "python/bindings.h"
@@ -70,6 +71,11 @@ void bind_py_func(py::module_& m) {
   set_py_func_fn(&call_py_func);
   m.def("py_func_token", &make_py_func_token, py::arg("token"));
   m.def("py_func_dead_tokens", &take_dead_py_func_tokens);
+  m.def("collective_failed_rank", &collective_failed_rank);
+  m.def("collective_stats", [] {
+    CollectiveStats s = collective_stats();
+    return py::make_tuple(s.calls, s.seconds);
+  });
   // Eager string tensors (python/jitflow/core/strings.py) are tensor leaves and values of kString.
   m.def("set_string_tensor_type",
         [](py::type t) { string_tensor_type() = reinterpret_cast<PyTypeObject*>(t.inc_ref().ptr()); });

@@ -204,6 +204,12 @@ xla.experimental.jit_scope). compile_ops: bool, or a callable taking each op's n
         return false;
       });
   m.def("is_tracing", &is_tracing);
+  // The innermost trace open on this thread (an opaque address, 0 when none), and entering it
+  // on another thread: MirroredStrategy's replicas, one thread each, record into the caller's
+  // trace while it waits for them, taking turns (never two threads at once).
+  m.def("current_trace_address", [] { return reinterpret_cast<uintptr_t>(current_trace()); });
+  m.def("enter_trace_address", [](uintptr_t a) { push_trace(reinterpret_cast<TraceState*>(a)); });
+  m.def("exit_trace", [] { pop_trace(); });
   // "<file>:<line>: <source>" of the innermost caller outside jitflow, for errors raised in Python.
   m.def("user_location", &current_user_location);
   m.def("push_control_deps", [](const std::vector<Tensor>& deps) {

@@ -455,6 +455,12 @@ void register_error_translator(py::module_& m) {
         case ErrorKind::kOutOfRange:
           cls = errors ? errors.attr("OutOfRangeError").ptr() : PyExc_RuntimeError;
           break;
+        case ErrorKind::kUnavailable:
+          cls = errors ? errors.attr("UnavailableError").ptr() : PyExc_RuntimeError;
+          break;
+        case ErrorKind::kDeadlineExceeded:
+          cls = errors ? errors.attr("DeadlineExceededError").ptr() : PyExc_TimeoutError;
+          break;
       }
       PyErr_SetString(cls, msg.c_str());
     } catch (const std::bad_alloc&) {  // an allocation not bounded beforehand failed after all

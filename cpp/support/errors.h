@@ -13,8 +13,10 @@ enum class ErrorKind {
   kRuntime,
   kInternal,
   kResourceExhausted,
-  kUnknown,     // TF's UnknownError (a Python exception in a py_function without a closer code)
-  kOutOfRange,  // TF's OutOfRangeError (StopIteration in a py_function)
+  kUnknown,           // TF's UnknownError (a Python exception in a py_function without a closer code)
+  kOutOfRange,        // TF's OutOfRangeError (StopIteration in a py_function)
+  kUnavailable,       // TF's UnavailableError (a collective's peer failed)
+  kDeadlineExceeded,  // TF's DeadlineExceededError (a collective waited past its timeout)
 };
 
 // Every error a user can trigger is an Error; the bindings map its kind to a Python

@@ -812,6 +812,7 @@ EXEMPT = {
     "PrintV2": "prints, returns nothing: tests/python/tracing/test_function.py (test_print_*)",
     "EagerPyFunc": "calls Python (jf.py_function): tests/python/tracing/test_py_function.py, every mode and dtype",
     "PyFunc": "calls Python (jf.numpy_function): tests/python/tracing/test_py_function.py",
+    "CollectiveAllReduce": "an all-reduce across MPI processes: tests/python/distribute/ under mpirun -np 2",
     "StringJoin": "strings: tests/python/tracing/test_string_inputs.py and ops/test_strings.py",
     "StringLength": "strings: tests/python/tracing/test_string_inputs.py and ops/test_strings.py",
     "StringFormat": "strings: tests/python/tracing/test_string_inputs.py and ops/test_strings.py",

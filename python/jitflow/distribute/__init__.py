@@ -15,6 +15,7 @@ from .strategy import (
     ReplicaContext,
     Strategy,
     StrategyExtended,
+    ValueContext,
     get_replica_context,
     get_strategy,
     has_strategy,
@@ -25,6 +26,7 @@ export("distribute.experimental.CommunicationOptions")(CommunicationOptions)
 export("distribute.experimental.CommunicationImplementation")(CommunicationImplementation)
 export("distribute.experimental.CollectiveCommunication")(CommunicationImplementation)
 export("distribute.experimental.MultiWorkerMirroredStrategy")(MultiWorkerMirroredStrategy)
+export("distribute.experimental.ValueContext")(ValueContext)
 
 
 @export("nn.compute_average_loss")
@@ -49,6 +51,6 @@ __getattr__ = _missing("distribute")
 __all__ = [
     "CommunicationImplementation", "CommunicationOptions", "InputContext", "MirroredStrategy",
     "MultiWorkerMirroredStrategy", "PerReplica", "ReduceOp", "ReplicaContext", "Strategy", "StrategyExtended",
-    "all_reduce", "compute_average_loss", "get_replica_context", "get_strategy", "has_strategy",
+    "ValueContext", "all_reduce", "compute_average_loss", "get_replica_context", "get_strategy", "has_strategy",
     "in_cross_replica_context",
 ]

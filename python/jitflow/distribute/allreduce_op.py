@@ -1,64 +1,53 @@
-"""The cross-worker all-reduce as an op: eagerly a call, in a traced function a stateful PyFunc
-node whose kernel calls back into MPI when the graph runs.
+"""The cross-worker all-reduce as an op: a CollectiveAllReduce node per bucket, eagerly and in
+a traced function alike, whose kernel (cpp/kernels/collective_ops.cc) hands the tensors' buffers
+to MPI's Iallreduce and polls it, with no element passing through Python.
 
-The node is never compiled (the PyFunc record is eager-only: a stateful op), so jit_scope
-clusters and auto-clustering compile the arithmetic on either side of it and the runtime runs
-the all-reduce between them; a jit_compile=True function that contains one raises, naming the
-node, because it cannot compile the whole function (see docs/distribute.md). Tensors are fused
-into buckets (Horovod's tensor fusion): the gradients of many variables, of one dtype, are
-copied into one contiguous buffer, reduced by one MPI_Iallreduce in place, and sliced back, so a
-step costs a few collectives instead of one per variable. The first time a bucket runs, every
-rank's layout (shapes and dtype) is compared, so ranks running different programs fail at the
-first step with the shapes of each rank rather than corrupting each other's buffers."""
+The node is stateful and never compiled, so jit_scope clusters and auto-clustering compile the
+arithmetic on either side of it and the runtime runs the all-reduce between them; a
+jit_compile=True function that contains one raises, naming the node, because it cannot compile
+the whole function (see docs/distribute.md). Tensors are fused into buckets (Horovod's tensor
+fusion): the gradients of many variables, of one dtype, are copied into one contiguous buffer,
+reduced by one MPI_Iallreduce, and handed back as views of the reduced buffer, so a step costs a
+few collectives instead of one per variable. Every rank's layout of a bucket (shapes and dtype)
+is compared when the node is traced (eagerly: the first time a layout runs), so ranks running
+different programs fail with the shapes of each rank rather than reducing mismatched buffers.
+
+The node's attrs are mpi4py's integer handles of the communicator, datatype and op: jitflow does
+not link MPI, the kernel finds the functions of the libmpi that mpi4py loaded."""
 import numpy as np
 
 from .. import _C
 from ..core import errors as _errors
-from ..tracing import py_function as _py
 from . import collective
 
 DEFAULT_BUCKET_BYTES = 64 << 20
-_eager_buckets = {}  # eager calls reuse a bucket of the same layout, checked once
+_OP = _C.op_id("CollectiveAllReduce")
+_MPI_TYPES = {"float32": "FLOAT", "float64": "DOUBLE", "int32": "INT32_T", "int64": "INT64_T"}
+_checked_eager = set()  # eager bucket layouts every rank has agreed on
 
 
-class _Bucket:
-    """The callback of one all-reduce node: a fixed list of shapes of one dtype."""
+def _check_layout(comm, name, group):
+    """Raises InvalidArgumentError, listing each rank's shapes, unless every rank reduces the
+    same shapes and dtype in this bucket."""
+    layout = f"{name}: " + ", ".join(f"{t.dtype.name}{list(t.shape)}" for t in group)
+    layouts = [b.decode() for b in comm.allgather_bytes(layout.encode())]
+    if len(set(layouts)) > 1:
+        per_rank = "\n".join(f"  rank {r}: {text}" for r, text in enumerate(layouts))
+        raise _errors.InvalidArgumentError(
+            "jf.distribute: the workers all-reduce tensors of different shapes or dtypes (they "
+            f"run different programs or build different models):\n{per_rank}")
 
-    def __init__(self, comm, op, mean, name):
-        self.comm, self.op, self.mean, self.name = comm, op, mean, name
-        self.checked = False
 
-    def _check_layout(self, arrays):
-        layout = f"{self.name}: " + ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
-        layouts = [b.decode() for b in self.comm.allgather_bytes(layout.encode())]
-        if len(set(layouts)) > 1:
-            per_rank = "\n".join(f"  rank {r}: {text}" for r, text in enumerate(layouts))
-            raise _errors.InvalidArgumentError(
-                "jf.distribute: the workers all-reduce tensors of different shapes or dtypes (they "
-                f"run different programs or build different models):\n{per_rank}")
-        self.checked = True
-
-    def __call__(self, *tensors):
-        arrays = [np.asarray(t.numpy()) for t in tensors]
-        if not self.checked:
-            self._check_layout(arrays)
-        sizes = [a.size for a in arrays]
-        buf = np.empty(sum(sizes), arrays[0].dtype if arrays else np.float32)
-        offset = 0
-        for a, n in zip(arrays, sizes):  # one copy into the fused buffer, no Python elements
-            buf[offset:offset + n] = a.reshape(-1)
-            offset += n
-        self.comm.allreduce_(buf, self.op)
-        if self.mean:
-            if np.issubdtype(buf.dtype, np.floating):
-                buf /= buf.dtype.type(self.comm.size)
-            else:
-                buf //= self.comm.size
-        outs, offset = [], 0
-        for a, n in zip(arrays, sizes):
-            outs.append(_C.convert_to_tensor(buf[offset:offset + n].reshape(a.shape)))
-            offset += n
-        return outs
+def _attrs(comm, op, mean, dtype):
+    mpi = comm.MPI
+    if dtype.name not in _MPI_TYPES:
+        raise _errors.InvalidArgumentError(
+            f"jf.distribute all-reduces float32, float64, int32 and int64 tensors, got {dtype.name}")
+    return {"comm": mpi._handleof(comm.comm), "notices": mpi._handleof(comm.notices),
+            "datatype": mpi._handleof(getattr(mpi, _MPI_TYPES[dtype.name])),
+            "op": mpi._handleof({"sum": mpi.SUM, "max": mpi.MAX, "min": mpi.MIN}[op]),
+            "byte_type": mpi._handleof(mpi.BYTE), "rank": comm.rank, "size": comm.size,
+            "timeout": float(comm.timeout), "mean": bool(mean)}
 
 
 def _buckets(tensors, bucket_bytes):
@@ -93,18 +82,15 @@ def all_reduce(tensors, op="sum", mean=False, bucket_bytes=DEFAULT_BUCKET_BYTES,
     out = [None] * len(tensors)
     for k, idx in enumerate(_buckets(tensors, bucket_bytes)):
         group = [tensors[i] for i in idx]
-        key = (id(comm), op, mean, k, tuple((t.dtype.name, tuple(t.shape)) for t in group))
-        bucket = None if _C.is_tracing() else _eager_buckets.get(key)
-        if bucket is None:
-            bucket = _Bucket(comm, op, mean, f"{name} bucket {k}")
-            if not _C.is_tracing():
-                _eager_buckets[key] = bucket
+        bucket = f"{name} bucket {k}"
         if _C.is_tracing():
-            shapes = [None if t.shape is None else tuple(t.shape) for t in group]
-            cb = _py._Callback(bucket, [t.dtype for t in group], shapes, False)
-            reduced = _py._traced(_py._PY_FUNC, cb, group, f"{name}_{k}")
+            _check_layout(comm, bucket, group)
         else:
-            reduced = bucket(*group)
+            key = (id(comm), op, mean, k, tuple((t.dtype.name, tuple(t.shape)) for t in group))
+            if key not in _checked_eager:
+                _check_layout(comm, bucket, group)
+                _checked_eager.add(key)
+        reduced = _C.execute_n(_OP, group, _attrs(comm, op, mean, group[0].dtype), f"{name}_{k}")
         for i, r in zip(idx, reduced):
             out[i] = r
     return out

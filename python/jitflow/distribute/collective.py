@@ -17,6 +17,7 @@ import traceback
 
 import numpy as np
 
+from .. import _C
 from ..core import errors as _errors
 
 _FAIL_TAG = 7301
@@ -41,11 +42,28 @@ class Communicator:
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
         self.timeout = timeout
-        self.allreduce_seconds = 0.0  # time spent inside all-reduces (for the benchmark)
-        self.allreduce_calls = 0
+        self._py_seconds, self._py_calls = 0.0, 0  # all-reduces run here (allreduce_)
+        self._node_base = _C.collective_stats()     # and by CollectiveAllReduce nodes since
         self._lock = threading.Lock()
         self._failed = None
         self._install_excepthook()
+
+    # ---- what the all-reduces cost (for the benchmark and the tests) ---------------------------
+    @property
+    def allreduce_calls(self):
+        return self._py_calls + _C.collective_stats()[0] - self._node_base[0]
+
+    @allreduce_calls.setter
+    def allreduce_calls(self, value):
+        self._py_calls, self._node_base = value, (_C.collective_stats()[0], self._node_base[1])
+
+    @property
+    def allreduce_seconds(self):
+        return self._py_seconds + _C.collective_stats()[1] - self._node_base[1]
+
+    @allreduce_seconds.setter
+    def allreduce_seconds(self, value):
+        self._py_seconds, self._node_base = value, (self._node_base[0], _C.collective_stats()[1])
 
     # ---- failure notices ---------------------------------------------------------------------
     def _install_excepthook(self):
@@ -63,8 +81,8 @@ class Communicator:
     def announce_failure(self, text):
         """Tells every peer that this rank failed, and waits (a few seconds at most) for them
         to take note, so mpirun does not end them before they report it."""
-        if self._failed is not None:  # already failing because a peer failed: no echo
-            return
+        if self._failed is not None or _C.collective_failed_rank() >= 0:
+            return  # already failing because a peer failed (told here or to a node): no echo
         message = f"{self.rank}\n{text[-2000:]}".encode()
         peers = [r for r in range(self.size) if r != self.rank]
         sends = [self.notices.Isend([message, self.MPI.BYTE], dest=r, tag=_FAIL_TAG) for r in peers]
@@ -122,8 +140,8 @@ class Communicator:
         with self._lock:
             request = self.comm.Iallreduce(self.MPI.IN_PLACE, array, op=mpi_op)
             self._wait(request, f"an all-reduce of {array.size} {array.dtype} values")
-        self.allreduce_seconds += time.perf_counter() - t0
-        self.allreduce_calls += 1
+        self._py_seconds += time.perf_counter() - t0
+        self._py_calls += 1
         return array
 
     def broadcast_(self, array, root=0):

@@ -7,9 +7,10 @@ gradients are applied once, by replica 0. With more than one replica, run() exec
 thread per replica, taking turns: a replica runs until it reaches a collective, where it waits
 (handing over the turn) until every replica has deposited its value; the last one to arrive
 combines them. Taking turns keeps jitflow's eager runtime single-threaded, as it is outside a
-strategy, while each replica keeps its own GradientTape (tapes are per thread). A trace records
-the ops of its own thread only, so several replicas cannot be traced into one jf.function yet:
-run() inside a trace raises, pointing at MultiWorkerMirroredStrategy (one replica per process)."""
+strategy, while each replica keeps its own GradientTape (tapes are per thread). Inside a
+jf.function the replica threads enter the caller's trace (one at a time, while the caller
+waits), so every replica's ops land in the one graph, on its device, and the collectives become
+sums of the replicas' symbolic values: ops of the graph that compile like any other."""
 import threading
 
 import numpy as np
@@ -20,7 +21,7 @@ from ..core import errors as _errors
 from ..core import nest
 from ..core.device import device as _device
 from ..ops import basic_ops as _ops
-from .strategy import ReduceOp, ReplicaContext, Strategy, _reduce_op, _state
+from .strategy import ReduceOp, ReplicaContext, Strategy, ValueContext, _reduce_op, _state
 
 
 class PerReplica:
@@ -101,11 +102,7 @@ class MirroredStrategy(Strategy):
         n = len(self._devices)
         if n == 1:
             return super()._run_replicas(fn, _select(args, 0), _select(kwargs, 0))
-        if _C.is_tracing():
-            raise _errors.UnimplementedError(
-                f"jf.distribute.MirroredStrategy with {n} replicas runs them eagerly (one thread each); "
-                "inside a jf.function use one replica per process: MultiWorkerMirroredStrategy under "
-                "mpirun, whose all-reduce is a node of the traced graph.")
+        trace = _C.current_trace_address() if _C.is_tracing() else 0
         rendezvous = _Rendezvous(n)
         self._rendezvous = rendezvous
         results, failures = [None] * n, [None] * n
@@ -115,6 +112,8 @@ class MirroredStrategy(Strategy):
             with rendezvous.turn:
                 _state.scopes = list(scopes)
                 _state.replicas = [ReplicaContext(self, i)]
+                if trace:
+                    _C.enter_trace_address(trace)
                 try:
                     with _device(self._devices[i].split("/")[-1].replace("device:", "")):
                         results[i] = fn(*_select(args, i), **_select(kwargs, i))
@@ -122,6 +121,9 @@ class MirroredStrategy(Strategy):
                     failures[i] = e
                     rendezvous.failed = i
                     rendezvous.turn.notify_all()
+                finally:
+                    if trace:
+                        _C.exit_trace()
 
         threads = [threading.Thread(target=replica, args=(i,), name=f"replica_{i}") for i in range(n)]
         for t in threads:
@@ -204,6 +206,28 @@ class MirroredStrategy(Strategy):
         return dataset if len(self._devices) == 1 else _PerReplicaDataset(dataset, len(self._devices), grouped=True)
 
 
+    def experimental_distribute_values_from_function(self, value_fn):
+        """value_fn(ValueContext) for each replica, as one PerReplica value (a nest of them when
+        value_fn returns a nest)."""
+        n = len(self._devices)
+        if n == 1:
+            return value_fn(ValueContext(0, 1))
+        values = [value_fn(ValueContext(i, n)) for i in range(n)]
+        return nest.map_structure(lambda *vs: PerReplica(vs), *values)
+
+    def _local_batch(self, batch):
+        """A global batch split into one part per replica (rows in order), as PerReplica leaves."""
+        n = len(self._devices)
+        if n == 1:
+            return batch
+
+        def split(t):
+            rows = int(t.shape[0]) if t.shape is not None and t.shape[0] is not None else int(_ops.shape(t)[0])
+            return PerReplica(t[rows * i // n:rows * (i + 1) // n] for i in range(n))
+
+        return nest.map_structure(split, batch)
+
+
 class _PerReplicaDataset:
     """A dataset whose elements are one part per replica, iterated as PerReplica values."""
 
@@ -234,7 +258,17 @@ def _select(value, i):
 
 def _combine(slots, reduce_op, n):
     """Each position summed over the replicas' lists, in the tensors' dtype (as the replicas'
-    devices would sum them), divided by n for MEAN."""
+    devices would sum them), divided by n for MEAN. In a trace: the same sums as ops."""
+    if _C.is_tracing():
+        out = []
+        for parts in zip(*slots):
+            total = parts[0]
+            for p in parts[1:]:
+                total = total + p
+            if reduce_op is ReduceOp.MEAN:
+                total = total / _ops.cast(n, total.dtype) if total.dtype.is_floating else total // n
+            out.append(total)
+        return out
     out = []
     for parts in zip(*slots):
         total = np.sum([np.asarray(p.numpy()) for p in parts], axis=0, dtype=np.asarray(parts[0].numpy()).dtype)

@@ -75,6 +75,15 @@ class InputContext:
         return global_batch_size // self.num_replicas_in_sync
 
 
+class ValueContext:
+    """What experimental_distribute_values_from_function tells its function: which replica the
+    value is for."""
+
+    def __init__(self, replica_id_in_sync_group=0, num_replicas_in_sync=1):
+        self.replica_id_in_sync_group = replica_id_in_sync_group
+        self.num_replicas_in_sync = num_replicas_in_sync
+
+
 class _State(threading.local):
     def __init__(self):
         self.scopes = []    # strategies whose scope() is open, innermost last
@@ -285,6 +294,35 @@ class Strategy:
 
     experimental_distribute_datasets_from_function = distribute_datasets_from_function
 
+    def experimental_distribute_values_from_function(self, value_fn):
+        """value_fn(ValueContext) for this worker's replica (its rank among the replicas)."""
+        return value_fn(ValueContext(self._rank, self.num_replicas_in_sync))
+
+    # ---- what Keras's fit asks of a strategy ---------------------------------------------
+    def _local_batch(self, batch):
+        """This worker's part of a global batch (a nest of tensors): rows [rank*B/N, (rank+1)*B/N),
+        as experimental_distribute_dataset splits it."""
+        if self._num_workers == 1:
+            return batch
+        rank, size = self._rank, self._num_workers
+
+        def rows(t):
+            n = int(t.shape[0]) if t.shape is not None and t.shape[0] is not None else int(_ops.shape(t)[0])
+            return t[n * rank // size:n * (rank + 1) // size]
+
+        return nest.map_structure(rows, batch)
+
+    def _rank0_value(self, array):
+        """Rank 0's numpy array on every worker (what one process decides for all, such as a
+        shuffling seed)."""
+        return array
+
+    @contextlib.contextmanager
+    def _summed_variables(self, variables):
+        """Inside, each variable holds its sum over the workers (TF's SUM-aggregated sync-on-read
+        metric variables, read); afterwards its own worker's value again."""
+        yield
+
     # ---- collectives --------------------------------------------------------------------
     def _all_reduce(self, tensors, reduce_op, options):
         return [_C.convert_to_tensor(t) for t in tensors]  # one replica in all
@@ -332,6 +370,23 @@ class MultiWorkerMirroredStrategy(Strategy):
             dims = tuple(int(d) for d in shape.decode().split(",") if d)
             parts.append(np.frombuffer(body, np.dtype(dtype.decode())).reshape(dims))
         return _C.convert_to_tensor(np.concatenate(parts, axis=axis))
+
+    def _rank0_value(self, array):
+        array = np.array(array, order="C")
+        return self._comm.broadcast_(array, root=0)
+
+    @contextlib.contextmanager
+    def _summed_variables(self, variables):
+        variables = list(variables)
+        local = [np.array(v.numpy()) for v in variables]
+        summed = _ar.all_reduce(local, "sum", comm=self._comm, name="MetricSum")
+        for v, total in zip(variables, summed):
+            v.assign(total)
+        try:
+            yield
+        finally:
+            for v, value in zip(variables, local):
+                v.assign(value)
 
     def _sync_variables(self, variables):
         layout = "\n".join(f"{v.name} {v.dtype.name}{list(v.shape)}" for v in variables)

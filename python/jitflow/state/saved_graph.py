@@ -14,7 +14,9 @@ from ..tracing.control_flow import cond, while_loop
 
 JIT_ATTRS = ("_XlaCompile", "_XlaScope", "_XlaSeparateCompiledGradients")
 # Ops whose attrs name a Python callable or a live Python object: nothing on disk can stand for it.
-UNSAVEABLE = {"EagerPyFunc": "jf.py_function", "PyFunc": "jf.numpy_function"}
+# (jf.distribute's all-reduce names this process's MPI communicator.)
+UNSAVEABLE = {"EagerPyFunc": "jf.py_function", "PyFunc": "jf.numpy_function",
+              "CollectiveAllReduce": "jf.distribute's all-reduce"}
 _VARIABLE_OPS = {"ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
 _KNOWN = None
 _NO_SCOPE = contextlib.nullcontext()
@@ -44,8 +46,10 @@ class GraphWriter:
         nodes = []
         for n in g.nodes():
             if n.op in UNSAVEABLE:
+                what = ("it names this process's MPI communicator" if n.op == "CollectiveAllReduce"
+                        else "it calls a Python function")
                 raise ValueError(
-                    f"{self.what}: cannot save op '{n.name}' of type {n.op}: it calls a Python function "
+                    f"{self.what}: cannot save op '{n.name}' of type {n.op}: {what} "
                     f"({UNSAVEABLE[n.op]}), which a SavedModel cannot hold (its code is not saved)")
             names[n.name] = n
             nodes.append(self.node(n))

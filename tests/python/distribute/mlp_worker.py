@@ -94,6 +94,9 @@ result = {"rank": rank, "replicas": strategy.num_replicas_in_sync, "losses": los
           "cluster_runs": jf.debugging.stats()["cluster_runs"] - before,
           "allreduce_calls": jf.distribute.collective.world().allreduce_calls - calls_before,
           "files": sorted(os.listdir(out_dir))}
+if mode in ("function", "jit_scope"):  # the all-reduce is an op of the graph, run eagerly between clusters
+    result["explain"] = [[r.op, r.type, r.status, r.reason] for r in jf.explain(step, x, y)
+                         if r.type == "CollectiveAllReduce"]
 if mode == "eager":  # every worker's rows, in rank order (rank 1 gives two)
     result["gathered"] = strategy.gather(jf.fill([1 + rank, 2], float(rank)), axis=0).numpy().tolist()
 if mode == "eager":  # an update outside run() is not summed across workers: warned about

@@ -122,10 +122,53 @@ def test_two_replicas_values_contexts_and_errors(two_cpus):
     with pytest.raises(KeyError, match="replica one is broken"):
         strategy.run(failing)
 
-    with pytest.raises(jf.errors.UnimplementedError, match="MultiWorkerMirroredStrategy"):
-        jf.function(lambda: strategy.run(lambda: jf.constant(1.0)))()
     with pytest.raises(ValueError, match="does not exist"):
         jf.distribute.MirroredStrategy(["cpu:0", "cpu:7"])
+
+
+@pytest.mark.parametrize("mode", ["function", "jit_compile"])
+def test_two_logical_cpus_in_one_function(two_cpus, mode):
+    # both replicas are traced into the one graph; their all-reduce is a sum of the two symbolic
+    # values, so under jit_compile=True the whole step, update included, compiles
+    strategy = jf.distribute.MirroredStrategy(["cpu:0", "cpu:1"])
+    with strategy.scope():
+        w = jf.Variable(np.full((3, 1), 0.5, np.float32))
+        opt = jf.optimizers.SGD(0.05)
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(12, 3)).astype(np.float32)
+    y = rng.normal(size=(12, 1)).astype(np.float32)
+
+    def replica_step(xb, yb):
+        with jf.GradientTape() as tape:
+            loss = jf.nn.compute_average_loss(jf.reduce_sum(jf.square(jf.matmul(xb, w) - yb), axis=1))
+        opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+        return loss, jf.distribute.get_replica_context().replica_id_in_sync_group
+
+    @jf.function(jit_compile=mode == "jit_compile")
+    def step(xb, yb):
+        def part(ctx):
+            i, n = ctx.replica_id_in_sync_group, ctx.num_replicas_in_sync
+            rows = jf.shape(xb)[0]
+            return xb[rows * i // n:rows * (i + 1) // n], yb[rows * i // n:rows * (i + 1) // n]
+        parts = strategy.experimental_distribute_values_from_function(part)
+        losses, ids = strategy.run(replica_step, args=parts)
+        return strategy.reduce("SUM", losses, axis=None), strategy.reduce("SUM", ids, axis=None)
+
+    before = jf.debugging.stats()["cluster_runs"]
+    got = [step(x[6 * i:6 * i + 6], y[6 * i:6 * i + 6]) for i in range(2)]
+    if mode == "jit_compile":
+        assert jf.debugging.stats()["cluster_runs"] >= before + 2
+    want, want_losses = np.full((3, 1), 0.5), []
+    for i in range(2):
+        xb, yb = x[6 * i:6 * i + 6].astype(np.float64), y[6 * i:6 * i + 6].astype(np.float64)
+        err = xb @ want - yb
+        want_losses.append(np.sum(err ** 2) / 6)
+        want = want - 0.05 * xb.T @ (2 * err) / 6
+    np.testing.assert_allclose(w.numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose([float(loss) for loss, _ in got], want_losses, rtol=1e-5)
+    assert [int(ids) for _, ids in got] == [1, 1]  # replicas 0 and 1 both ran
+    assert int(opt.iterations.numpy()) == 2  # applied once per step, not once per replica
+    assert step.experimental_get_tracing_count() == 1
 
 
 def test_communication_options_and_average_loss():
