@@ -221,8 +221,9 @@ class MirroredStrategy(Strategy):
         if n == 1:
             return batch
 
-        def split(t):
-            rows = int(t.shape[0]) if t.shape is not None and t.shape[0] is not None else int(_ops.shape(t)[0])
+        def split(t):  # (in a trace with an unknown batch dim, the bounds are ops)
+            known = t.shape is not None and t.shape[0] is not None
+            rows = int(t.shape[0]) if known else _ops.shape(t)[0]
             return PerReplica(t[rows * i // n:rows * (i + 1) // n] for i in range(n))
 
         return nest.map_structure(split, batch)

@@ -327,11 +327,13 @@ class Trainer:
         strategy = self._jf_strategy() if kind != "predict" else None
         if strategy is not None:
             replica_step = step
+            local = len(strategy.extended.worker_devices) > 1
 
             def step(data):
-                return strategy.run(replica_step, args=(data,))
-        if s.run_eagerly or (strategy is not None and len(strategy.extended.worker_devices) > 1):
-            # several replicas in one process run on threads, eagerly (docs/distribute.md)
+                if local:  # the local replicas' parts are cut here, in the step (traced or not)
+                    data = strategy._local_batch(data)
+                return _first_replica(strategy.run(replica_step, args=(data,)))
+        if s.run_eagerly:
             if not s.metrics_resolved or not getattr(self, "built", True) or (kind, "eager") not in s.functions:
                 self._jf_prepare(batch, kind)
                 s.functions[(kind, "eager")] = True
@@ -382,9 +384,10 @@ class Trainer:
         if strategy is None:
             return self._jf_step_function(kind, batch)(*batch)
         with strategy.scope():  # variables the first step creates are mirrored, as in TF's fit
-            batch = strategy._local_batch(batch)
+            if len(strategy.extended.worker_devices) == 1:  # one replica per worker: its rows
+                batch = strategy._local_batch(batch)
             out = self._jf_step_function(kind, batch)(*batch)
-            return self._jf_global_logs(strategy, _first_replica(out))
+            return self._jf_global_logs(strategy, out)
 
     def _jf_global_logs(self, strategy, logs):
         """The step's logs with each metric's result read from its variables summed over the

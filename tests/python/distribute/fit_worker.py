@@ -39,10 +39,11 @@ with strategy.scope():  # the model is built lazily, inside fit
         jf.keras.layers.Dense(1, kernel_initializer=const(w2 + rank), bias_initializer=const(rank))])
     model.compile(optimizer=jf.keras.optimizers.SGD(learning_rate=0.05, momentum=0.5), loss="mse",
                   metrics=["mae"])
+runs_before = jf.debugging.stats()["cluster_runs"]
 history = model.fit(x, y, batch_size=16, epochs=3, shuffle="shuffle" in flags, verbose=0)
 evaluated = model.evaluate(x, y, batch_size=32, verbose=0, return_dict=True)
 
 np.savez(os.path.join(out_dir, f"{tag}_{rank}.npz"), *[v.numpy() for v in model.trainable_variables])
 with open(os.path.join(out_dir, f"{tag}_{rank}.json"), "w") as f:
     json.dump({"history": history.history, "evaluate": evaluated, "replicas": strategy.num_replicas_in_sync,
-               "jit_compile": model.jit_compile}, f)
+               "jit_compile": model.jit_compile, "cluster_runs": jf.debugging.stats()["cluster_runs"] - runs_before}, f)

@@ -91,7 +91,10 @@ def test_fit_alone_is_the_same_training(tmp_path):
 
 def test_fit_on_two_logical_cpus_matches_full_batch_training(tmp_path):
     _run([sys.executable, WORKER, str(tmp_path), "mirrored", "mirrored2"])
-    _check(tmp_path, "mirrored", 0, 2)
+    _, res = _check(tmp_path, "mirrored", 0, 2)
+    # both replicas are traced into one step, whose all-reduce is arithmetic: it compiles whole
+    assert res["jit_compile"] is True
+    assert res["cluster_runs"] >= EPOCHS * 96 // BATCH, res
 
 
 @pytest.mark.parametrize("workers", [2])
