@@ -89,11 +89,18 @@ std::vector<Value*> ElementalEmitter::delinearize(const KExpr* e, Value* linear,
   return delinearize_slots(std::vector<int>(e->dims.begin(), e->dims.begin() + ndims), linear);
 }
 
+Value* ElementalEmitter::element_ptr(const KExpr* e, Value* linear) {
+  llvm::Type* t = mem_type(e->dtype);
+  auto it = row_local_.find(e->buffer);
+  if (it != row_local_.end()) return b_.CreateInBoundsGEP(t, it->second, b_.CreateSub(linear, row_base_));
+  return b_.CreateInBoundsGEP(t, buffer_ptr(e->buffer), linear);
+}
+
 void ElementalEmitter::store(const KExpr* e, Value* linear, Value* v) {
   memo_.clear();  // a later load of this buffer must not see a value computed before the store
   llvm::Type* t = mem_type(e->dtype);
   if (e->dtype == DType::kBool) v = b_.CreateZExt(v, t);
-  b_.CreateStore(v, b_.CreateInBoundsGEP(t, buffer_ptr(e->buffer), linear));
+  b_.CreateStore(v, element_ptr(e, linear));
 }
 
 void ElementalEmitter::emit_roots(const Step& s, const std::vector<Value*>& idx, Value* linear) {
@@ -110,7 +117,7 @@ void ElementalEmitter::emit_roots(const Step& s, const std::vector<Value*>& idx,
 
 Value* ElementalEmitter::load(const KExpr* e, Value* linear) {
   llvm::Type* t = mem_type(e->dtype);
-  Value* v = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, buffer_ptr(e->buffer), linear));
+  Value* v = b_.CreateLoad(t, element_ptr(e, linear));
   return e->dtype == DType::kBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
 }
 
@@ -147,8 +154,11 @@ Value* ElementalEmitter::exp_inline(Value* x, DType dt) {
   double coef = 1.0;
   std::vector<double> c(degree + 1);
   for (int i = 0; i <= degree; ++i) c[i] = coef, coef /= (i + 1);
+  // Horner steps as fmuladd: fused where the target has FMA (half the instructions, and each
+  // step rounds once), so a softmax's exponentials keep up with its memory traffic.
   Value* p = C(c[degree]);
-  for (int i = degree - 1; i >= 0; --i) p = b_.CreateFAdd(b_.CreateFMul(p, r), C(c[i]));
+  for (int i = degree - 1; i >= 0; --i)
+    p = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {p, r, C(c[i])});
   // k is clamped so its halves stay representable; the limits below decide the tails.
   Value* kc = b_.CreateFPToSI(
       b_.CreateSelect(
@@ -217,6 +227,7 @@ std::vector<Value*> ElementalEmitter::broadcast_index(const KExpr* out, const KE
 
 Value* ElementalEmitter::emit(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
   if ((e->kind == KKind::kBuffer) || (e->materialized && e != root)) {
+    if (auto p = pinned_.find(e); p != pinned_.end()) return p->second;
     auto it = computed_.find(e);
     return it != computed_.end() ? it->second : load(e, linearize(e, idx));
   }

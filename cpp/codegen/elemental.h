@@ -74,6 +74,13 @@ class ElementalEmitter {
   // The buffer-pointer slot of the status word (the CPU passes one after the last buffer);
   // without one, a formula with a check cannot be emitted (the GPU has none yet).
   void set_status_slot(int slot) { status_slot_ = slot; }
+  // Row groups (fuse_rows.cc). pin: a per-row value computed earlier in the current row,
+  // which later reads (all in that row) take from its register. set_row_local: a buffer kept
+  // as one row of scratch at `base`: element i of the value is at base[i - row_base].
+  void pin(const KExpr* e, llvm::Value* v) { pinned_[e] = v; }
+  void clear_pinned() { pinned_.clear(); }
+  void set_row_local(int buffer, llvm::Value* base) { row_local_[buffer] = base; }
+  void set_row_base(llvm::Value* v) { row_base_ = v; }
 
  private:
   llvm::IRBuilder<>& b_;
@@ -99,6 +106,11 @@ class ElementalEmitter {
   };
   std::map<MemoKey, llvm::Value*> memo_;
   int status_slot_ = -1;
+  std::map<const KExpr*, llvm::Value*> pinned_;
+  std::map<int, llvm::Value*> row_local_;
+  llvm::Value* row_base_ = nullptr;
+  // The address of element `linear` of e's buffer (or of its row-local scratch).
+  llvm::Value* element_ptr(const KExpr* e, llvm::Value* linear);
 
   llvm::Value* buffer_ptr(int buffer);
   llvm::BasicBlock* begin_check(const KExpr* e, llvm::Value* cond);

@@ -5,37 +5,15 @@
 // passes earlier results in registers. A step joins an earlier loop only when it needs
 // nothing computed between the two and reads that loop's values at its own index.
 #include <map>
-#include <numeric>
 #include <set>
 
 #include "codegen/kernel_ir.h"
+#include "codegen/slot_classes.h"
 
 namespace jf {
 namespace {
 
 constexpr size_t kMaxRootsPerLoop = 8;  // bounds register pressure in the fused body
-
-// Parameter slots known equal at run time (lowering's equal_slots, checked before a run).
-class SlotClasses {
- public:
-  explicit SlotClasses(const ClusterProgram& p) : parent_(p.num_params) {
-    std::iota(parent_.begin(), parent_.end(), 0);
-    for (auto [a, b] : p.equal_slots) parent_[find(a)] = find(b);
-  }
-  int find(int s) { return parent_[s] == s ? s : parent_[s] = find(parent_[s]); }
-  // Same rank and, per dim, both a static 1 or slots of one class.
-  bool same_dims(const KExpr* a, const KExpr* b) {
-    if (a->rank() != b->rank()) return false;
-    for (int d = 0; d < a->rank(); ++d) {
-      int x = a->dims[d], y = b->dims[d];
-      if ((x < 0) != (y < 0) || (x >= 0 && find(x) != find(y))) return false;
-    }
-    return true;
-  }
-
- private:
-  std::vector<int> parent_;
-};
 
 // The stored values `top` reads (cluster inputs, constants, materialized values), each with
 // whether every read is at top's own index (only same-shape elementwise ops on the way). A

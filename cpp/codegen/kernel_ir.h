@@ -92,7 +92,7 @@ struct ParamFill {
 };
 
 struct Step {
-  enum Kind { kLoop, kLibrary } kind;
+  enum Kind { kLoop, kLibrary, kRowGroup } kind;
   KExpr* root;               // kLoop: the value computed (written to root->buffer)
   Node* node = nullptr;      // kLibrary: the graph node, run on its Eigen kernel (matmul, softmax)
   std::vector<KExpr*> args;  // kLibrary operands (materialized)
@@ -100,7 +100,24 @@ struct Step {
   // fusion); each reads earlier roots of the step only at its own index. kLibrary: the
   // node's outputs after the first, in order.
   std::vector<KExpr*> siblings;
+  // kRowGroup (row-reduction fusion, fuse_rows.cc): loop steps run one after another on each
+  // row of a block of rows, so the row stays in cache across its reductions and the
+  // elementwise work around them. Every part reads what earlier parts computed only in the
+  // same row. row_dims: the slots of the outer dims (-1: a static 1); width: the slot of the
+  // row's length. row_local: full-row values no step outside the group reads, kept in a
+  // one-row scratch buffer instead of their own. root is the first part's.
+  std::vector<Step> parts;
+  std::vector<int> row_dims;
+  int width = -1;
+  std::vector<const KExpr*> row_local;
 };
+
+// The rows a kRowGroup step walks: the product of its row dims.
+inline int64_t row_group_rows(const Step& s, const int64_t* params) {
+  int64_t n = 1;
+  for (int d : s.row_dims) n *= d < 0 ? 1 : params[d];
+  return n;
+}
 
 // How many operand elements each output element of a loop step folds: the product of a
 // reduction root's reduced dims (`params` fills the slots), 1 for other steps.
@@ -152,6 +169,8 @@ struct ClusterProgram {
   // Per member: its value feeds a shape input (a slice bound i + 1), so the runner computes
   // it on its eager kernel before the kernels run (small integers only; see prepare).
   std::vector<char> value_before_run;
+  // Per buffer: a row-local value of a kRowGroup step, never allocated whole (empty: none).
+  std::vector<char> scratch_only;
   std::string fingerprint;  // canonical text: the compile-cache key's IR part
 };
 
@@ -159,6 +178,12 @@ struct ClusterProgram {
 // later one needs nothing computed in between and reads the earlier ones only elementwise
 // (an optimizer update reading the gradient once for m, v and the parameter).
 void fuse_sibling_loops(ClusterProgram* p);
+
+// Row-reduction fusion: consecutive loop steps over the rows of one [rows..., width] shape,
+// at least one of them a reduction over the last axis, become one kRowGroup step (CPU only:
+// the NVPTX backend still runs them as separate kernels). Marks row-local buffers in
+// scratch_only and extends the fingerprint. Returns the number of groups formed.
+int fuse_row_groups(ClusterProgram* p);
 
 // Inputs that carry shapes or axes rather than data (input i of n): they must be constants
 // or cluster inputs, since their values feed run-time shape inference, not the kernels.

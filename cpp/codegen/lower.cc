@@ -230,6 +230,40 @@ class Lowering {
     return elementwise(KKind::kSelect, n, {negative, scalar(x->dtype, lowest), root}, OpId::SelectV2);
   }
 
+  // Softmax and LogSoftmax over the last axis as the row's max, the exponentials of the
+  // shifted row and their sum: reductions and elementwise ops that the row fusion
+  // (fuse_rows.cc) runs row by row in cache, fused with the ops around them.
+  KExpr* softmax(Node* n, KExpr* x) {
+    const int r = x->rank();
+    if (r == 0) throw_unimplemented(n->name, ": softmax of a scalar");
+    auto op1 = [&](OpId op, KExpr* a) {
+      KExpr* e = make(KKind::kUnary, a->dtype, a->dims);
+      e->op = op;
+      e->node = n;
+      e->operands = {a};
+      return e;
+    };
+    auto op2 = [&](OpId op, KExpr* a, KExpr* b) {
+      KExpr* e = make(KKind::kBinary, a->dtype, a->dims);
+      e->op = op;
+      e->node = n;
+      e->operands = {a, b};
+      return e;
+    };
+    std::vector<int> per_row = x->dims;
+    per_row.back() = -1;
+    KExpr* shifted = op2(OpId::Sub, x, reduce(x, {r - 1}, true, OpId::Max, per_row));
+    KExpr* ex = op1(OpId::Exp, shifted);
+    KExpr* sum = reduce(ex, {r - 1}, true, OpId::Sum, per_row);
+    // Softmax multiplies by the sum's reciprocal, computed once per row (as TF's kernel does).
+    if (n->op == OpId::Softmax) {
+      KExpr* inv = op1(OpId::Reciprocal, sum);
+      inv->materialized = true;
+      return op2(OpId::Mul, ex, inv);
+    }
+    return op2(OpId::Sub, shifted, op1(OpId::Log, sum));
+  }
+
   std::vector<int> const_ints(Node* n, int i) {
     const Tensor* t = const_input(n, i);
     if (!t) throw_unimplemented(n->name, ": input ", i, " must be a constant to compile");
@@ -251,6 +285,10 @@ class Lowering {
     std::vector<int> data;
     for (size_t i = 0; i < n->inputs.size(); ++i)
       if (!def.is_shape_input(i, n->inputs.size())) data.push_back(static_cast<int>(i));
+    if (op == OpId::Softmax || op == OpId::LogSoftmax) {  // not the library kernel: see softmax()
+      values_[{n, 0}] = softmax(n, in(0));
+      return;
+    }
     switch (def.lower) {
       case LowerKind::kConst:
         outs.push_back(input({n, 0}));
@@ -456,8 +494,7 @@ class Lowering {
         outs.push_back(e);
         break;
       }
-      // Library steps: Eigen's GEMM, and the row-fused softmax kernel (one pass per row is
-      // better than the max/exp-sum/normalize kernels a decomposition would give).
+      // Library steps: Eigen's GEMM, scans, top-k (softmax is decomposed above).
       case LowerKind::kLibrary: {
         // One buffer per output (TopKV2's values and indices): the first is the step's root,
         // the others its siblings, all written by the one kernel call.

@@ -44,10 +44,12 @@ CompiledClusterRef compile_cluster(ClusterToCompile c) {
   cc->op_names = std::move(c.op_names);
   cc->program = std::move(c.program);
   cc->value_inputs = inputs_read_by_value(*cc->program);
-  if (c.gpu_device >= 0)
+  if (c.gpu_device >= 0) {
     compile_for_gpu(*cc, c.gpu_device, c.label);
-  else
+  } else {
+    fuse_row_groups(cc->program.get());  // the NVPTX backend runs the steps one by one
     cc->kernels = compile_cpu(*cc->program, c.label);
+  }
   (cc->kernels.from_cache ? stats().cache_hits : stats().compilations).fetch_add(1);
   return {cc, cc->program.get(), cc->kernels.from_cache, cc->kernels.compile_seconds};
 }
@@ -375,7 +377,8 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
   for (int i = 0; i < nin; ++i) bufs[i] = inputs[i];
   for (size_t c = 0; c < p.constants.size(); ++c) bufs[nin + c] = p.constants[c];
   for (int b = 0; b < p.num_buffers; ++b) {
-    if (!bufs[b].defined() && p.buffer_expr[b] && !pr->library_out[b])
+    const bool scratch = !p.scratch_only.empty() && p.scratch_only[b];  // one row, in the kernel
+    if (!bufs[b].defined() && p.buffer_expr[b] && !pr->library_out[b] && !scratch)
       bufs[b] = Tensor::empty_reusing(p.buffer_expr[b]->dtype, pr->buffer_shapes[b], &st.recycle[b]);
     if (bufs[b].defined() && bufs[b].buffer()) ptrs[b] = static_cast<char*>(bufs[b].raw());
   }
@@ -400,6 +403,17 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
         ptrs[b] = static_cast<char*>(bufs[b].raw());
       }
       st.lib_out.clear();
+      continue;
+    }
+    if (s.kind == Step::kRowGroup) {
+      const int64_t rows = row_group_rows(s, params), width = params[s.width];
+      if (rows == 0) continue;
+      stats().row_group_runs.fetch_add(1, std::memory_order_relaxed);
+      StepFn fn = kernels.fns[k];
+      char** bp = ptrs.data();
+      const double cost =
+          4.0 * static_cast<double>(width > 0 ? width : 1) * static_cast<double>(s.parts.size());
+      parallel_for(rows, cost, [&](int64_t b, int64_t e) { fn(bp, params, b, e); });
       continue;
     }
     const Shape& os = pr->buffer_shapes[s.root->buffer];

@@ -22,6 +22,7 @@ std::map<std::string, int64_t> stats_snapshot() {
           {"cluster_fallbacks", s.cluster_fallbacks},
           {"specializations", s.specializations},
           {"tensor_array_copied_bytes", s.tensor_array_copied_bytes},
+          {"row_group_runs", s.row_group_runs},
           {"conv_postop_runs", s.conv_postop_runs}};
 }
 
@@ -36,6 +37,7 @@ void reset_stats() {
   s.cluster_fallbacks = 0;
   s.specializations = 0;
   s.tensor_array_copied_bytes = 0;
+  s.row_group_runs = 0;
   s.conv_postop_runs = 0;
 }
 

@@ -22,6 +22,8 @@ struct Stats {
   // Bytes a TensorArrayWrite copied because it could not write its buffer in place (shared,
   // or grown): stays O(n) for n writes to a loop-carried array (kernels/tensor_array_ops.cc).
   std::atomic<int64_t> tensor_array_copied_bytes{0};
+  // Runs of a fused row group (softmax, layer norm: codegen/fuse_rows.cc) in compiled code.
+  std::atomic<int64_t> row_group_runs{0};
   // Convolutions run with their bias add, activation or residual add as oneDNN post-ops
   // (FusedConv2D, made by passes/fuse_conv.cc).
   std::atomic<int64_t> conv_postop_runs{0};

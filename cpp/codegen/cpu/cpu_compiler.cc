@@ -195,7 +195,7 @@ std::shared_ptr<Loaded> load(Jit& j, const ClusterProgram& p, const std::string&
     fail(std::move(err));
   code->fns.assign(p.steps.size(), nullptr);
   for (size_t k = 0; k < p.steps.size(); ++k) {
-    if (p.steps[k].kind != Step::kLoop) continue;
+    if (p.steps[k].kind == Step::kLibrary) continue;
     auto sym = j.lljit->lookup(*jd, prefix + "_step" + std::to_string(k));
     if (!sym) fail(sym.takeError());
     code->fns[k] = sym->toPtr<StepFn>();
@@ -251,6 +251,8 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   for (size_t k = 0; k < p.steps.size(); ++k)
     if (p.steps[k].kind == Step::kLoop)
       emit_loop_step(m, p.steps[k], prefix + "_step" + std::to_string(k), p.num_buffers);
+    else if (p.steps[k].kind == Step::kRowGroup)
+      emit_row_group_step(m, p.steps[k], prefix + "_step" + std::to_string(k), p.num_buffers);
   std::string verr;
   llvm::raw_string_ostream vs(verr);
   if (llvm::verifyModule(m, &vs))

@@ -13,4 +13,8 @@ namespace jf {
 // [begin, end) of the step (its root and any sibling roots).
 void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot);
 
+// The same signature for a kRowGroup step: [begin, end) are rows, each run through every part
+// (cpu_row_loops.cc).
+void emit_row_group_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot);
+
 }  // namespace jf
