@@ -46,11 +46,11 @@ class GraphWriter:
         nodes = []
         for n in g.nodes():
             if n.op in UNSAVEABLE:
-                what = ("it names this process's MPI communicator" if n.op == "CollectiveAllReduce"
-                        else "it calls a Python function")
+                what = ("it names this process's MPI communicator", "which only this process has") \
+                    if n.op == "CollectiveAllReduce" else ("it calls a Python function", "its code is not saved")
                 raise ValueError(
-                    f"{self.what}: cannot save op '{n.name}' of type {n.op}: {what} "
-                    f"({UNSAVEABLE[n.op]}), which a SavedModel cannot hold (its code is not saved)")
+                    f"{self.what}: cannot save op '{n.name}' of type {n.op}: {what[0]} "
+                    f"({UNSAVEABLE[n.op]}), which a SavedModel cannot hold ({what[1]})")
             names[n.name] = n
             nodes.append(self.node(n))
         return {"inputs": [n.name for n in g.inputs()],
