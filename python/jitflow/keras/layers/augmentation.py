@@ -10,7 +10,6 @@ from ...ops import basic_ops as _ops
 from ...ops import image_ops as _image
 from ...ops import losses_clipping as _clip
 from ...ops import random_ops as _random
-from ...ops import scatter_ops as _scatter
 from .conv import _data_format
 from .core import SeedState
 from .layer import Layer
@@ -57,7 +56,10 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
     dtype = images.dtype
     x_in = _ops.cast(images, _dt.float32)
     dims = _ops.shape(x_in)
-    n, h, w = dims[0], dims[1], dims[2]
+    # Static sizes where known, so the coordinate ranges are constants and the step compiles.
+    h = x_in.shape[1] if x_in.shape[1] is not None else dims[1]
+    w = x_in.shape[2] if x_in.shape[2] is not None else dims[2]
+    c = x_in.shape[3] if x_in.shape[3] is not None else dims[3]
     hf, wf = _ops.cast(h, _dt.float32), _ops.cast(w, _dt.float32)
     ys = _ops.reshape(_ops.cast(_ops.range(h), _dt.float32), [1, -1, 1])
     xs = _ops.reshape(_ops.cast(_ops.range(w), _dt.float32), [1, 1, -1])
@@ -66,7 +68,7 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
     k = c0 * xs + c1 * ys + 1.0
     src_x = _fold((a0 * xs + a1 * ys + a2) / k, wf, fill_mode)
     src_y = _fold((b0 * xs + b1 * ys + b2) / k, hf, fill_mode)
-    batch = _ops.broadcast_to(_ops.reshape(_ops.range(n), [-1, 1, 1]), _ops.shape(src_x))
+    pixels = _ops.reshape(x_in, _ops.stack([dims[0], -1, _ops.cast(c, dims.dtype)]))  # [n, h * w, c]
     fill = _ops.convert_to_tensor(float(fill_value), _dt.float32)
 
     def read(yy, xx):
@@ -74,7 +76,8 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
         inside = (yy >= 0.0) & (yy <= hf - 1.0) & (xx >= 0.0) & (xx <= wf - 1.0)
         yi = _ops.cast(_clip.clip_by_value(yy, 0.0, hf - 1.0), _dt.int32)
         xi = _ops.cast(_clip.clip_by_value(xx, 0.0, wf - 1.0), _dt.int32)
-        px = _scatter.gather_nd(x_in, _ops.stack([batch, yi, xi], axis=-1))
+        flat = _ops.reshape(yi * _ops.cast(w, _dt.int32) + xi, _ops.stack([dims[0], -1]))
+        px = _ops.reshape(_array.gather(pixels, flat, axis=1, batch_dims=1), _ops.shape(x_in))
         return _ops.where(_ops.expand_dims(inside, -1), px, fill)
 
     if interpolation == "nearest":
@@ -88,6 +91,12 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
         bottom = wx0 * read(y1, x0) + wx1 * read(y1, x1)
         out = wy0 * top + wy1 * bottom
     return _ops.cast(out, dtype)
+
+
+def _static_like(out, x):
+    """out with x's static image shape (the gathers' outputs know only their rank)."""
+    tail = list(x.shape[1:])
+    return _ops.reshape(out, [-1, *tail]) if all(d is not None for d in tail) else out
 
 
 def _factor_pair(factor, name, symmetric=True):
@@ -119,7 +128,7 @@ class _RandomImage(Layer):
         x, back = _to_nhwc(_ops.cast(inputs, self._jf_dtype), self.data_format)
         if not training:
             return back(x)
-        return back(self._augment(x))
+        return back(_static_like(self._augment(x), x))
 
     def get_config(self):
         config = super().get_config()
@@ -243,7 +252,8 @@ class RandomCrop(_RandomImage):
         rows = _ops.expand_dims(top, 1) + _ops.range(self.height)  # [n, height]
         cols = _ops.expand_dims(left, 1) + _ops.range(self.width)
         x = _array.gather(x, rows, axis=1, batch_dims=1)
-        return back(_array.gather(x, cols, axis=2, batch_dims=1))
+        x = _array.gather(x, cols, axis=2, batch_dims=1)
+        return back(_ops.reshape(x, [-1, self.height, self.width, x.shape[-1]]) if x.shape[-1] is not None else x)
 
     def get_config(self):
         config = super().get_config()
