@@ -118,6 +118,8 @@ def _check_predicate(tree, specs):
 
 def _stack(values, spec, index):
     """np.stack of one component's values, with TF's error for different shapes."""
+    if is_string_dtype(spec.dtype):  # string components arrive as bytes or object arrays
+        values = [np.asarray(v, dtype=object) for v in values]
     first = values[0].shape
     for v in values[1:]:
         if v.shape != first:

@@ -198,6 +198,19 @@ def test_strings():
     assert [s.dtype for s in spec] == [jf.int32, jf.float32, jf.bool, jf.float64, jf.string]
 
 
+def test_string_batches():
+    # TF 2.21: string elements batch like numbers, and so do string rows of equal length.
+    got = [b.tolist() for b in D.from_tensor_slices(["a", "bb", "ccc"]).batch(2).as_numpy_iterator()]
+    assert got == [[b"a", b"bb"], [b"ccc"]]
+    pairs = D.from_tensor_slices((["a", "bb", "ccc"], [1, 2, 3])).batch(2)
+    assert pairs.element_spec == (jf.TensorSpec([None], jf.string), jf.TensorSpec([None], jf.int32))
+    lengths = [(n.tolist(), i.tolist()) for n, i in pairs.map(lambda s, i: (jf.strings.length(s), i))
+               .as_numpy_iterator()]
+    assert lengths == [([1, 2], [1, 2]), ([3], [3])]
+    rows = next(iter(D.from_tensor_slices([["a", "b"], ["c", "d"]]).batch(2)))
+    assert rows.shape == (2, 2) and rows.numpy().tolist() == [[b"a", b"b"], [b"c", b"d"]]
+
+
 def test_get_single_element():
     assert int(D.range(10).take(1).get_single_element()) == 0
     with pytest.raises(jf.errors.InvalidArgumentError, match="Dataset had more than one element"):
