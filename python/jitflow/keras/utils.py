@@ -20,6 +20,7 @@ from ..ops import image_ops as _image_ops
 from ..ops import random_ops as _random
 from ..tracing import image_codecs as _image_codecs
 from ..tracing import io_ops as _io
+from ..tracing import string_functions as _strings
 from .saving import (
     deserialize_keras_object,
     get_registered_name,
@@ -260,17 +261,8 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                              validation_split, part, interpolation, follow_links,
                                              crop_to_aspect_ratio, pad_to_aspect_ratio, data_format, verbose)
                 for part in ("training", "validation")]
-    if validation_split and shuffle and seed is None:
-        raise ValueError("If using `validation_split` and shuffling the data, you must provide a `seed` argument, "
-                         "to make sure that there is no overlap between the training and validation subset.")
-    paths, found, names = _index_directory(directory, labels, _IMAGE_FORMATS, class_names, shuffle, seed,
-                                           follow_links)
-    if verbose:
-        print(f"Found {len(paths)} files belonging to {len(names)} classes." if names is not None else
-              f"Found {len(paths)} files.")
-    if label_mode == "binary" and names is not None and len(names) != 2:
-        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 class_names. Received: '
-                         f"class_names={names}")
+    paths, found, names = _indexed_files(directory, labels, label_mode, _IMAGE_FORMATS, class_names, shuffle, seed,
+                                         validation_split, follow_links, verbose)
     paths, found = _split(paths, found, validation_split, subset)
     if not paths:
         raise ValueError(f"No images found in directory {directory}. Allowed formats: {_IMAGE_FORMATS}")
@@ -282,7 +274,27 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
             return _keras_crop_resize(image, height, width, interpolation)
         return _ops.cast(_image_ops.resize(image, [height, width], method=interpolation), "float32")
 
-    ds = Dataset.from_tensor_slices(paths).map(load)
+    return _labelled_batches(Dataset.from_tensor_slices(paths).map(load), paths, found, names, label_mode,
+                             batch_size, shuffle, seed)
+
+
+def _indexed_files(directory, labels, label_mode, formats, class_names, shuffle, seed, validation_split,
+                   follow_links, verbose):
+    """The folder's files, labels and class names, with Keras's checks and message."""
+    if validation_split and shuffle and seed is None:
+        raise ValueError("If using `validation_split` and shuffling the data, you must provide a `seed` argument, "
+                         "to make sure that there is no overlap between the training and validation subset.")
+    paths, found, names = _index_directory(directory, labels, formats, class_names, shuffle, seed, follow_links)
+    if verbose:
+        print(f"Found {len(paths)} files belonging to {len(names)} classes." if names is not None else
+              f"Found {len(paths)} files.")
+    if label_mode == "binary" and names is not None and len(names) != 2:
+        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 class_names. Received: '
+                         f"class_names={names}")
+    return paths, found, names
+
+
+def _labelled_batches(ds, paths, found, names, label_mode, batch_size, shuffle, seed):
     if found is not None:
         ds = Dataset.zip((ds, Dataset.from_tensor_slices(_label_tensors(found, label_mode, len(names)))))
     if batch_size is not None:
@@ -292,6 +304,35 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     ds.class_names = names
     ds.file_paths = paths
     return ds
+
+
+def text_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None, batch_size=32,
+                                max_length=None, shuffle=True, seed=None, validation_split=None, subset=None,
+                                follow_links=False, verbose=True):
+    """A dataset of (texts, labels) batches from a folder of .txt files, one subfolder per class,
+    as Keras builds it: each file's bytes as one string (its first max_length bytes when given)."""
+    if label_mode not in ("int", "categorical", "binary", None):
+        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
+                         f"label_mode={label_mode}")
+    if labels is None or label_mode is None:
+        labels, label_mode = None, None
+    if subset == "both":
+        return [text_dataset_from_directory(directory, labels, label_mode, class_names, batch_size, max_length,
+                                            shuffle, seed if seed is not None else 1337, validation_split, part,
+                                            follow_links, verbose)
+                for part in ("training", "validation")]
+    paths, found, names = _indexed_files(directory, labels, label_mode, (".txt",), class_names, shuffle, seed,
+                                         validation_split, follow_links, verbose)
+    paths, found = _split(paths, found, validation_split, subset)
+    if not paths:
+        raise ValueError(f"No text files found in directory {directory}. Allowed format: .txt")
+
+    def load(path):
+        text = _io.read_file(path)
+        return text if max_length is None else _strings.substr(text, 0, max_length)
+
+    return _labelled_batches(Dataset.from_tensor_slices(paths).map(load), paths, found, names, label_mode,
+                             batch_size, shuffle, seed)
 
 
 def _keras_crop_resize(image, height, width, interpolation):
@@ -318,6 +359,7 @@ __all__ = [
     "register_keras_serializable",
     "serialize_keras_object",
     "set_random_seed",
+    "text_dataset_from_directory",
     "timeseries_dataset_from_array",
     "to_categorical",
 ]

@@ -140,3 +140,26 @@ def test_image_dataset_from_directory(tmp_path, rng, capsys):
     assert next(iter(gray)).shape == (5, 4, 4, 1)
     with pytest.raises(ValueError, match="seed"):
         utils.image_dataset_from_directory(str(tmp_path), validation_split=0.2, subset="training")
+
+
+def test_text_dataset_from_directory(tmp_path, capsys):
+    texts = {("neg", "a.txt"): "bad film", ("neg", "b.txt"): "dull", ("pos", "c.txt"): "great fun",
+             ("pos", "skip.md"): "not read"}
+    for (label, name), text in texts.items():
+        (tmp_path / label).mkdir(exist_ok=True)
+        (tmp_path / label / name).write_text(text)
+    ds = utils.text_dataset_from_directory(str(tmp_path), batch_size=2, shuffle=False)
+    assert "Found 3 files belonging to 2 classes." in capsys.readouterr().out
+    assert ds.class_names == ["neg", "pos"]
+    got = [(x.numpy().tolist(), y.numpy().tolist()) for x, y in ds]
+    assert got == [([b"bad film", b"dull"], [0, 0]), ([b"great fun"], [1])]
+    short = utils.text_dataset_from_directory(str(tmp_path), max_length=3, label_mode="binary", shuffle=False)
+    x, y = next(iter(short))
+    assert x.numpy().tolist() == [b"bad", b"dul", b"gre"] and y.numpy().tolist() == [[0.0], [0.0], [1.0]]
+    shuffled = utils.text_dataset_from_directory(str(tmp_path), label_mode=None, seed=5)
+    assert sorted(next(iter(shuffled)).numpy().tolist()) == [b"bad film", b"dull", b"great fun"]
+    train, val = utils.text_dataset_from_directory(str(tmp_path), validation_split=0.34, subset="both", seed=2)
+    assert sum(len(y) for _, y in train) == 2 and sum(len(y) for _, y in val) == 1
+    with pytest.raises(ValueError, match="No text files"):
+        (tmp_path / "empty").mkdir()
+        utils.text_dataset_from_directory(str(tmp_path / "empty"), labels=None)
