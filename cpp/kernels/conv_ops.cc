@@ -613,8 +613,8 @@ void k_Conv2D(OpCall& c) {
   run_conv<op_types(OpId::Conv2D)>(c, ConvKind::kForward, g, c.in[0], c.in[1]);
 }
 
-// Conv2D and the ops after it as post-ops. The fuse_conv pass fuses only filters of known,
-// nonzero sizes, so an empty output (batch or image) is the only empty case.
+// Conv2D and the ops after it as post-ops. The fuse_conv pass fuses only filters and images of
+// known, nonzero sizes, so an empty batch is the only empty case.
 void k_FusedConv2D(OpCall& c) {
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
   const ConvPostOps post = conv_post_ops(c);

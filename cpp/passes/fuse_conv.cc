@@ -18,8 +18,10 @@ bool is_activation(OpId op) {
          op == OpId::LeakyRelu;
 }
 
-bool fully_known_positive(const Shape& s) {
-  for (int d = 0; d < s.rank(); ++d)
+// Every dim from `first` on known and nonzero: the kernel then has taps to convolve (only the
+// batch may be unknown or empty).
+bool known_positive(const Shape& s, int first = 0) {
+  for (int d = first; d < s.rank(); ++d)
     if (s[d] <= 0) return false;
   return true;
 }
@@ -64,8 +66,8 @@ void fuse_conv(Graph& g) {
   std::vector<Node*> convs;
   for (const auto& n : g.nodes())
     if (n->op == OpId::Conv2D && n->outputs[0].dtype == DType::kFloat32 && n->inputs.size() == 2 &&
-        fully_known_positive(n->inputs[1].node->outputs[n->inputs[1].index].shape) &&
-        n->control_inputs.empty())
+        known_positive(n->inputs[1].node->outputs[n->inputs[1].index].shape) &&
+        known_positive(n->inputs[0].node->outputs[n->inputs[0].index].shape, 1) && n->control_inputs.empty())
       convs.push_back(n.get());
   bool changed = false;
   for (Node* conv : convs) {
