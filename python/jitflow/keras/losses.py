@@ -2,6 +2,7 @@
 functions (per-sample values, averaged over the last axis), on jitflow ops. Probabilities are
 clipped to [1e-7, 1 - 1e-7] before their log, logits go through TF's fused cross-entropy ops, as
 Keras's TF backend does."""
+from .. import distribute as _distribute
 from ..core import dtypes as _dt
 from ..ops import array_ops as _array
 from ..ops import basic_ops as _ops
@@ -190,10 +191,19 @@ logcosh = log_cosh
 
 
 # ---- the classes: reduced over the batch ------------------------------------------------
+def scale_loss_for_distribution(value):
+    """value divided by the replicas in sync of the strategy in effect (Keras's scaling under
+    tf.distribute): each replica's mean over its own rows, so divided, sums over the replicas to
+    the global batch's mean, and so do its gradients."""
+    replicas = _distribute.get_strategy().num_replicas_in_sync
+    return value if replicas == 1 else value * _ops.cast(1.0 / replicas, value.dtype)
+
+
 def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
     """Weights each value (sample_weight lined up with the values' rank) and reduces: the
     mean over every value ("sum_over_batch_size"/"mean"), the sum, the weighted mean
-    ("mean_with_sample_weight"), or no reduction ("none"/None)."""
+    ("mean_with_sample_weight"), or no reduction ("none"/None). Means are scaled for the strategy
+    in effect (scale_loss_for_distribution), as Keras's are."""
     if sample_weight is not None:
         sw = _float(sample_weight, values)
         values, sw = squeeze_or_expand_to_same_rank(values, sw)
@@ -207,8 +217,8 @@ def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
     if reduction == "sum":
         return _ops.reduce_sum(weighted)
     if reduction == "mean_with_sample_weight" and sw is not None:
-        return _ops.reduce_sum(weighted) / _ops.reduce_sum(sw * _ops.ones_like(values))
-    return _ops.reduce_mean(weighted)
+        return scale_loss_for_distribution(_ops.reduce_sum(weighted) / _ops.reduce_sum(sw * _ops.ones_like(values)))
+    return scale_loss_for_distribution(_ops.reduce_mean(weighted))
 
 
 class Loss:

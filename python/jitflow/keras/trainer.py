@@ -91,13 +91,6 @@ def _floats(logs):
     return {k: float(np.asarray(v.numpy() if hasattr(v, "numpy") else v)) for k, v in logs.items()}
 
 
-def _scale_for_replicas(loss):
-    """The loss divided by the replicas in sync (Keras's scaling for tf.distribute), so that the
-    replicas' summed gradients are the gradient of the global batch's mean."""
-    replicas = _distribute.get_strategy().num_replicas_in_sync
-    return loss if replicas == 1 else loss * _ops.cast(1.0 / replicas, loss.dtype)
-
-
 def _first_replica(value):
     """Replica 0's part of a nest holding PerReplica leaves (a local multi-replica batch or result)."""
     return nest.map_structure(lambda v: v.values[0] if isinstance(v, _distribute.PerReplica) else v, value)
@@ -247,13 +240,14 @@ class Trainer:
         """The compiled loss plus the model's regularization losses (self.losses)."""
         s = self._jf_state()
         total = None
-        if s.loss_fn is not None and y is not None:
+        if s.loss_fn is not None and y is not None:  # (scaled for a strategy by its reduction)
             total = s.loss_fn(y, y_pred, sample_weight=sample_weight)
         for term in list(getattr(self, "losses", None) or []):
+            term = _losses.scale_loss_for_distribution(term)  # as Keras scales additional losses
             total = term if total is None else total + _ops.cast(term, total.dtype)
         if total is None:
             raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
-        return _scale_for_replicas(total)
+        return total
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         for m in self._jf_state().metrics:

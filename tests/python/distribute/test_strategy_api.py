@@ -182,3 +182,19 @@ def test_communication_options_and_average_loss():
     got = jf.nn.compute_average_loss(per_example, sample_weight=weights, global_batch_size=8)
     np.testing.assert_allclose(float(got), (1 + 6 + 4) / 8.0, rtol=1e-7)
     assert float(jf.nn.compute_average_loss(per_example)) == 2.5  # one replica: the local batch
+
+
+def test_keras_mean_losses_are_scaled_for_the_replicas(two_cpus):
+    # TF 2.21 + Keras 3.15 under MirroredStrategy(['/cpu:0', '/cpu:1']) gave 1.25, 2.5 and 5.0 here
+    # (the mean divided by the two replicas; reduction='none' and 'sum' untouched), and 2.5 outside
+    strategy = jf.distribute.MirroredStrategy(["cpu:0", "cpu:1"])
+    y, p = np.array([[1.0], [2.0]], np.float32), np.zeros((2, 1), np.float32)
+
+    def fn():
+        return (jf.keras.losses.MeanSquaredError()(y, p),
+                jf.reduce_mean(jf.keras.losses.MeanSquaredError(reduction="none")(y, p)),
+                jf.keras.losses.MeanSquaredError(reduction="sum")(y, p))
+
+    for value, want in zip(strategy.run(fn), (1.25, 2.5, 5.0)):
+        assert [float(v) for v in strategy.experimental_local_results(value)] == [want, want]
+    assert float(jf.keras.losses.MeanSquaredError()(y, p)) == 2.5
