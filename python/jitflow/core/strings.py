@@ -221,6 +221,9 @@ class StringTensor:
     def __radd__(self, other):
         return join([other, self])
 
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self._value, dtype=dtype or object)
+
     def __reduce__(self):
         return StringTensor, (self.numpy(),)
 

@@ -9,6 +9,7 @@ from .. import _C
 from ..core import dtypes as _dt
 from ..core.export import export
 from . import basic_ops as ops
+from . import string_arrays as _sa
 from .dispatch import OP, holds_tensor, int_tensor, run, run_n, scalar_ints, shape_tensor, to_ints, to_tensor
 
 
@@ -26,6 +27,8 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     del validate_indices  # deprecated in TF, ignored there too
     if axis is None:
         axis = batch_dims
+    if _sa.is_eager_string(params):
+        return _sa.gather(params, indices, axis, batch_dims)
     params, indices = to_tensor(params), _indices(indices)
     axis = scalar_ints(axis, "GatherV2", "axis must be scalar", (params, indices, None))
     return run(OP["GatherV2"], (params, indices, axis), {"batch_dims": int(batch_dims)}, name)
@@ -62,11 +65,15 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 @export("reverse")
 def reverse(tensor, axis, name=None):
+    if _sa.is_eager_string(tensor):
+        return _sa.reverse(tensor, axis)
     return run(OP["ReverseV2"], (tensor, to_ints(axis)), None, name)
 
 
 @export("tile")
 def tile(input, multiples, name=None):
+    if _sa.is_eager_string(input):
+        return _sa.tile(input, multiples)
     return run(OP["Tile"], (input, to_ints(multiples)), None, name)
 
 
@@ -143,6 +150,8 @@ def shape_n(input, out_type=_dt.int32, name=None):
 
 @export("unstack")
 def unstack(value, num=None, axis=0, name="unstack"):
+    if _sa.is_eager_string(value):
+        return _sa.unstack(value, num, axis)
     x = to_tensor(value)
     rank = len(x.shape)
     axis = axis + rank if axis < 0 else axis

@@ -12,6 +12,7 @@ from ..core import dtypes as _dt
 from ..core import strings as _strings
 from ..core.errors import InvalidArgumentError
 from ..core.export import export, exported
+from . import string_arrays as _sa
 from .dispatch import (
     OP,
     axis_tensor,
@@ -138,6 +139,8 @@ def identity(input, name=None):
 
 @export('fill')
 def fill(dims, value, name=None):
+    if _sa.is_eager_string(value):
+        return _sa.fill(dims, value)
     value = to_tensor(value)
     return run(OP["Fill"], (_shape_vector(dims, "Fill", lambda d: [d, value]), value), None, name)
 
@@ -290,6 +293,8 @@ def where(condition, x=None, y=None, name=None):
         return where_coordinates(condition, name)
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
+    if _sa.is_eager_string(x) or _sa.is_eager_string(y):
+        return _sa.where(condition, x, y)
     # Python values take the other branch's dtype (not the bool condition's).
     if _is_tensorlike(y) and not _is_tensorlike(x):
         y = to_tensor(y)
@@ -359,6 +364,8 @@ def _arg_reduce(op, input, axis, output_type, name):
 # ---- shapes --------------------------------------------------------------------------
 @export('reshape')
 def reshape(tensor, shape, name=None):
+    if type(tensor) is _strings.StringTensor:
+        return _sa.reshape(tensor, shape)
     if not isinstance(shape, Tensor) or shape.shape.rank == 0:
         tensor = to_tensor(tensor)
         shape = _shape_vector(shape, "Reshape", lambda s: [tensor, s])
@@ -367,6 +374,8 @@ def reshape(tensor, shape, name=None):
 
 @export('transpose')
 def transpose(a, perm=None, name=None):
+    if type(a) is _strings.StringTensor:
+        return _sa.transpose(a, perm)
     a = to_tensor(a)
     if perm is None:
         perm = list(builtins.range(len(a.shape)))[::-1]
@@ -393,6 +402,8 @@ def concat(values, axis, name="concat"):
             raise ValueError(f"Shape {tuple(axis.shape) if isinstance(axis, Tensor) else _np.shape(axis)} "
                              "must have rank 0")
         return identity(values[0])
+    if _sa.any_eager_string(values):
+        return _sa.concat(values, axis)
     values = _packed(values, cast=True)
     axis = scalar_ints(axis, "ConcatV2", "axis tensor should be a scalar integer, but got shape {shape}",
                        values + [None], one_element=True)
@@ -402,6 +413,8 @@ def concat(values, axis, name="concat"):
 @export('stack')
 def stack(values, axis=0, name="stack"):
     values = list(values)
+    if _sa.any_eager_string(values):
+        return _sa.stack(values, axis)
     if axis == 0 and values and not any(_is_tensorlike(v) for v in values) and not holds_tensor(values):
         # TF converts a list of Python or numpy values as one constant ([1, 2.5] is float32).
         return _C.convert_to_tensor(values)
@@ -437,21 +450,29 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
 def squeeze(input, axis=None, name=None):
     if axis is not None and not hasattr(axis, "__len__"):
         axis = [axis]
+    if type(input) is _strings.StringTensor:
+        return _sa.squeeze(input, axis)
     return run(OP["Squeeze"], (input,), {"squeeze_dims": list(axis) if axis else []}, name)
 
 
 @export('expand_dims')
 def expand_dims(input, axis, name=None):
+    if type(input) is _strings.StringTensor:
+        return _sa.expand_dims(input, axis)
     return run(OP["ExpandDims"], (input, to_ints(axis)), None, name)
 
 
 @export('broadcast_to')
 def broadcast_to(input, shape, name=None):
+    if type(input) is _strings.StringTensor:
+        return _sa.broadcast_to(input, shape)
     return run(OP["BroadcastTo"], (input, to_ints(shape)), None, name)
 
 
 @export('shape')
 def shape(input, out_type=_dt.int32, name=None):
+    if type(input) is _strings.StringTensor:
+        return _sa.shape(input, out_type)
     return run(OP["Shape"], (input,), {"out_type": out_type}, name)
 
 

@@ -30,6 +30,24 @@ def test_text_vectorization_matches_keras():
         tv(np.array([["a", "b"]]))
 
 
+def test_text_vectorization_standardize_callable():
+    # The text-classification tutorial's custom standardization: jf string ops on the batch.
+    def standardize(x):
+        return jf.strings.regex_replace(jf.strings.lower(x), "<br />|[.,!]", " ")
+
+    texts = np.array(["Good<br />film.", "BAD film, bad!"])
+    tv = layers.TextVectorization(standardize=standardize, output_sequence_length=4)
+    tv.adapt(texts)
+    assert tv.get_vocabulary() == ["", "[UNK]", "film", "bad", "good"]
+    want = [[4, 2, 0, 0], [3, 2, 3, 0]]
+    np.testing.assert_array_equal(tv(texts).numpy(), want)
+    np.testing.assert_array_equal(jf.function(lambda s: tv(s))(jf.constant(texts)).numpy(), want)
+    batches = jf.data.Dataset.from_tensor_slices(texts).batch(2).map(lambda t: tv(jf.expand_dims(t, -1)))
+    np.testing.assert_array_equal(next(iter(batches)).numpy(), want)
+    with pytest.raises(ValueError, match="standardize"):
+        layers.TextVectorization(standardize="upper")
+
+
 def test_string_lookup_matches_keras():
     lookup = layers.StringLookup()
     lookup.adapt(np.array(["a", "b", "b", "c", "c", "c"]))

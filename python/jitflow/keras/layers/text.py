@@ -178,7 +178,7 @@ class StringLookup(_VocabularyLayer):
 
 class TextVectorization(_VocabularyLayer):
     """Strings to token ids (or multi_hot/count vectors): standardize ('lower_and_strip_punctuation'
-    by default, 'lower', 'strip_punctuation', None), split ('whitespace', 'character', None),
+    by default, 'lower', 'strip_punctuation', None, or a callable of jf string ops), split ('whitespace', 'character', None),
     ngrams (n: 1..n-grams, or a tuple of widths), then a vocabulary with index 0 for padding and
     1 for unknown tokens; int output padded to output_sequence_length (or the longest row)."""
 
@@ -190,10 +190,14 @@ class TextVectorization(_VocabularyLayer):
         if output_mode not in ("int", "multi_hot", "count"):
             raise ValueError(f"Invalid value for argument `output_mode`. Expected one of ['int', 'multi_hot', "
                              f"'count', 'tf_idf']. Received: output_mode={output_mode}")
-        if standardize not in (None, "lower", "strip_punctuation", "lower_and_strip_punctuation") or \
-                split not in (None, "whitespace", "character"):
-            raise NotImplementedError("jitflow's TextVectorization implements Keras's named standardize and split "
-                                      "modes (no callables yet)")
+        if not callable(standardize) and standardize not in (None, "lower", "strip_punctuation",
+                                                             "lower_and_strip_punctuation"):
+            raise ValueError(f"Invalid value for argument `standardize`. Expected one of [None, 'lower', "
+                             f"'strip_punctuation', 'lower_and_strip_punctuation'] or a callable. Received: "
+                             f"standardize={standardize}")
+        if split not in (None, "whitespace", "character"):
+            raise NotImplementedError("jitflow's TextVectorization implements Keras's named split modes (a split "
+                                      "callable returns a ragged tensor, which jitflow does not have)")
         if sparse or ragged or pad_to_max_tokens or idf_weights is not None:
             raise NotImplementedError("jitflow's TextVectorization does not implement sparse, ragged, "
                                       "pad_to_max_tokens or tf_idf yet")
@@ -230,6 +234,8 @@ class TextVectorization(_VocabularyLayer):
                                  f"the last shape dimension must be 1. Received: inputs.shape={values.shape} with "
                                  f"rank=2")
             values = values[:, 0]
+        if callable(self.standardize):  # the user's string ops, run eagerly on the batch's strings
+            values = _as_bytes(self.standardize(_ops.constant(values)).numpy())
         return [self._tokens(v) for v in values.reshape(-1)]
 
     def adapt(self, data, batch_size=None, steps=None):
