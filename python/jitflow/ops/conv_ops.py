@@ -346,10 +346,9 @@ def _pool_ints(value, n, what):
 
 def _shape_arg(dims):
     """A list of dims (ints, or scalar tensors where the trace does not know them) as a shape
-    argument: the list itself when all are ints, else an int32 vector."""
-    if all(isinstance(d, int) for d in dims):
-        return dims
-    return _ops.stack([_ops.cast(d, "int32") if isinstance(d, Tensor) else _ops.constant(d, "int32") for d in dims])
+    argument: the list itself when all are ints (a constant, as the pad's gradient needs),
+    else their int32 vector."""
+    return dims if all(isinstance(d, int) for d in dims) else _ops.stack(dims)
 
 
 def _dilated_pool(fn, x, window, rates, data_format):
@@ -364,9 +363,8 @@ def _dilated_pool(fn, x, window, rates, data_format):
     dims = _dims(x)
     rank = len(dims)
     pads = [[0, (-dims[a]) % rate[a] if a in rate else 0] for a in range(rank)]
-    if any(isinstance(p[1], Tensor) or p[1] for p in pads):
-        x = _array.pad(x, _ops.stack([_shape_arg(p) for p in pads]) if any(isinstance(p[1], Tensor) for p in pads)
-                     else pads)
+    if any(isinstance(e, Tensor) or e for _, e in pads):
+        x = _array.pad(x, pads if all(isinstance(e, int) for _, e in pads) else _ops.stack([_ops.stack(p) for p in pads]))
     padded = _dims(x)
     # Each spatial dim d split into [d / rate, rate]; the rate (phase) dims moved before the batch.
     split, phase, rest = [], [], []
