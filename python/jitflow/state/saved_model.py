@@ -66,13 +66,14 @@ def _decode(rec, leaf):
     raise DataLossError(f"SavedModel: malformed structure record {str(rec)[:200]}")
 
 
-def _match(rec, value, specs, out):
-    """Whether a call's value fits the saved structure; its tensors go to out[leaf]."""
+def _match(rec, value, specs, out, convert=False):
+    """Whether a call's value fits the saved structure; its tensors go to out[leaf]. With
+    `convert` (TF's second try), a nested list where a tensor was saved is converted too."""
     if "leaf" in rec:
         if hasattr(value, "__jf_tensor__") and not isinstance(value, _C.Tensor):
             value = value.__jf_tensor__()
         if not isinstance(value, _C.Tensor):
-            if isinstance(value, (list, tuple, dict)) or value is None:
+            if isinstance(value, dict) or value is None or (isinstance(value, (list, tuple)) and not convert):
                 return False
             try:
                 value = _C.convert_to_tensor(value, specs[rec["leaf"]].dtype)
@@ -87,10 +88,10 @@ def _match(rec, value, specs, out):
     for kind, typ in (("tuple", tuple), ("list", list)):
         if kind in rec:
             return (isinstance(value, typ) and len(value) == len(rec[kind])
-                    and all(_match(r, v, specs, out) for r, v in zip(rec[kind], value)))
+                    and all(_match(r, v, specs, out, convert) for r, v in zip(rec[kind], value)))
     if "dict" in rec:
         return (isinstance(value, dict) and sorted(value) == [k for k, _ in rec["dict"]]
-                and all(_match(r, value[k], specs, out) for k, r in rec["dict"]))
+                and all(_match(r, value[k], specs, out, convert) for k, r in rec["dict"]))
     return False
 
 
@@ -275,6 +276,14 @@ class _UserObject(Module):
         super().__init__(name=name if name.isidentifier() else None)
 
 
+class _CallableUserObject(_UserObject):
+    """A loaded module whose class defined __call__ as a jf.function (Python looks __call__ up on
+    the class, so the restored function is called from here)."""
+
+    def __call__(self, *args, **kwargs):
+        return self.__dict__["__call__"](*args, **kwargs)
+
+
 class RestoredFunction:
     """A saved jf.function: calls the loaded concrete function whose saved arguments match."""
 
@@ -283,10 +292,11 @@ class RestoredFunction:
         self._options = options
 
     def _select(self, args, kwargs):
-        for cf in self._options:
-            tensors = cf._bind(args, kwargs)
-            if tensors is not None:
-                return cf, tensors
+        for convert in (False, True):
+            for cf in self._options:
+                tensors = cf._bind(args, kwargs, convert)
+                if tensors is not None:
+                    return cf, tensors
         got = "\n".join(f"    * {a!r}" for a in args)
         want = "\n\n".join(f"Option {i + 1}:\n{cf._describe()}" for i, cf in enumerate(self._options))
         raise ValueError("Could not find matching concrete function to call loaded from the SavedModel. Got:\n"
@@ -341,7 +351,7 @@ class LoadedConcreteFunction:
     def _cf(self):
         return self._concrete()._cf
 
-    def _bind(self, args, kwargs):
+    def _bind(self, args, kwargs, convert=False):
         """The flat input tensors for a call, or None when it does not match this function's
         saved parameters (Python values equal, tensors of compatible specs)."""
         params = self._rec["parameters"]
@@ -365,7 +375,7 @@ class LoadedConcreteFunction:
                     values[name] = rec["py"]  # the value it was traced with
                 else:
                     return None
-            if not _match(rec, values[name], self._specs, out):
+            if not _match(rec, values[name], self._specs, out, convert):
                 return None
         if len(out) != len(self._specs):
             return None
@@ -387,6 +397,8 @@ class LoadedConcreteFunction:
     def __call__(self, *args, **kwargs):
         if self._signature_key is None:
             tensors = self._bind(args, kwargs)
+            if tensors is None:
+                tensors = self._bind(args, kwargs, convert=True)
             if tensors is None:
                 raise TypeError(f"{self.name}: the arguments do not match the saved signature\n{self._describe()}")
             return self._call_flat(tensors)
@@ -538,6 +550,9 @@ def _build(doc, var_tensors, var_graph, constants, export_dir):
             loaded[(i, key)] = LoadedConcreteFunction(records[i], replayer, key)
         return loaded[(i, key)]
     for f in doc["functions"]:
-        setattr(objs[f["node"]], f["name"], RestoredFunction(f["name"], [concrete(c) for c in f["concrete"]]))
+        owner = objs[f["node"]]
+        setattr(owner, f["name"], RestoredFunction(f["name"], [concrete(c) for c in f["concrete"]]))
+        if f["name"] == "__call__" and type(owner) is _UserObject:
+            owner.__class__ = _CallableUserObject
     object.__setattr__(root, "signatures", {k: concrete(c, k) for k, c in sorted(doc["signatures"].items())})
     return root

@@ -182,6 +182,35 @@ def test_nested_arguments_keywords_and_defaults(tmp_path):
         loaded.g({"p": p})
 
 
+def test_loaded_module_is_callable_and_converts_lists(tmp_path):
+    # The tf.Module guide: a module whose __call__ is a jf.function is called after loading, with
+    # a nested list where a tensor was traced (TF's loader converts it on its second try).
+    class Scale(jf.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = jf.Variable([2.0, 3.0])
+
+        @jf.function
+        def __call__(self, x):
+            return x * self.v
+
+        @jf.function
+        def plain(self, x):
+            return x + 1.0
+
+    m = Scale()
+    m(jf.constant([[1.0, 1.0]]))
+    m.plain(jf.constant(1.0))
+    jf.saved_model.save(m, str(tmp_path / "s"))
+    loaded = jf.saved_model.load(str(tmp_path / "s"))
+    assert callable(loaded) and loaded([[1.0, 2.0]]).numpy().tolist() == [[2.0, 6.0]]
+    assert loaded(jf.constant([[0.5, 1.0]])).numpy().tolist() == [[1.0, 3.0]]
+    assert float(loaded.plain(4.0)) == 5.0
+    assert not callable(loaded.v)
+    with pytest.raises(ValueError, match="Could not find matching concrete function"):
+        loaded([[1.0, 2.0, 3.0]])
+
+
 def test_variables_are_a_checkpoint(saved):
     net = Net()
     net.w.assign(np.zeros((3, 4), np.float32))
