@@ -103,10 +103,13 @@ void fuse_conv(Graph& g) {
       last = next;
     }
     if (last == bias) continue;  // a bias alone: the fused loop after the convolution adds it as well
-    for (Node* n = conv; n != last; n = readers[{n, 0}][0]) taken.insert(n);
+    std::vector<std::string> names;  // for jf.explain: the traced ops the node computes
+    for (Node* n = conv; n != last; n = readers[{n, 0}][0]) taken.insert(n), names.push_back(n->name);
     taken.insert(last);
+    names.push_back(last->name);
     Attrs at = conv->attrs;
     at.set("fused_ops", ops);
+    at.set("_fused_from", names);
     if (activated) at.set("leakyrelu_alpha", alpha);
     Node* f = g.add_node(OpId::FusedConv2D, g.unique_name("FusedConv2D"), args, at, last->outputs);
     f->source = conv->source;

@@ -54,6 +54,9 @@ def explain(f, *args, **kwargs):
     # Runs that could not use a cluster's compiled code (counted, warned once) say so here.
     fell_back = {c["name"]: c for c in cf._cf.clusters if c["fallbacks"]}
     optimized = {r.name for r in cf._cf.optimized_graph.nodes()}
+    # Traced ops the optimizer fused into one node (a convolution with its post-ops): by name.
+    fused = {n: r.name for r in cf._cf.optimized_graph.nodes() if r.has_attr("_fused_from")
+             for n in r.get_attr("_fused_from")}
     rows = Report()
 
     def explain_op(name, type_, top_level):
@@ -63,6 +66,14 @@ def explain(f, *args, **kwargs):
                 f"in a compiled cluster; {c['fallbacks']} run(s) fell back to eager kernels: "
                 f"{c['fallback_reason']}")
             rows.append(Explanation(name, type_, "compiled", clustered[name], why))
+        elif top_level and name in fused:
+            f = fused[name]
+            why = (f"fused into {f} (a convolution with its bias, residual add and activation as oneDNN "
+                   f"post-ops), ")
+            if f in clustered:
+                rows.append(Explanation(name, type_, "compiled", clustered[f], why + "in a compiled cluster"))
+            else:
+                rows.append(Explanation(name, type_, "eager", None, why + reasons.get(f, "not clustered")))
         elif name not in (optimized if top_level else reasons):
             rows.append(Explanation(name, type_, "removed", None,
                                     "removed by graph optimization (constant folding, CSE or DCE)"))

@@ -150,3 +150,14 @@ def test_fused_activations_keep_tfs_special_values(act, rng):
     assert np.isnan(want).any() and np.isinf(conv).any()
     np.testing.assert_array_equal(np.isnan(y.numpy()), np.isnan(want))
     np.testing.assert_allclose(y.numpy(), want, rtol=3e-5, atol=3e-5)
+
+
+def test_explain_names_the_fused_node(rng):
+    """jf.explain says which node computes the traced conv, bias add and relu, and where."""
+    x, w, b, _, _ = _data(rng)
+    args = [jf.constant(t) for t in (x, w, b)]
+    step = lambda a, k, v: jf.nn.relu(jf.nn.bias_add(jf.nn.conv2d(a, k, 1, "SAME"), v))
+    for f, status in ((jf.function(step, jit_compile=True), "compiled"), (jf.function(step), "eager")):
+        rows = {r.op: r for r in jf.explain(f, *args)}
+        for op in ("Conv2D", "BiasAdd", "Relu"):
+            assert rows[op].status == status and "fused into FusedConv2D" in rows[op].reason, rows[op]
