@@ -5,7 +5,7 @@ at run time (_graph_kernel: StringFormat, AsString, StringToNumber)."""
 import numpy as np
 
 from .. import _C
-from ..core.dtypes import as_dtype
+from ..core.dtypes import as_dtype, int32
 from ..core.errors import InvalidArgumentError, OpError
 from ..core.export import export
 from ..core.strings import (  # noqa: F401  (jf.strings' names too)
@@ -218,14 +218,17 @@ class RaggedStrings:
     lacks; this holds the rows (to_list(), len, indexing a row, flat_values, row_splits) and
     prints as TF's RaggedTensor does."""
 
-    def __init__(self, rows):
+    def __init__(self, rows, dtype=None):
         self._rows = rows
+        self._dtype = string if dtype is None else dtype
 
     def to_list(self):
         return [list(r.numpy().tolist()) for r in self._rows]
 
     @property
     def flat_values(self):
+        if self._dtype != string:
+            return _number_out(np.concatenate([r.numpy() for r in self._rows] + [np.zeros(0)]), self._dtype.as_numpy_dtype)
         return constant(np.array([x for r in self._rows for x in r._value.tolist()] + [None], object)[:-1])
 
     @property
@@ -235,7 +238,7 @@ class RaggedStrings:
 
     @property
     def dtype(self):
-        return string
+        return self._dtype
 
     def nrows(self):
         return _number_out(np.int64(len(self._rows)), np.int64)
@@ -284,6 +287,101 @@ def bytes_split(input, name=None):
         return RaggedStrings([one(b) for b in a.tolist()])
     raise ValueError(f"jf.strings.bytes_split takes a scalar or a vector, got shape {list(a.shape)} "
                      "(jitflow has no ragged tensors of rank > 2)")
+
+
+_CODECS = {"UTF-8": "utf-8", "UTF-16-BE": "utf-16-be", "UTF-32-BE": "utf-32-be", "US-ASCII": "ascii",
+           "ISO-8859-1": "latin-1"}
+
+
+def codec(encoding, op):
+    """Python's codec for a TF encoding name (TF accepts ICU names; these are the common ones)."""
+    name = _CODECS.get(str(encoding).upper())
+    if name is None:
+        raise InvalidArgumentError(f"{op}: Could not create converter for input encoding: {encoding} "
+                                   f"(jitflow knows {', '.join(_CODECS)})")
+    return name
+
+
+def decode_text(b, encoding, errors, replacement_char, op):
+    """b decoded as TF's Unicode ops do: errors 'strict' raises InvalidArgumentError, 'replace'
+    puts replacement_char for each invalid sequence, 'ignore' drops it."""
+    if errors not in ("strict", "replace", "ignore"):
+        raise ValueError(f"errors must be 'strict', 'replace' or 'ignore', got {errors!r}")
+    try:
+        return b.decode(codec(encoding, op), "strict" if errors == "replace" else errors)
+    except UnicodeDecodeError as e:
+        if errors == "strict":
+            raise InvalidArgumentError(f"{op}: Invalid formatting on input string ({e.reason} at byte {e.start})") \
+                from None
+    out, rest, name = [], b, codec(encoding, op)
+    while rest:
+        try:
+            out.append(rest.decode(name))
+            break
+        except UnicodeDecodeError as e:
+            out.append(rest[:e.start].decode(name) + chr(replacement_char))
+            rest = rest[max(e.end, e.start + 1):]
+    return "".join(out)
+
+
+def _unicode_rows(op, input, encoding, errors, replacement_char, one, dtype=None):
+    a = _split_arg(op, input)
+    if a.ndim == 0:
+        return one(decode_text(a[()], encoding, errors, replacement_char, op))
+    if a.ndim == 1:
+        return RaggedStrings([one(decode_text(b, encoding, errors, replacement_char, op)) for b in a.tolist()], dtype)
+    raise ValueError(f"jf.strings.{op} takes a scalar or a vector, got shape {list(a.shape)} "
+                     "(jitflow has no ragged tensors of rank > 2)")
+
+
+@export("strings.unicode_split")
+def unicode_split(input, input_encoding, errors="replace", replacement_char=65533, name=None):
+    """Each string's characters as strings (in input_encoding): a vector for a scalar input,
+    rows (TF: a RaggedTensor) for a vector input."""
+    enc = codec(input_encoding, "unicode_split")
+    return _unicode_rows("unicode_split", input, input_encoding, errors, replacement_char,
+                         lambda text: constant(np.array([c.encode(enc) for c in text] + [None], object)[:-1]))
+
+
+@export("strings.unicode_decode")
+def unicode_decode(input, input_encoding, errors="replace", replacement_char=65533, replace_control_characters=False,
+                   name=None):
+    """Each string's code points, int32: a vector for a scalar input, rows for a vector input."""
+    def points(text):
+        cps = [ord(c) for c in text]
+        if replace_control_characters:
+            cps = [replacement_char if c < 32 or 127 <= c < 160 else c for c in cps]
+        return _number_out(np.array(cps, np.int32), np.int32)
+    return _unicode_rows("unicode_decode", input, input_encoding, errors, replacement_char, points, int32)
+
+
+@export("strings.unicode_encode")
+def unicode_encode(input, output_encoding, errors="replace", replacement_char=65533, name=None):
+    """int32 code points to strings: a vector to a scalar, a matrix (or rows, as unicode_decode
+    gives them) to a vector; an invalid code point is replaced, or raises with errors='strict'."""
+    enc = codec(output_encoding, "unicode_encode")
+
+    def text(cps):
+        chars = []
+        for c in (int(x) for x in cps):
+            if 0 <= c <= 0x10FFFF and not 0xD800 <= c <= 0xDFFF:
+                chars.append(chr(c))
+            elif errors == "strict":
+                raise InvalidArgumentError(f"unicode_encode: Invalid code point {c}")
+            elif errors == "replace":
+                chars.append(chr(replacement_char))
+        return "".join(chars).encode(enc)
+    if isinstance(input, RaggedStrings):
+        rows = [r.numpy() for r in input]
+    else:
+        a = np.asarray(input.numpy() if hasattr(input, "numpy") else input)
+        if a.ndim == 1:
+            return constant(text(a))
+        rows = list(a.reshape(-1, a.shape[-1])) if a.ndim else None
+        if rows is None:
+            raise ValueError("jf.strings.unicode_encode needs at least one dimension of code points")
+        return constant(np.array([text(r) for r in rows] + [None], object)[:-1].reshape(a.shape[:-1]))
+    return constant(np.array([text(r) for r in rows] + [None], object)[:-1])
 
 
 def _split_arg(op, x):

@@ -13,6 +13,7 @@ from ..core.errors import InvalidArgumentError
 from ..core.export import export
 from ..core.tensor_spec import TensorSpec
 from ..ops import basic_ops as _ops
+from ..ops import strings as _strings
 from .py_function import py_function
 
 
@@ -146,4 +147,47 @@ def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None
     return _apply(grams, x, shape=[*x.shape[:-1], total])
 
 
-__all__ = ["lower", "ngrams", "reduce_join", "regex_full_match", "regex_replace", "strip", "substr", "upper"]
+@export("strings.unicode_transcode")
+def unicode_transcode(input, input_encoding, output_encoding, errors="replace", replacement_char=65533,
+                      replace_control_characters=False, name=None):
+    """Each string decoded from input_encoding and encoded in output_encoding."""
+    out = _strings.codec(output_encoding, "unicode_transcode")
+
+    def one(s):
+        text = _strings.decode_text(s, input_encoding, errors, replacement_char, "unicode_transcode")
+        if replace_control_characters:
+            text = "".join(chr(replacement_char) if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in text)
+        return text.encode(out)
+    return _apply(_each(one), input)
+
+
+@export("io.decode_raw", "decode_raw")
+def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, name=None):
+    """Each string's bytes read as out_type numbers: shape input.shape + [n]. The strings must
+    have one length (TF's rule), a multiple of the type's size; fixed_length pads with zeros
+    or cuts each to that many bytes."""
+    dtype = _dt.as_dtype(out_type)
+    item = np.dtype(dtype.as_numpy_dtype)
+    item = item.newbyteorder("<" if little_endian else ">") if item.itemsize > 1 else item
+
+    def read(arr):
+        flat = arr.reshape(-1).tolist()
+        if fixed_length is not None:
+            flat = [s[:int(fixed_length)].ljust(int(fixed_length), b"\0") for s in flat]
+        size = builtins.len(flat[0]) if flat else 0
+        for i, s in enumerate(flat):
+            if builtins.len(s) != size:
+                raise InvalidArgumentError(f"DecodeRaw requires input strings to all be the same size, but element "
+                                           f"{i} has size {builtins.len(s)} != {size}")
+        if size % item.itemsize:
+            raise InvalidArgumentError(f"Input to DecodeRaw has length {size} that is not a multiple of "
+                                       f"{item.itemsize}, the size of {dtype.name}")
+        n = size // item.itemsize
+        values = np.frombuffer(b"".join(flat), item).astype(item.newbyteorder("="))
+        return values.reshape(arr.shape + (n,))
+    x = input_bytes if isinstance(input_bytes, _C.Tensor) else _ops.convert_to_tensor(input_bytes)
+    n = None if fixed_length is None else int(fixed_length) // item.itemsize
+    return _apply(read, x, dtype=dtype, shape=list(x.shape) + [n])
+
+
+__all__ = ["decode_raw", "lower", "ngrams", "reduce_join", "regex_full_match", "regex_replace", "strip", "substr", "unicode_transcode", "upper"]
