@@ -29,7 +29,9 @@ wheel: build/.deps-stamp
 	JOBS=$(WHEEL_JOBS) tools/build_wheel.sh $(WHEEL_PYTHONS)
 
 # Each wheel installed into a fresh virtualenv and run from outside the tree (tests/wheel).
+# QEMU's user-mode emulation runs a wheel on older CPUs (tests/wheel: no AVX, no FMA).
 wheel-check: wheel $(VENV)/.stamp
+	@command -v qemu-x86_64 >/dev/null || $(SUDO) apt-get install -y -qq qemu-user
 	$(VPY) -m pytest -q tests/wheel
 
 # System packages: installed with apt when missing; elsewhere we name what is needed.

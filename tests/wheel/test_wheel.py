@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
@@ -204,6 +205,49 @@ def test_eager_variants_give_the_baselines_bits(installed):
             if not same.all():
                 differ.append(f"{key}: {int((~same).sum())} of {same.size}")
         assert not differ, f"{isa} differs from the baseline: {differ}"
+
+
+def _qemu_run(installed, cpu, out):
+    """isa_program.py under QEMU's user-mode emulation of another CPU: CPUID reports that CPU's
+    features and an instruction it lacks stops the process (SIGILL)."""
+    qemu = shutil.which("qemu-x86_64")
+    assert qemu, "qemu-x86_64 not found: apt-get install qemu-user (make wheel-check installs it)"
+    program = pathlib.Path(__file__).with_name("isa_program.py")
+    r = subprocess.run([qemu, "-cpu", cpu, str(installed["python"]), str(program), str(out)], check=False,
+                       capture_output=True, text=True, cwd=installed["work"], timeout=900,
+                       env={"JITFLOW_CACHE_DIR": "off", "PATH": os.environ.get("PATH", "")})
+    assert r.returncode == 0, f"under -cpu {cpu}: exit {r.returncode}: {r.stderr[-2000:]}"
+    got = dict(np.load(out))
+    return str(got.pop("isa")), got
+
+
+def _bit_differences(ref, got):
+    return [key for key in ref if not (
+        (ref[key].view(np.uint8).reshape(ref[key].shape + (-1,)) == got[key].view(np.uint8).reshape(
+            got[key].shape + (-1,))).all(axis=-1) | (np.isnan(ref[key]) & np.isnan(got[key]))).all()]
+
+
+def test_an_older_cpu_runs_the_baseline_and_gets_the_same_bits(installed):
+    """The wheel on emulated CPUs: a Nehalem (x86-64-v2, no AVX) takes the baseline kernels by
+    CPUID and runs without an illegal instruction; a Haswell takes the AVX2 variant. Both
+    without FMA, their results are the same bits: glibc's libm picks FMA versions of sin, cos,
+    tanh, log1p and expm1 on CPUs with FMA, and float64 kernels call those (the baseline and
+    the variants alike), so a host's FMA changes their last bit (numpy's too); with FMA, the
+    emulated Haswell matches this machine."""
+    work = installed["work"]
+    isa, nehalem = _qemu_run(installed, "Nehalem", work / "nehalem.npz")
+    assert isa == "x86-64-v2"
+    isa, haswell = _qemu_run(installed, "Haswell,-fma", work / "haswell_nofma.npz")
+    assert isa == "avx2"
+    assert len(nehalem) == 120 and not _bit_differences(nehalem, haswell)
+    isa, haswell_fma = _qemu_run(installed, "Haswell", work / "haswell.npz")
+    assert isa == "avx2"
+    out = _run(installed, args=[str(pathlib.Path(__file__).with_name("isa_program.py")), str(work / "host.npz")])
+    assert out.returncode == 0, out.stderr
+    host = dict(np.load(work / "host.npz"))
+    host.pop("isa")
+    if "fma" in _cpu_flags():
+        assert not _bit_differences(host, haswell_fma), _bit_differences(host, haswell_fma)
 
 
 def test_an_override_the_cpu_cannot_run_is_refused(installed):
