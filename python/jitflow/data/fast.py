@@ -23,6 +23,7 @@ from .sources import TensorSlices
 from .transforms import Map
 
 enabled = True  # False: every chain through the Python nodes (benchmarks compare the two)
+_AUTOTUNE_BYTES = 64 << 20
 _EFFECT_FREE = {"ReadVariableOp"}  # stateful ops whose order among elements cannot matter
 _stateful_ops = None
 
@@ -37,8 +38,8 @@ def _has_effects(cf):
 class BatchPlan:
     """How a Batch node's batches are made in C++: its source, maps (in order) and shuffle."""
 
-    def __init__(self, source, maps, shuffle, size, drop, workers, pure):
-        self.source, self.maps, self.shuffle = source, maps, shuffle
+    def __init__(self, source, maps, shuffle, size, drop, workers, pure, specs):
+        self.source, self.maps, self.shuffle, self.specs = source, maps, shuffle, specs
         self.size, self.drop, self.workers = size, drop, workers
         # Threads a prefetch gives it: the parallel calls asked for, or, when no map has
         # effects (so which thread maps an element cannot show), one per core. Batches still
@@ -46,6 +47,18 @@ class BatchPlan:
         # the cores.
         self.prefetch_workers = max(1, workers) if workers or not pure else max(1, os.cpu_count() or 1)
         self.tensors = None
+
+    def autotune_buffer(self):
+        """prefetch(AUTOTUNE)'s buffer: as many batches as fit in _AUTOTUNE_BYTES (4 to 64).
+        Batches are cheap to make here, so a deep buffer costs only memory, and it rides out
+        the stretches when a loaded machine gives the workers no core."""
+        size = 0
+        for s in self.specs:
+            n = 1
+            for d in s.shape:
+                n *= self.size if d is None else d
+            size += n * s.dtype.size
+        return max(4, min(64, _AUTOTUNE_BYTES // max(1, size)))
 
     def batches(self, workers=0, capacity=1):
         """An iterator of batches (flat component lists): made on the iterating thread with
@@ -95,5 +108,5 @@ def plan(batch, num_parallel_calls=None):
         return None
     if any(not hasattr(a, "dtype") or a.dtype == object for a in node.arrays):
         return None
-    return BatchPlan(node, maps[::-1], shuffle, batch.size, batch.drop, workers, pure)
+    return BatchPlan(node, maps[::-1], shuffle, batch.size, batch.drop, workers, pure, batch.specs)
 

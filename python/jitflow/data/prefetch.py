@@ -53,6 +53,7 @@ class Prefetch(Node):
         if n < 0 and n != AUTOTUNE:
             raise ValueError(f"buffer_size must be >= 0 or AUTOTUNE, got {n}")
         self.buffer_size = _AUTOTUNE_BUFFER if n == AUTOTUNE else n
+        self.autotune = n == AUTOTUNE
 
     def cardinality(self):
         return self.node.cardinality()
@@ -62,7 +63,7 @@ class Prefetch(Node):
             return self.node.iterate()
         plan = getattr(self.node, "plan", None)
         if plan is not None:  # whole batches made ahead on C++ threads (data/fast.py)
-            return plan.batches(plan.prefetch_workers, self.buffer_size)
+            return plan.batches(plan.prefetch_workers, plan.autotune_buffer() if self.autotune else self.buffer_size)
         return _run(_C.DataPipeline(self.node.iterate(), 1, self.buffer_size))
 
 
