@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (importing them registers the gradients)
     grads_tensor_array,
     jacobian,
 )
+from .forward import ForwardAccumulator
 from .gradients import gradients
 from .registry import (
     OpView,
@@ -28,5 +29,5 @@ from .registry import (
 )
 from .tape import GradientTape
 
-__all__ = ["GradientTape", "OpView", "get_gradient_function", "gradients", "not_differentiable",
+__all__ = ["ForwardAccumulator", "GradientTape", "OpView", "get_gradient_function", "gradients", "not_differentiable",
            "register_gradient", "registered_op_types"]
