@@ -1,6 +1,7 @@
 """Graph introspection in TF's shapes: FuncGraph.get_operations(), Operation (.name, .type,
 .inputs, .outputs, .get_attr, .node_def) and the symbolic tensors between operations."""
 from . import graph_display
+from .graph_def import graph_def_of
 from .shapes import TensorShape
 
 
@@ -67,7 +68,14 @@ class Operation:
         return self._ref.source
 
     def get_attr(self, name):
-        return self._ref.get_attr(name)
+        try:
+            return self._ref.get_attr(name)
+        except TypeError:  # a shape attr: the binding has no Python type for it, its text does
+            text = repr(self._ref.attr[name])[len("AttrValue("):-1]
+            if not (text.startswith("[") and text.endswith("]")):
+                raise
+            dims = [None if d == "?" else int(d) for d in text[1:-1].split(",") if d]
+            return TensorShape(dims)
 
     def __eq__(self, other):
         return isinstance(other, Operation) and self._ref == other._ref
@@ -116,6 +124,10 @@ class FuncGraph:
 
     def as_text(self):
         return self._graph.to_string()
+
+    def as_graph_def(self, add_shapes=False):
+        """TF's GraphDef of the operations (core/graph_def.py)."""
+        return graph_def_of(self)
 
     def __repr__(self):
         return f"<jf.FuncGraph with {self._graph.num_nodes} ops>"

@@ -8,6 +8,7 @@ import os
 import struct
 import threading
 import time
+import warnings
 import zlib
 
 import numpy as np
@@ -15,7 +16,12 @@ import numpy as np
 from .. import _C
 from ..core.export import export
 from ..core.name_scope import get_current_name_scope
+from ..core.protobuf_wire import bytes_field as _bytes
+from ..core.protobuf_wire import double_field as _double
+from ..core.protobuf_wire import float_field as _float
+from ..core.protobuf_wire import int_field as _int
 from ..ops import basic_ops as _ops
+from ..tracing import function as _function
 from ..tracing.py_function import py_function
 
 # ---- the file format ---------------------------------------------------------------------
@@ -51,35 +57,6 @@ def record(data):
     """One TFRecord: length, its masked CRC, the data, the data's masked CRC."""
     header = struct.pack("<Q", len(data))
     return header + struct.pack("<I", _masked(crc32c(header))) + data + struct.pack("<I", _masked(crc32c(data)))
-
-
-def _varint(n):
-    out = bytearray()
-    n &= (1 << 64) - 1  # negative int64 fields take ten bytes, as protobuf encodes them
-    while True:
-        bits = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(bits | 0x80)
-        else:
-            out.append(bits)
-            return bytes(out)
-
-
-def _bytes(field, payload):
-    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _int(field, value):
-    return _varint(field << 3) + _varint(int(value))
-
-
-def _double(field, value):
-    return _varint(field << 3 | 1) + struct.pack("<d", float(value))
-
-
-def _float(field, value):
-    return _varint(field << 3 | 5) + struct.pack("<f", float(value))
 
 
 def _event(step, summary_value=None, file_version=None):
@@ -316,6 +293,67 @@ def image(name, data, step=None, max_outputs=3, description=None):
         return b"".join((_bytes(1, f"{tag}/image/{i}".encode()) + _bytes(4, encode_one(img)))
                         for i, img in enumerate(np.asarray(v)[:max_outputs]))
     return _emit(name, data, step, encode)
+
+
+# ---- graph traces ----------------------------------------------------------------------------
+
+_trace = {"on": False, "graphs": []}
+
+
+def _note_trace(cf):
+    if _trace["on"]:
+        _trace["graphs"].append(cf)
+
+
+_function.TRACE_LISTENERS.append(_note_trace)
+
+
+@export("summary.trace_on")
+def trace_on(graph=True, profiler=False, profiler_outdir=None):
+    """Starts recording the graphs of the jf.functions traced from now on (jitflow records new
+    traces; a function traced before trace_on is not recorded again). jitflow has no
+    profiler: profiler=True records the graphs only, and says so once."""
+    if _C.is_tracing():
+        _warn_once("Cannot enable trace inside a tf.function.")
+        return
+    if profiler:
+        _warn_once("jf.summary.trace_on(profiler=True): jitflow has no profiler; only the graphs are recorded")
+    if _trace["on"]:
+        _warn_once("Trace already enabled")
+        return
+    _trace.update(on=True, graphs=[])
+
+
+@export("summary.trace_off")
+def trace_off():
+    _trace.update(on=False, graphs=[])
+
+
+@export("summary.trace_export")
+def trace_export(name, step=None, profiler_outdir=None):
+    """Writes the recorded graphs as TF's graph_run_metadata_graph summary (a RunMetadata whose
+    function_graphs hold each function's GraphDef, which TensorBoard's graph view reads) to the
+    default writer, and stops the trace."""
+    if not _trace["on"]:
+        raise ValueError("Must enable trace before export through tf.summary.trace_on.")
+    graphs = list(_trace["graphs"])
+    trace_off()
+
+    def encode(tag, _):
+        run_metadata = b"".join(_bytes(4, _bytes(2, cf.graph.as_graph_def().SerializeToString())) for cf in graphs)
+        tensor = _int(1, 7) + _bytes(2, b"") + _bytes(8, run_metadata)  # a DT_STRING scalar
+        metadata = _bytes(1, _bytes(1, b"graph_run_metadata_graph") + _bytes(2, b"1"))
+        return _bytes(1, tag.encode()) + _bytes(8, tensor) + _bytes(9, metadata)
+    return _emit(name, 0, step, encode)
+
+
+_warned = set()
+
+
+def _warn_once(message):
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
 # ---- reading back (tests and tools) -------------------------------------------------------

@@ -13,60 +13,14 @@ from .. import _C
 from ..core import dtypes as _dt
 from ..core.errors import DataLossError, InvalidArgumentError
 from ..core.export import export
+from ..core.protobuf_wire import bytes_field as _bytes_field
+from ..core.protobuf_wire import fields as _fields
+from ..core.protobuf_wire import read_varint as _read_varint
+from ..core.protobuf_wire import varint as _varint
 from ..core.tensor_spec import TensorSpec
 from ..ops import basic_ops as _ops
 from ..tracing.py_function import py_function
 from .summary import _masked, crc32c, record
-
-# ---- protobuf wire format -----------------------------------------------------------------
-
-
-def _varint(n):
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _read_varint(buf, i):
-    value = shift = 0
-    while True:
-        if i >= len(buf):
-            raise DataLossError("truncated protobuf varint")
-        b = buf[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return value, i
-
-
-def _fields(buf):
-    """(field number, wire type, value) of each field of a message."""
-    i = 0
-    while i < len(buf):
-        key, i = _read_varint(buf, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = _read_varint(buf, i)
-        elif wire == 1:
-            value, i = buf[i:i + 8], i + 8
-        elif wire == 2:
-            n, i = _read_varint(buf, i)
-            value, i = buf[i:i + n], i + n
-        elif wire == 5:
-            value, i = buf[i:i + 4], i + 4
-        else:
-            raise DataLossError(f"unsupported protobuf wire type {wire}")
-        yield field, wire, value
-
-
-def _bytes_field(field, payload):
-    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
-
 
 # ---- tf.train.Example ----------------------------------------------------------------------
 

@@ -25,6 +25,8 @@ _RETRACE_WINDOW_S = 60.0
 
 Cluster = collections.namedtuple("Cluster", "name scope ops backend")
 _warned_messages = set()
+# Called with each new ConcreteFunction (jf.summary.trace_on records the graphs traced while on).
+TRACE_LISTENERS = []
 
 
 class ConcreteFunction:
@@ -63,6 +65,11 @@ class ConcreteFunction:
                             f"argument(s) for the {len(self.inputs)} it was traced with ({want}); "
                             "pass tensors (Python values are part of the trace)")
         return self._output_tree.unflatten(self._cf.call(leaves, self._var_ids, var_ids))
+
+    @property
+    def structured_input_signature(self):
+        """(args, kwargs) as traced: TensorSpecs where tensors were passed, Python values as they were."""
+        return self._traced_args
 
     @property
     def structured_outputs(self):
@@ -266,6 +273,8 @@ class Function(_C.FunctionCache):
         cf._traced_args, cf._jit_compile = traced, bool(self._jit_compile)
         self._traced_specs.append(list(specs))
         self._concrete.append(cf)
+        for listener in TRACE_LISTENERS:
+            listener(cf)
         return cf
 
     def _trace_graph(self, tree, specs, allow_creation, originals=()):

@@ -95,3 +95,58 @@ def test_writes_from_inside_a_function(tmp_path):
     writer.close()
     got = [(s, struct.unpack("<f", v[2][0])[0]) for s, _, v in _values(_events(tmp_path))]
     assert got == [(0, 0.0), (1, 1.0), (2, 4.0)]
+
+
+def test_trace_export_writes_the_traced_graphs(tmp_path):
+    writer = jf.summary.create_file_writer(str(tmp_path))
+
+    @jf.function
+    def my_func(x, y):
+        return jf.nn.relu(jf.matmul(x, y))
+
+    with pytest.raises(ValueError, match="trace_on"):
+        jf.summary.trace_export("nothing", step=0)
+    jf.summary.trace_on(graph=True)
+    my_func(jf.ones([2, 2]), jf.ones([2, 2]))
+    with writer.as_default():
+        assert jf.summary.trace_export(name="my_func_trace", step=3)
+    writer.close()
+    (event,) = [e for e in _events(tmp_path) if 5 in e]
+    assert event[2] == [3]
+    value = fields(fields(event[5][0])[1][0])
+    assert value[1] == [b"my_func_trace"]
+    assert fields(fields(value[9][0])[1][0]) == {1: [b"graph_run_metadata_graph"], 2: [b"1"]}
+    tensor = fields(value[8][0])
+    assert tensor[1] == [7]  # DT_STRING
+    (function_graphs,) = fields(tensor[8][0])[4]  # RunMetadata.function_graphs
+    graph = fields(fields(function_graphs)[2][0])  # pre_optimization_graph: a GraphDef
+    nodes = [fields(n) for n in graph[1]]
+    assert [(n[1][0], n[2][0]) for n in nodes] == [(b"x", b"Placeholder"), (b"y", b"Placeholder"),
+                                                   (b"MatMul", b"MatMul"), (b"Relu", b"Relu")]
+    assert nodes[2][3] == [b"x", b"y"] and nodes[3][3] == [b"MatMul"]
+    attrs = {fields(a)[1][0]: fields(fields(a)[2][0]) for a in nodes[0][5]}
+    assert attrs[b"dtype"] == {6: [1]}  # DT_FLOAT
+    dims = [fields(d)[1][0] for d in fields(attrs[b"shape"][7][0])[2]]
+    assert dims == [2, 2]
+    # Off after the export: a later trace is not recorded.
+    with pytest.raises(ValueError, match="trace_on"):
+        jf.summary.trace_export("again", step=0)
+
+
+def test_graph_def_of_a_concrete_function():
+    @jf.function
+    def f(x):
+        return jf.reduce_sum(x * 2.0, axis=1, keepdims=True)
+
+    cf = f.get_concrete_function(jf.TensorSpec([None, 3]))
+    gd = cf.graph.as_graph_def()
+    assert [(n.name, n.op) for n in gd.node] == [("x", "Placeholder"), ("Const", "Const"), ("Mul", "Mul"),
+                                                 ("Const_1", "Const"), ("Sum", "Sum")]
+    assert gd.node[2].input == ["x", "Const"] and gd.node[4].attr["keep_dims"] is True
+    assert list(gd.node[0].attr["shape"]) == [None, 3]
+    assert cf.structured_input_signature == ((jf.TensorSpec([None, 3], jf.float32),), {})
+    parsed = fields(gd.SerializeToString())
+    assert len(parsed[1]) == 5 and fields(parsed[4][0]) == {1: [1882]}
+    const = {fields(a)[1][0]: fields(fields(a)[2][0]) for a in fields(parsed[1][1])[5]}
+    tensor = fields(const[b"value"][8][0])
+    assert tensor[1] == [1] and struct.unpack("<f", tensor[4][0]) == (2.0,)
