@@ -77,6 +77,13 @@ std::atomic<int> g_failed_rank{-1};
 std::mutex g_mu;          // one collective at a time on the communicator, in the order nodes run
 CollectiveStats g_stats;  // guarded by g_mu
 
+// The buffers of an all-reduce abandoned by an error: MPI cannot cancel it and may still write
+// into them, so they are never freed (the process is expected to end).
+void abandon(std::vector<Tensor> buffers) {
+  static auto* kept = new std::vector<Tensor>();
+  for (Tensor& t : buffers) kept->push_back(std::move(t));
+}
+
 Handle handle(const OpCall& c, const char* name) {
   const AttrValue* v = c.attrs.find(name);
   const int64_t* h = v ? std::get_if<int64_t>(v) : nullptr;
@@ -182,9 +189,15 @@ void k_CollectiveAllReduce(OpCall& c) {
         g_stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         break;
       }
-      check_notices(c, m, notices, byte, rank, size);
+      try {
+        check_notices(c, m, notices, byte, rank, size);
+      } catch (...) {
+        abandon({fused, out, c.in[0]});
+        throw;
+      }
       const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (waited > timeout) {
+        abandon({fused, out, c.in[0]});
         // MPI cannot cancel a collective: the process is expected to end.
         throw Error(ErrorKind::kDeadlineExceeded,
                     str_cat("jf.distribute: rank ", rank, " of ", size, " waited ", timeout,
