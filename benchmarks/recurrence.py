@@ -1,12 +1,16 @@
 """A 1,000-step elementwise recurrence written as a Python loop over jf.range (AutoGraph turns
 it into a While): eager, jf.function (body on eager kernels), jit_scope and jit_compile=True
-(body compiled, loop run by the C++ executor), against numpy, jax.lax.fori_loop under jax.jit
-and TF (tf.function, with and without jit_compile) when installed. Ratios are each column's
-time over jitflow jit_compile=True, taken in one run.
+(the whole loop one compiled cluster run: docs/loops.md), against numpy, jax.lax.fori_loop
+under jax.jit and TF (tf.function, with and without jit_compile) when installed. Ratios are
+each column's time over jitflow jit_compile=True, taken in one run, so a ratio above 1 is
+slower than jitflow's compiled loop. jax runs in this interpreter when it imports, else in the
+one --jax-python names (a child process timing the same loop on the same inputs).
 
-    python benchmarks/recurrence.py [--steps 1000] [--sizes 256,16384]
+    python benchmarks/recurrence.py [--steps 1000] [--sizes 256,16384] [--jax-python PY]
 """
 import argparse
+import json
+import subprocess
 import time
 
 import numpy as np
@@ -89,6 +93,34 @@ def implementations(x0, steps):
     return impls
 
 
+_JAX_CHILD = """
+import json, sys, time
+import numpy as np, jax, jax.numpy as jnp
+steps, size, reps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+A, B, C = {A!r}, {B!r}, {C!r}
+x0 = np.linspace(-1, 1, size).astype(np.float32)
+f = jax.jit(lambda v: jax.lax.fori_loop(0, steps, lambda i, v: jnp.tanh(v * A + B) * C, v))
+xj = jnp.asarray(x0)
+out = np.asarray(f(xj).block_until_ready(), np.float64)
+best = float("inf")
+for _ in range(reps):
+    t = time.perf_counter()
+    for _ in range(3):
+        f(xj).block_until_ready()
+    best = min(best, (time.perf_counter() - t) / 3)
+print(json.dumps({{"seconds": best, "out": out.tolist()}}))
+"""
+
+
+def jax_in_child(python, steps, size, reps):
+    """jax.lax.fori_loop's best time per call and its result, from another interpreter."""
+    src = _JAX_CHILD.format(A=A, B=B, C=C)
+    r = subprocess.run([python, "-c", src, str(steps), str(size), str(reps)], capture_output=True,
+                       text=True, timeout=600, check=True)
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    return res["seconds"], np.asarray(res["out"])
+
+
 def check(impls, x0, steps):
     ref = x0.astype(np.float64)
     for _ in range(steps):
@@ -105,18 +137,28 @@ def main():
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--sizes", default="256,16384")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--jax-python", default=None, help="an interpreter with jax, when this one lacks it")
     args = ap.parse_args()
     for size in [int(s) for s in args.sizes.split(",")]:
         x0 = np.linspace(-1, 1, size).astype(np.float32)
         impls = implementations(x0, args.steps)
         check(impls, x0, args.steps)
-        before = jf.debugging.stats()["cluster_runs"]
+        before = jf.debugging.stats()
         impls["jit_compile"]()
-        ran = jf.debugging.stats()["cluster_runs"] - before
+        after = jf.debugging.stats()
+        ran = after["cluster_runs"] - before["cluster_runs"]
+        loops = after["compiled_loop_runs"] - before["compiled_loop_runs"]
         times = {k: best_of(v, args.reps, 1 if k in ("eager", "numpy") else 3) for k, v in impls.items()}
+        if "jax.lax.fori_loop" not in times and args.jax_python:
+            secs, out = jax_in_child(args.jax_python, args.steps, size, args.reps)
+            ref = x0.astype(np.float64)
+            for _ in range(args.steps):
+                ref = step_np(ref)
+            assert float(np.max(np.abs(out - ref))) < 1e-4, "jax's result differs"
+            times["jax.lax.fori_loop"] = secs
         base = times["jit_compile"]
         print(f"\n{args.steps} steps of x = tanh(x*{A}+{B})*{C} on {size} float32 "
-              f"(jit_compile ran {ran} compiled clusters per call)")
+              f"(jit_compile: {ran} cluster runs, {loops} whole compiled loop(s) per call)")
         print(f"{'implementation':<20}{'ms/call':>10}{'us/step':>10}{'ratio':>9}")
         for k, t in times.items():
             print(f"{k:<20}{t * 1e3:>10.3f}{t * 1e6 / args.steps:>10.2f}{t / base:>8.2f}x")

@@ -2,9 +2,11 @@
 // rewrite, with reasons for every eager op.
 #include "codegen/jit_pass.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include "cluster/mark_for_compilation.h"
 #include "passes/passes.h"
@@ -60,7 +62,7 @@ namespace {
 // for a loop body): report entries carry it, so body ops and clusters have unique names.
 std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const JitOptions& opts,
                                  const std::string& label, const std::string& prefix,
-                                 const ClusterCompiler& compile, JitReport* report);
+                                 const ClusterCompiler& compile, JitReport* report, bool loop_step = false);
 
 // Branches and loop bodies are graphs of their own: each is optimized and clustered like the
 // top level, under the same options, and its node (run by the executor) runs the result.
@@ -76,30 +78,128 @@ std::map<std::string, std::vector<std::shared_ptr<Graph>>> jit_subgraphs(
       // A While runs its cond once, then a step graph per iteration: the body and the cond
       // on its results (executor.cc: run_while).
       std::shared_ptr<Graph> sub = n->subgraphs[i];
-      if (n->op == OpId::While && i == 1)
-        sub = loop_step_graph(*n->subgraphs[0], *n->subgraphs[1], n->attrs.get<int64_t>("num_loop_vars", 0));
+      if (n->op == OpId::While && i == 1) {
+        const size_t nv = n->attrs.get<int64_t>("num_loop_vars", 0);
+        sub = loop_step_graph(*n->subgraphs[0], *n->subgraphs[1], nv);
+        // A variable taking another's value or a capture's (a, b = b, a + b) gets it through
+        // an Identity, which the step's cluster computes into a buffer of its own: every
+        // variable the step changes is then a cluster output, so the loop can run whole.
+        for (size_t v = 0; v < nv; ++v) {
+          const Output o = sub->outputs[v];
+          if (o.node->op != OpId::Placeholder || o.node == sub->inputs[v]) continue;
+          sub->outputs[v] = {sub->add_node(OpId::Identity, sub->unique_name("loop_var"), {o}, Attrs(),
+                                           {o.node->outputs[o.index]}),
+                             0};
+        }
+      }
       std::shared_ptr<Graph> opt = optimize(*sub, file_label(label + "." + path));
       if (opts.whole_function)
         for (std::string& d : drop_asserts(*opt)) report->dropped_asserts.push_back(path + d);
       report->body_graphs.push_back(opt);  // compiled clusters refer to its nodes
-      subs.push_back(jit_graph(opt, opts, label, path, compile, report));
+      subs.push_back(jit_graph(opt, opts, label, path, compile, report, n->op == OpId::While && i == 1));
     }
   }
   return out;
 }
 
+// A While whose jitted step graph is one XlaLaunch between its placeholders runs whole in
+// that cluster (CompiledCluster::run_loop): the node keeps the cluster, and per cluster
+// input the step input feeding it (_loop_in), per step output (the variables, then the
+// condition) the cluster output computing it, or -1 - v for variable v passed through
+// (_loop_out). Returns why not, or "".
+const char* const kNoCompiledStep = "no op of its body and condition compiles";
+std::string attach_compiled_loop(Node* w, const Graph& step, const JitOptions& opts) {
+  if (opts.gpu_device >= 0)
+    return "the whole-loop form is CPU-only: on a GPU each iteration runs the step's clusters";
+  const size_t nv = static_cast<size_t>(w->attrs.get<int64_t>("num_loop_vars", 0));
+  std::map<const Node*, int64_t> input_index;
+  for (size_t i = 0; i < step.inputs.size(); ++i) input_index[step.inputs[i]] = static_cast<int64_t>(i);
+  const Node* launch = nullptr;
+  std::vector<std::string> outside;
+  for (const auto& n : step.nodes()) {
+    if (n->op == OpId::Placeholder || n->op == OpId::Const) continue;
+    if (n->op == OpId::XlaLaunch && !launch) {
+      launch = n.get();
+      continue;
+    }
+    if (outside.size() < 3) outside.push_back(n->name);
+  }
+  if (!launch || !outside.empty()) {
+    std::string ops;
+    for (const std::string& o : outside) ops += (ops.empty() ? "" : ", ") + o;
+    return !launch ? kNoCompiledStep
+                   : str_cat("its body and condition are not one compiled cluster (", ops,
+                             " run outside it; see their rows)");
+  }
+  std::vector<int64_t> in_of, out_of;
+  for (const Output& o : launch->inputs) {
+    auto it = input_index.find(o.node);
+    if (it == input_index.end()) return "a value its compiled step reads comes from outside the step";
+    in_of.push_back(it->second);
+  }
+  if (step.outputs.size() != nv + 1) return "its step graph does not have one output per loop variable";
+  std::set<int64_t> used;
+  for (size_t v = 0; v <= nv; ++v) {
+    const Output& o = step.outputs[v];
+    if (o.node == launch) {
+      if (!used.insert(o.index).second) return str_cat("loop variable ", v, " is the same value as another");
+      out_of.push_back(o.index);
+    } else if (v < nv && input_index.count(o.node) && input_index[o.node] == static_cast<int64_t>(v)) {
+      out_of.push_back(-1 - static_cast<int64_t>(v));
+    } else {
+      return v == nv ? "its condition is not computed by the compiled step"
+                     : str_cat("loop variable ", v, " is set to a value the compiled step does not compute");
+    }
+  }
+  w->cluster = launch->cluster;
+  w->attrs.set("_loop_in", in_of);
+  w->attrs.set("_loop_out", out_of);
+  return "";
+}
+
 // The executed copy's If/While nodes run the jitted subgraphs (a While: its cond and step).
-void set_subgraphs(Graph& b, const std::map<std::string, std::vector<std::shared_ptr<Graph>>>& subs) {
+void set_subgraphs(Graph& b, const std::map<std::string, std::vector<std::shared_ptr<Graph>>>& subs,
+                   const JitOptions& opts, const std::string& prefix, JitReport* report) {
   for (const auto& [name, gs] : subs) {
     Node* n = b.find(name);
     n->subgraphs = gs;
-    if (n->op == OpId::While) n->attrs.set("_step_graph", true);
+    if (n->op != OpId::While) continue;
+    n->attrs.set("_step_graph", true);
+    std::string why = attach_compiled_loop(n, *gs[1], opts);
+    const std::string path = prefix + name;
+    if (why == kNoCompiledStep) continue;  // nothing is jitted here: the While's reason stands
+    if (why.empty()) {
+      for (size_t i = 0; i < report->compiled.size(); ++i)
+        if (report->compiled[i] == n->cluster) report->op_cluster[path] = report->clusters[i].name;
+      report->op_reason.erase(path);
+      report->compiled_loops.push_back(path);
+    } else {
+      report->op_reason[path] = str_cat(
+          "control flow (While) runs on the executor, one run of its compiled step per iteration: ", why);
+    }
   }
+}
+
+// A loop step whose every op is clustered, in clusters of one scope, becomes one cluster:
+// clustering merges along edges only, so the loop counter and the math it does not feed
+// (a jit_scope around a loop) would otherwise be two clusters and the loop could not run
+// whole (attach_compiled_loop).
+void merge_loop_step_clusters(ClusteringResult* cr) {
+  if (cr->clusters.size() < 2) return;
+  for (const auto& kv : cr->eager_reason)
+    if (kv.first->op != OpId::Const) return;
+  for (const Cluster& c : cr->clusters)
+    if (c.scope != cr->clusters[0].scope) return;
+  Cluster all = cr->clusters[0];
+  for (size_t i = 1; i < cr->clusters.size(); ++i)
+    all.nodes.insert(all.nodes.end(), cr->clusters[i].nodes.begin(), cr->clusters[i].nodes.end());
+  std::sort(all.nodes.begin(), all.nodes.end(), [](const Node* x, const Node* y) { return x->id < y->id; });
+  cr->clusters = {std::move(all)};
 }
 
 std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const JitOptions& opts,
                                  const std::string& label, const std::string& prefix,
-                                 const ClusterCompiler& compile, JitReport* report) {
+                                 const ClusterCompiler& compile, JitReport* report, bool loop_step) {
   const Graph& a = *optimized;
   auto subs = jit_subgraphs(a, opts, label, prefix, compile, report);
   if (!wants_jit(a, opts)) {
@@ -108,7 +208,7 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const 
         report->op_reason[prefix + n->name] = "not in a jit_scope (auto-clustering is off)";
     if (subs.empty()) return optimized;
     std::shared_ptr<Graph> b = a.clone();
-    set_subgraphs(*b, subs);
+    set_subgraphs(*b, subs, opts, prefix, report);
     return b;
   }
   ClusterOptions co;
@@ -123,6 +223,7 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const 
     if (where.empty() || e.kind() == ErrorKind::kInternal) throw;
     throw Error(e.kind(), e.what() + where);
   }
+  if (loop_step && opts.gpu_device < 0) merge_loop_step_clusters(&cr);
   for (auto& kv : cr.eager_reason) report->op_reason[prefix + kv.first->name] = kv.second;
 
   std::vector<std::pair<const Cluster*, CompiledClusterRef>> compiled;
@@ -168,7 +269,7 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const 
 
   // The executed graph: a copy where each cluster's outputs come from one XlaLaunch node.
   std::shared_ptr<Graph> b = a.clone();
-  set_subgraphs(*b, subs);
+  set_subgraphs(*b, subs, opts, prefix, report);
   for (const auto& [c, cc] : compiled) {
     const ClusterProgram& p = *cc.program;
     std::vector<Output> ins;

@@ -61,6 +61,9 @@ struct JitReport {
   std::vector<std::string> warnings;              // compilation failures (best effort)
   // jit_compile=True: the Assert ops removed, as TF's XLA does (path/name in the function).
   std::vector<std::string> dropped_asserts;
+  // The While loops (by path) that run whole in their step's compiled cluster; op_cluster
+  // maps each to that cluster, and op_reason says why another While does not.
+  std::vector<std::string> compiled_loops;
   // The optimized branch and loop-body graphs: their compiled clusters refer to their nodes.
   std::vector<std::shared_ptr<Graph>> body_graphs;
 };

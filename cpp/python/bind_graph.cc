@@ -180,7 +180,9 @@ void bind_graph(py::module_& m) {
                                 py::arg("compile_seconds") = c.compile_seconds,
                                 py::arg("specializations") = cc.num_specializations(),
                                 py::arg("fallbacks") = cc.fallbacks(),
-                                py::arg("fallback_reason") = cc.fallback_reason()));
+                                py::arg("fallback_reason") = cc.fallback_reason(),
+                                py::arg("loop_fallbacks") = cc.loop_fallbacks(),
+                                py::arg("loop_fallback_reason") = cc.loop_fallback_reason()));
             }
             return l;
           })

@@ -2,6 +2,7 @@
 #include "runtime/cluster_runner.h"
 
 #include <map>
+#include <set>
 
 #include "ir/shape_fns.h"
 #include "runtime/gpu/gpu_cluster.h"
@@ -35,6 +36,38 @@ static std::vector<char> inputs_read_by_value(const ClusterProgram& p) {
   return out;
 }
 
+// Cycles per output element of each loop step, from the ops fused into it: what run_loop
+// splits a step across threads by, since a loop pays the split's cost once per iteration and
+// should still win at the sizes a single run would keep on one thread (a tanh recurrence).
+static std::vector<double> step_costs(const ClusterProgram& p) {
+  std::vector<double> out;
+  for (const Step& s : p.steps) {
+    double cost = 0;
+    if (s.kind != Step::kLoop || !s.root) {  // a library call, or another kind of step
+      out.push_back(4.0);
+      continue;
+    }
+    std::vector<const KExpr*> todo{s.root};
+    for (const KExpr* x : s.siblings) todo.push_back(x);
+    std::set<const KExpr*> seen;
+    while (!todo.empty()) {
+      const KExpr* e = todo.back();
+      todo.pop_back();
+      if (!seen.insert(e).second) continue;
+      if (e->kind == KKind::kUnary || e->kind == KKind::kBinary) {
+        const Cost c = op_def(e->op).cost;
+        cost += c == Cost::kCheap ? 1 : c == Cost::kTranscendental ? 16 : 32;
+      } else {
+        cost += 1;
+      }
+      for (const KExpr* o : e->operands)
+        if (!o->materialized || o == s.root) todo.push_back(o);
+    }
+    out.push_back(std::max(cost, 4.0));
+  }
+  return out;
+}
+
 CompiledClusterRef compile_cluster(ClusterToCompile c) {
   auto cc = std::make_shared<CompiledCluster>();
   cc->name = std::move(c.name);
@@ -50,6 +83,7 @@ CompiledClusterRef compile_cluster(ClusterToCompile c) {
     fuse_row_groups(cc->program.get());  // the NVPTX backend runs the steps one by one
     cc->kernels = compile_cpu(*cc->program, c.label);
   }
+  cc->step_cost = step_costs(*cc->program);  // per step as compiled
   (cc->kernels.from_cache ? stats().cache_hits : stats().compilations).fetch_add(1);
   return {cc, cc->program.get(), cc->kernels.from_cache, cc->kernels.compile_seconds};
 }
@@ -339,58 +373,56 @@ std::vector<Tensor> CompiledCluster::run_eagerly(const std::vector<Tensor>& inpu
   return res;
 }
 
-std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) const {
-  if (gpu_device >= 0) return run_gpu(inputs);
-  const ClusterProgram& p = *program;
-  auto lease = state_.take([&] {
-    auto* st = new RunState();
-    st->recycle.resize(p.num_buffers);
-    return st;
-  });
-  RunState& st = *lease;
+const CompiledCluster::Prepared* CompiledCluster::prepared_for(RunState& st,
+                                                               const std::vector<Tensor>& inputs,
+                                                               std::string* pattern) const {
   Prepared* pr = st.prepared.get();
   bool same = pr && pr->input_shapes.size() == inputs.size();
   for (size_t i = 0; same && i < inputs.size(); ++i)
     same = pr->input_shapes[i] == inputs[i].shape() &&
            (!reads_value(i, inputs[i]) || same_values(inputs[i], pr->input_values[i]));
-  if (!same) {
-    auto fresh = std::make_unique<Prepared>();
-    if (!prepare(inputs, fresh.get())) {  // another size-1 (broadcast) pattern than traced
-      if (is_specialization) return fall_back(inputs, "the inputs' dims do not match its specialization");
-      const Specialization& sp = specialized_for(inputs, fresh->pattern);
-      if (!sp.cluster) return fall_back(inputs, sp.error);
-      std::vector<Tensor> in;
-      for (int i : sp.input_of) in.push_back(inputs[i]);
-      return sp.cluster->run(in);
-    }
-    st.prepared = std::move(fresh);
-    pr = st.prepared.get();
+  if (same) return pr;
+  auto fresh = std::make_unique<Prepared>();
+  if (!prepare(inputs, fresh.get())) {  // another size-1 (broadcast) pattern than traced
+    *pattern = fresh->pattern;
+    return nullptr;
   }
-  stats().cluster_runs.fetch_add(1, std::memory_order_relaxed);
+  st.prepared = std::move(fresh);
+  return st.prepared.get();
+}
+
+void CompiledCluster::bind_buffers(RunState& st, const Prepared& pr, const std::vector<Tensor>& inputs,
+                                   int64_t* status) const {
+  const ClusterProgram& p = *program;
   int nin = static_cast<int>(inputs.size());
   std::vector<Tensor>& bufs = st.bufs;
   std::vector<char*>& ptrs = st.ptrs;
   bufs.resize(p.num_buffers);
   ptrs.assign(p.num_buffers + 1, nullptr);
-  int64_t status = 0;  // run-time checks of the compiled code (kernel_ir.h: CheckKind)
-  ptrs[p.num_buffers] = reinterpret_cast<char*>(&status);
+  ptrs[p.num_buffers] = reinterpret_cast<char*>(status);
   for (int i = 0; i < nin; ++i) bufs[i] = inputs[i];
   for (size_t c = 0; c < p.constants.size(); ++c) bufs[nin + c] = p.constants[c];
   for (int b = 0; b < p.num_buffers; ++b) {
     const bool scratch = !p.scratch_only.empty() && p.scratch_only[b];  // one row, in the kernel
-    if (!bufs[b].defined() && p.buffer_expr[b] && !pr->library_out[b] && !scratch)
-      bufs[b] = Tensor::empty_reusing(p.buffer_expr[b]->dtype, pr->buffer_shapes[b], &st.recycle[b]);
+    if (!bufs[b].defined() && p.buffer_expr[b] && !pr.library_out[b] && !scratch)
+      bufs[b] = Tensor::empty_reusing(p.buffer_expr[b]->dtype, pr.buffer_shapes[b], &st.recycle[b]);
     if (bufs[b].defined() && bufs[b].buffer()) ptrs[b] = static_cast<char*>(bufs[b].raw());
   }
-  const int64_t* params = pr->params.data();
+}
+
+void CompiledCluster::run_steps(RunState& st, const Prepared& pr, bool loop) const {
+  const ClusterProgram& p = *program;
+  std::vector<Tensor>& bufs = st.bufs;
+  std::vector<char*>& ptrs = st.ptrs;
+  const int64_t* params = pr.params.data();
   for (size_t k = 0; k < p.steps.size(); ++k) {
     const Step& s = p.steps[k];
     if (s.kind == Step::kLibrary) {
       // Specs were inferred once per input shapes: run the Eigen kernel directly.
       st.lib_in.clear();
-      for (KExpr* a : s.args) st.lib_in.push_back(bufs[a->buffer].reshaped(pr->buffer_shapes[a->buffer]));
+      for (KExpr* a : s.args) st.lib_in.push_back(bufs[a->buffer].reshaped(pr.buffer_shapes[a->buffer]));
       OpCall call(&s.node->def(), st.lib_in, s.node->attrs);
-      call.fixed_out = &pr->step_specs[k];
+      call.fixed_out = &pr.step_specs[k];
       call.recycle = &st.recycle[s.root->buffer];
       call.results.swap(st.lib_out);
       s.node->def().kernel(call);
@@ -416,19 +448,207 @@ std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) cons
       parallel_for(rows, cost, [&](int64_t b, int64_t e) { fn(bp, params, b, e); });
       continue;
     }
-    const Shape& os = pr->buffer_shapes[s.root->buffer];
+    const Shape& os = pr.buffer_shapes[s.root->buffer];
     int64_t n = os.num_elements();
     if (n == 0) continue;
     int64_t red = reduced_extent(s, params);
-    double cost = 4.0 * static_cast<double>(red > 0 ? red : 1);
+    double cost = (loop ? step_cost[k] : 4.0) * static_cast<double>(red > 0 ? red : 1);
     StepFn fn = kernels.fns[k];
     char** bp = ptrs.data();
     parallel_for(n, cost, [&](int64_t b, int64_t e) { fn(bp, params, b, e); });
   }
+}
+
+std::vector<Tensor> CompiledCluster::run(const std::vector<Tensor>& inputs) const {
+  if (gpu_device >= 0) return run_gpu(inputs);
+  const ClusterProgram& p = *program;
+  auto lease = state_.take([&] {
+    auto* st = new RunState();
+    st->recycle.resize(p.num_buffers);
+    return st;
+  });
+  RunState& st = *lease;
+  std::string pattern;
+  const Prepared* pr = prepared_for(st, inputs, &pattern);
+  if (!pr) {
+    if (is_specialization) return fall_back(inputs, "the inputs' dims do not match its specialization");
+    const Specialization& sp = specialized_for(inputs, pattern);
+    if (!sp.cluster) return fall_back(inputs, sp.error);
+    std::vector<Tensor> in;
+    for (int i : sp.input_of) in.push_back(inputs[i]);
+    return sp.cluster->run(in);
+  }
+  stats().cluster_runs.fetch_add(1, std::memory_order_relaxed);
+  int64_t status = 0;  // run-time checks of the compiled code (kernel_ir.h: CheckKind)
+  bind_buffers(st, *pr, inputs, &status);
+  run_steps(st, *pr, false);
   if (status) raise_check(status);
   std::vector<Tensor> out;
-  for (const KExpr* e : p.output_exprs) out.push_back(bufs[e->buffer]);
+  for (const KExpr* e : p.output_exprs) out.push_back(st.bufs[e->buffer]);
   return out;
+}
+
+std::string CompiledCluster::loop_fallback_reason() const {
+  std::lock_guard<std::mutex> g(spec_mu_);
+  return loop_fallback_reason_;
+}
+
+bool CompiledCluster::loop_fall_back(const std::string& why) const {
+  {
+    std::lock_guard<std::mutex> g(spec_mu_);
+    loop_fallback_reason_ = why;
+  }
+  loop_fallbacks_.fetch_add(1);
+  stats().compiled_loop_fallbacks.fetch_add(1);
+  if (!loop_warned_.exchange(true))
+    warn(str_cat("jitflow: the loop whose step is ", label, " cannot run as one compiled loop: ", why,
+                 "; the executor runs its compiled step once per iteration (counted in "
+                 "jf.debugging.stats()['compiled_loop_fallbacks'], shown by jf.explain)"));
+  return false;
+}
+
+bool CompiledCluster::run_loop(const std::vector<Tensor>& step_inputs, size_t num_vars,
+                               const std::vector<int64_t>& in_of, const std::vector<int64_t>& out_of,
+                               int64_t max_iter, std::vector<Tensor>* vars) const {
+  const ClusterProgram& p = *program;
+  const int nin = static_cast<int>(p.inputs.size());
+  JF_CHECK(gpu_device < 0 && in_of.size() == p.inputs.size() && out_of.size() == num_vars + 1, label,
+           ": the loop's step does not match its cluster");
+  std::vector<Tensor> inputs(nin);
+  for (int i = 0; i < nin; ++i) inputs[i] = step_inputs[in_of[i]];
+  auto lease = state_.take([&] {
+    auto* st = new RunState();
+    st->recycle.resize(p.num_buffers);
+    return st;
+  });
+  RunState& st = *lease;
+  st.loop_recycle.resize(p.num_buffers);
+  std::string pattern;
+  const Prepared* pr = prepared_for(st, inputs, &pattern);
+  if (!pr) {  // another size-1 pattern than traced: its specialization runs the loop
+    if (is_specialization) return loop_fall_back("its inputs' dims do not match its specialization");
+    const Specialization& sp = specialized_for(inputs, pattern);
+    if (!sp.cluster) return loop_fall_back(sp.error);
+    std::vector<int64_t> sp_in_of;
+    for (int i : sp.input_of) sp_in_of.push_back(in_of[i]);
+    return sp.cluster->run_loop(step_inputs, num_vars, sp_in_of, out_of, max_iter, vars);
+  }
+  // Each variable the step computes: the program input reading it (-1: none) and the buffer
+  // its next value is written to. After an iteration the two swap, so the next one reads
+  // what this one wrote and writes over the value two iterations old.
+  struct Carried {
+    int in, out;
+  };
+  std::vector<Carried> carried;
+  std::vector<char> taken(p.num_buffers, 0);
+  const int first_own = nin + static_cast<int>(p.constants.size());
+  for (size_t v = 0; v < num_vars; ++v) {
+    if (out_of[v] < 0) continue;  // passed through unchanged
+    const KExpr* e = p.output_exprs.at(out_of[v]);
+    const Tensor& t = step_inputs[v];
+    int in = -1;
+    for (int i = 0; i < nin; ++i)
+      if (in_of[i] == static_cast<int64_t>(v)) in = i;
+    if (in >= 0 && reads_value(in, t))
+      return loop_fall_back(str_cat("loop variable ", v, " (", t.desc(),
+                                    ") is read as a shape or slice bound, so each iteration prepares "
+                                    "the step's shapes again"));
+    if (e->buffer < first_own || taken[e->buffer])
+      return loop_fall_back(str_cat("loop variable ", v, " shares its buffer with another value"));
+    taken[e->buffer] = 1;
+    const Shape& next = pr->buffer_shapes[e->buffer];
+    if (e->dtype != t.dtype() || next != t.shape())
+      return loop_fall_back(str_cat("loop variable ", v, " changes from ", t.desc(), " to ",
+                                    dtype_name(e->dtype), next.str(), " in an iteration"));
+    carried.push_back({in, e->buffer});
+  }
+  const int64_t kc = out_of[num_vars];
+  const KExpr* ce = kc >= 0 ? p.output_exprs.at(kc) : nullptr;
+  if (!ce || ce->dtype != DType::kBool || pr->buffer_shapes[ce->buffer].num_elements() != 1)
+    return loop_fall_back("its condition is not a boolean scalar computed by the step");
+  stats().cluster_runs.fetch_add(1, std::memory_order_relaxed);
+  stats().compiled_loop_runs.fetch_add(1, std::memory_order_relaxed);
+  int64_t status = 0;
+  bind_buffers(st, *pr, inputs, &status);
+  std::vector<Tensor>& bufs = st.bufs;
+  std::vector<char*>& ptrs = st.ptrs;
+  // The first iteration swaps the caller's values out of the carried slots; from then on
+  // every buffer is the loop's own and stays put.
+  run_steps(st, *pr, true);
+  if (status) raise_check(status);
+  int64_t it = 1;
+  bool more = *reinterpret_cast<const bool*>(ptrs[ce->buffer]);
+  std::vector<std::pair<int, int>> swaps;
+  for (const Carried& c : carried) {
+    if (c.in < 0) continue;  // written, never read: the last write is its value
+    std::swap(bufs[c.in], bufs[c.out]);
+    std::swap(ptrs[c.in], ptrs[c.out]);
+    if (!pr->library_out[c.out]) {  // the caller's value is never written over
+      bufs[c.out] = Tensor::empty_reusing(bufs[c.in].dtype(), bufs[c.in].shape(), &st.loop_recycle[c.out]);
+      ptrs[c.out] = static_cast<char*>(bufs[c.out].raw());
+    }
+    swaps.emplace_back(c.in, c.out);
+  }
+  // When no step is a library call or worth splitting across threads, the iterations call
+  // the kernels directly and swap raw pointers: nothing else happens between two of them.
+  struct Call {
+    StepFn fn;
+    int64_t n;
+  };
+  std::vector<Call> calls;
+  bool direct = true;
+  for (size_t k = 0; k < p.steps.size() && direct; ++k) {
+    const Step& s = p.steps[k];
+    if (s.kind != Step::kLoop) {
+      direct = false;
+      break;
+    }
+    const int64_t n = pr->buffer_shapes[s.root->buffer].num_elements();
+    const int64_t red = reduced_extent(s, pr->params.data());
+    direct = num_threads() == 1 || n * step_cost[k] * (red > 0 ? red : 1) < 1e5;
+    if (n > 0) calls.push_back({kernels.fns[k], n});
+  }
+  if (direct) {
+    char** bp = ptrs.data();
+    const int64_t* params = pr->params.data();
+    int64_t parity = 0;
+    auto settle = [&] {  // the tensors follow the pointers
+      if (parity & 1)
+        for (const auto& [a, b] : swaps) std::swap(bufs[a], bufs[b]);
+      parity = 0;
+    };
+    while (more && (max_iter < 0 || it < max_iter)) {
+      for (const Call& c : calls) c.fn(bp, params, 0, c.n);
+      if (status) {
+        settle();
+        raise_check(status);
+      }
+      ++it;
+      more = *reinterpret_cast<const bool*>(bp[ce->buffer]);
+      for (const auto& [a, b] : swaps) std::swap(bp[a], bp[b]);
+      ++parity;
+    }
+    settle();
+  }
+  while (more && (max_iter < 0 || it < max_iter)) {
+    run_steps(st, *pr, true);
+    if (status) raise_check(status);
+    ++it;
+    more = *reinterpret_cast<const bool*>(ptrs[ce->buffer]);
+    for (const auto& [a, b] : swaps) {
+      std::swap(bufs[a], bufs[b]);
+      std::swap(ptrs[a], ptrs[b]);
+    }
+  }
+  stats().compiled_loop_iterations.fetch_add(it, std::memory_order_relaxed);
+  vars->assign(step_inputs.begin(), step_inputs.begin() + num_vars);
+  size_t k = 0;
+  for (size_t v = 0; v < num_vars; ++v) {
+    if (out_of[v] < 0) continue;
+    const Carried& c = carried[k++];
+    (*vars)[v] = bufs[c.in >= 0 ? c.in : c.out];
+  }
+  return true;
 }
 
 // Eager's error for the check an element failed.

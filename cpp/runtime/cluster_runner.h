@@ -27,7 +27,8 @@ struct CompiledCluster {
   // Per program input: prepare() reads its value (a shape or slice bound), not only its shape.
   std::vector<char> value_inputs;
   CpuKernels kernels;
-  bool must_compile = false;  // jit_compile=True: raise rather than run on eager kernels
+  std::vector<double> step_cost;  // per step: estimated cycles per output element
+  bool must_compile = false;      // jit_compile=True: raise rather than run on eager kernels
   // A specialization owns the graph its program was lowered from (see specialized_for).
   std::shared_ptr<Graph> owned_graph;
   bool is_specialization = false;
@@ -39,6 +40,22 @@ struct CompiledCluster {
 
   // inputs follow program->inputs; returns values for program->outputs.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+
+  // A While whose step graph (body, then the condition on its results) is this one cluster
+  // runs here whole (jit_pass.cc): the shapes are prepared once, the loop variables live in
+  // two buffers each that swap after every iteration, and no iteration returns to the
+  // executor or allocates. `step_inputs` are the step graph's inputs (the loop variables,
+  // the body's captures, the condition's); `in_of` gives per program input its index there,
+  // `out_of` per step output (the variables, then the condition) the program output k >= 0
+  // computing it, or -1 - v for a variable v passed through unchanged. Runs at most
+  // `max_iter` iterations (< 0: no limit) while the condition holds, the first without
+  // checking it (the executor did). Returns false, counted and warned once, when these
+  // inputs cannot run as one loop (a variable changing shape, a variable read as a shape):
+  // the executor then runs one step per iteration.
+  bool run_loop(const std::vector<Tensor>& step_inputs, size_t num_vars, const std::vector<int64_t>& in_of,
+                const std::vector<int64_t>& out_of, int64_t max_iter, std::vector<Tensor>* vars) const;
+  int64_t loop_fallbacks() const { return loop_fallbacks_.load(); }
+  std::string loop_fallback_reason() const;
 
   // Runs of this cluster (and its specializations) on eager kernels, and the last reason.
   int64_t fallbacks() const { return fallbacks_.load(); }
@@ -66,6 +83,7 @@ struct CompiledCluster {
     std::vector<Tensor> bufs, lib_in, lib_out;
     std::vector<char*> ptrs;
     std::vector<BufferPtr> recycle;
+    std::vector<BufferPtr> loop_recycle;  // run_loop: each variable's second buffer
     void clear() {
       for (Tensor& t : bufs) t.reset();
       lib_in.clear();
@@ -73,6 +91,15 @@ struct CompiledCluster {
     }
   };
   bool prepare(const std::vector<Tensor>& inputs, Prepared* p) const;
+  // st's parameters for these inputs, prepared again when their shapes (or read values)
+  // changed; nullptr when they give another size-1 pattern than the program's.
+  const Prepared* prepared_for(RunState& st, const std::vector<Tensor>& inputs, std::string* pattern) const;
+  // Points ptrs at bufs (inputs, constants, then the materialized buffers, allocated).
+  void bind_buffers(RunState& st, const Prepared& pr, const std::vector<Tensor>& inputs,
+                    int64_t* status) const;
+  // loop: split each step across threads by step_cost (run_loop) instead of the flat guess.
+  void run_steps(RunState& st, const Prepared& pr, bool loop) const;
+  bool loop_fall_back(const std::string& why) const;
   bool reads_value(size_t i, const Tensor& t) const {
     return i < value_inputs.size() && value_inputs[i] && shape_like_input(t);
   }
@@ -98,6 +125,9 @@ struct CompiledCluster {
   mutable std::map<std::string, Specialization> specializations_;  // by size-1 pattern
   mutable std::atomic<int64_t> fallbacks_{0};
   mutable std::atomic<bool> warned_{false};
+  mutable std::atomic<int64_t> loop_fallbacks_{0};
+  mutable std::atomic<bool> loop_warned_{false};
+  mutable std::string loop_fallback_reason_;                             // under spec_mu_
   mutable std::string fallback_reason_;                                  // under spec_mu_
   std::vector<Tensor> run_gpu(const std::vector<Tensor>& inputs) const;  // runtime/gpu/gpu_cluster.cc
   Parked<RunState> state_;

@@ -112,6 +112,15 @@ std::vector<Tensor> run_while(const Plan& p, size_t step, std::vector<Tensor>& i
     std::vector<Tensor> cin = vars;
     cin.insert(cin.end(), cond_caps.begin(), cond_caps.end());
     bool more = check(run_plan(cond, std::move(cin))[0]);
+    if (more && max_iter != 0 && n->cluster) {
+      // The step is one compiled cluster: the whole loop runs in it (jit_pass.cc).
+      const auto* in_of = std::get_if<std::vector<int64_t>>(n->attrs.find("_loop_in"));
+      const auto* out_of = std::get_if<std::vector<int64_t>>(n->attrs.find("_loop_out"));
+      std::vector<Tensor> sin = vars, out;
+      sin.insert(sin.end(), body_caps.begin(), body_caps.end());
+      sin.insert(sin.end(), cond_caps.begin(), cond_caps.end());
+      if (in_of && out_of && n->cluster->run_loop(sin, nv, *in_of, *out_of, max_iter, &out)) return out;
+    }
     for (int64_t it = 0; more && (max_iter < 0 || it < max_iter); ++it) {
       std::vector<Tensor> sin = std::move(vars);
       sin.insert(sin.end(), body_caps.begin(), body_caps.end());

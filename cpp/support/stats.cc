@@ -23,6 +23,9 @@ std::map<std::string, int64_t> stats_snapshot() {
           {"specializations", s.specializations},
           {"tensor_array_copied_bytes", s.tensor_array_copied_bytes},
           {"row_group_runs", s.row_group_runs},
+          {"compiled_loop_runs", s.compiled_loop_runs},
+          {"compiled_loop_iterations", s.compiled_loop_iterations},
+          {"compiled_loop_fallbacks", s.compiled_loop_fallbacks},
           {"conv_postop_runs", s.conv_postop_runs}};
 }
 
@@ -38,6 +41,9 @@ void reset_stats() {
   s.specializations = 0;
   s.tensor_array_copied_bytes = 0;
   s.row_group_runs = 0;
+  s.compiled_loop_runs = 0;
+  s.compiled_loop_iterations = 0;
+  s.compiled_loop_fallbacks = 0;
   s.conv_postop_runs = 0;
 }
 

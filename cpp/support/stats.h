@@ -24,6 +24,11 @@ struct Stats {
   std::atomic<int64_t> tensor_array_copied_bytes{0};
   // Runs of a fused row group (softmax, layer norm: codegen/fuse_rows.cc) in compiled code.
   std::atomic<int64_t> row_group_runs{0};
+  // Loops run whole in compiled code (one cluster run per loop, not per iteration), the
+  // iterations they ran, and loops set up so that could not for their inputs.
+  std::atomic<int64_t> compiled_loop_runs{0};
+  std::atomic<int64_t> compiled_loop_iterations{0};
+  std::atomic<int64_t> compiled_loop_fallbacks{0};
   // Convolutions run with their bias add, activation or residual add as oneDNN post-ops
   // (FusedConv2D, made by passes/fuse_conv.cc).
   std::atomic<int64_t> conv_postop_runs{0};

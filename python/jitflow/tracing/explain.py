@@ -59,8 +59,18 @@ def explain(f, *args, **kwargs):
              for n in r.get_attr("_fused_from")}
     rows = Report()
 
+    by_name = {c["name"]: c for c in cf._cf.clusters}
+
     def explain_op(name, type_, top_level):
-        if name in clustered:
+        if name in clustered and type_ == "While":
+            # The loop runs whole in its step's cluster, or said per run why it could not.
+            c = by_name.get(clustered[name], {})
+            why = "a compiled loop: its body and condition run as one compiled cluster, all iterations in it"
+            if c.get("loop_fallbacks"):
+                why += (f"; {c['loop_fallbacks']} run(s) ran one step per iteration instead: "
+                        f"{c['loop_fallback_reason']}")
+            rows.append(Explanation(name, type_, "compiled", clustered[name], why))
+        elif name in clustered:
             c = fell_back.get(clustered[name])
             why = "in a compiled cluster" if c is None else (
                 f"in a compiled cluster; {c['fallbacks']} run(s) fell back to eager kernels: "
