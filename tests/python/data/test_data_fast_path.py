@@ -3,6 +3,7 @@ batches made from whole tensors on worker threads hold the values numpy computes
 source rows, in the order the element-at-a-time nodes give (the same shuffle draws), with
 tf.data's batch error, map errors naming the user's line, compiled maps, bounded prefetch and
 iteration inside a jf.function."""
+import sys
 import time
 
 import numpy as np
@@ -165,3 +166,22 @@ def test_iterated_inside_a_function():
     want = ex.sum() + ey.sum()  # a permutation: the same sum
     assert float(total(ds)) == pytest.approx(want, rel=1e-5)
     assert float(total(ds)) == pytest.approx(want, rel=1e-5)
+
+
+def test_no_python_runs_per_element():
+    # The batches are made on the iterating thread here (no prefetch), so every Python call
+    # the pass makes is seen by the profiler: a few per batch, none per element.
+    x, y = _data()
+    ds = D.from_tensor_slices((x, y)).map(_normalize).shuffle(64, seed=1).batch(50)
+    calls = [0]
+
+    def count(frame, event, arg):
+        if event in ("call", "c_call"):
+            calls[0] += 1
+    sys.setprofile(count)
+    try:
+        batches = sum(1 for _ in ds)
+    finally:
+        sys.setprofile(None)
+    assert batches == 5
+    assert calls[0] < 40 * batches, f"{calls[0]} Python calls for {N} elements"
