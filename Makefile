@@ -51,7 +51,7 @@ venv: $(VENV)/.stamp
 $(VENV)/.stamp: pyproject.toml build/.deps-stamp
 	[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q numpy scipy pytest pybind11 scikit-build-core ruff onnx onnxruntime graphviz nbclient ipykernel nbformat nbconvert mpi4py pillow
+	$(VPY) -m pip install -q numpy ml_dtypes scipy pytest pybind11 scikit-build-core ruff onnx onnxruntime graphviz nbclient ipykernel nbformat nbconvert mpi4py pillow
 	$(VPY) -c "import site,os; open(os.path.join(site.getsitepackages()[0],'jitflow-dev.pth'),'w').write(os.path.abspath('python')+'\n')"
 	touch $@
 

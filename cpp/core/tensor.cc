@@ -2,6 +2,7 @@
 #include "core/tensor.h"
 
 #include <cmath>
+#include <limits>
 
 namespace jf {
 
@@ -55,6 +56,18 @@ Tensor Tensor::empty_reusing(DType dtype, const Shape& shape, BufferPtr* keep) {
   return t;
 }
 
+// v into *p; the small and unsigned integers take only integral values in their range.
+template <class T>
+static void set_scalar(T* p, double v, DType dtype) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!(v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+          v <= static_cast<double>(std::numeric_limits<T>::max())) ||
+        v != std::trunc(v) || (sizeof(T) == 8 && v >= 18446744073709551616.0))
+      throw_invalid("Cannot convert ", v, " to a scalar of dtype ", dtype_name(dtype));
+  }
+  *p = static_cast<T>(v);
+}
+
 Tensor Tensor::scalar(DType dtype, double v) {
   if (is_int(dtype)) {
     // Casting a non-integral or out-of-range double to an integer is undefined behaviour.
@@ -64,14 +77,26 @@ Tensor Tensor::scalar(DType dtype, double v) {
     return scalar_int(dtype, static_cast<int64_t>(v));
   }
   Tensor t = empty(dtype, Shape{});
-  JF_SWITCH_DTYPE(dtype, T, *t.data<T>() = static_cast<T>(v));
+  JF_SWITCH_EVERY_DTYPE(dtype, T, set_scalar<T>(t.data<T>(), v, dtype));
   return t;
 }
 
+// Integers wrap into the narrower dtypes (TF's conversion of a Python int to uint8).
 Tensor Tensor::scalar_int(DType dtype, int64_t v) {
   Tensor t = empty(dtype, Shape{});
-  JF_SWITCH_DTYPE(dtype, T, *t.data<T>() = static_cast<T>(v));
+  JF_SWITCH_EVERY_DTYPE(dtype, T, *t.data<T>() = static_cast<T>(v));
   return t;
+}
+
+// An element's value as a real number (a complex one's real part).
+template <class T, class R>
+static R element_as(T x) {
+  if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>)
+    return static_cast<R>(x.real());
+  else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
+    return static_cast<R>(static_cast<float>(x));
+  else
+    return static_cast<R>(x);
 }
 
 Tensor Tensor::from_int64s(const std::vector<int64_t>& v, DType dtype) {
@@ -108,14 +133,14 @@ Tensor Tensor::to_device(Device d) const {
 double Tensor::get_double(int64_t i) const {
   if (!on_host()) return to_device(Device{}).get_double(i);
   double v = 0;
-  JF_SWITCH_DTYPE(dtype_, T, v = static_cast<double>(data<T>()[i]));
+  JF_SWITCH_EVERY_DTYPE(dtype_, T, v = (element_as<T, double>(data<T>()[i])));
   return v;
 }
 
 int64_t Tensor::get_int(int64_t i) const {
   if (!on_host()) return to_device(Device{}).get_int(i);
   int64_t v = 0;
-  JF_SWITCH_DTYPE(dtype_, T, v = static_cast<int64_t>(data<T>()[i]));
+  JF_SWITCH_EVERY_DTYPE(dtype_, T, v = (element_as<T, int64_t>(data<T>()[i])));
   return v;
 }
 

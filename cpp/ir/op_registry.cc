@@ -79,9 +79,8 @@ const OpDef* find_op(const std::string& name) {
 std::string type_set_text(TypeSet s) {
   if (s == kNumericTypes) return "numeric";
   std::vector<const char*> names;
-  for (DType d :
-       {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool, DType::kString})
-    if (has_type(s, d)) names.push_back(dtype_name(d));
+  for (int k = 0; k < kNumDTypes; ++k)
+    if (has_type(s, static_cast<DType>(k))) names.push_back(dtype_name(static_cast<DType>(k)));
   std::string t;
   for (size_t i = 0; i < names.size(); ++i)
     t += str_cat(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ", names[i]);
@@ -137,7 +136,18 @@ static void check_arity(const OpDef& def, const std::vector<Tensor>& inputs) {
   // A string reaches only the ops whose record claims strings: every other kernel and shape
   // function switches on numeric dtypes, so the refusal is made once, here, in TF's words
   // (its op constructor's TypeError). Control flow passes its values through.
-  if (has_type(def.types, DType::kString) || (def.flags & kControlFlow)) return;
+  if (def.flags & kControlFlow) return;
+  // The dtypes added after the original five are refused here too when the op's main operand
+  // has one its record does not claim: shape functions written before them do not check.
+  const int mi = def.main_input(inputs.size());
+  if (mi >= 0) {
+    const DType d = inputs[mi].dtype();
+    if (d != DType::kInvalid && !has_type(kAllTypes | kStringTypes, d) && !has_type(def.types, d))
+      throw_type("Value passed to parameter 'x' has DataType ", dtype_name(d),
+                 " not in list of allowed values: ", type_set_text(def.types), " (op ", def.name, ", input #", mi,
+                 ")");
+  }
+  if (has_type(def.types, DType::kString)) return;
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].dtype() == DType::kString)
       throw_type("Value passed to parameter '", def.is_shape_input(i, inputs.size()) ? "shape" : "x",

@@ -1,7 +1,13 @@
 // A kernel's dtype switch, generated from the op's record: the kernel is instantiated for the
 // dtypes the types column of ops.def claims and for no others, so kernels list no dtypes of
 // their own. Shape inference has refused every other dtype before a kernel runs.
+// The half floats are Eigen's (Eigen::half, Eigen::bfloat16: TF's types), whose arithmetic
+// rounds every result to the type, as TF's eager kernels do; complex is std::complex.
 #pragma once
+#include <Eigen/Core>
+#include <complex>
+#include <type_traits>
+
 #include "ir/op_registry.h"
 
 namespace jf {
@@ -31,10 +37,59 @@ void switch_claimed(DType d, Fn&& fn) {
     case DType::kBool:
       if constexpr ((S & type_bit(DType::kBool)) != 0) return fn(DTypeTag<bool>{});
       break;
+    case DType::kFloat16:
+      if constexpr ((S & type_bit(DType::kFloat16)) != 0) return fn(DTypeTag<Eigen::half>{});
+      break;
+    case DType::kBFloat16:
+      if constexpr ((S & type_bit(DType::kBFloat16)) != 0) return fn(DTypeTag<Eigen::bfloat16>{});
+      break;
+    case DType::kInt8:
+      if constexpr ((S & type_bit(DType::kInt8)) != 0) return fn(DTypeTag<int8_t>{});
+      break;
+    case DType::kUInt8:
+      if constexpr ((S & type_bit(DType::kUInt8)) != 0) return fn(DTypeTag<uint8_t>{});
+      break;
+    case DType::kInt16:
+      if constexpr ((S & type_bit(DType::kInt16)) != 0) return fn(DTypeTag<int16_t>{});
+      break;
+    case DType::kUInt16:
+      if constexpr ((S & type_bit(DType::kUInt16)) != 0) return fn(DTypeTag<uint16_t>{});
+      break;
+    case DType::kUInt32:
+      if constexpr ((S & type_bit(DType::kUInt32)) != 0) return fn(DTypeTag<uint32_t>{});
+      break;
+    case DType::kUInt64:
+      if constexpr ((S & type_bit(DType::kUInt64)) != 0) return fn(DTypeTag<uint64_t>{});
+      break;
+    case DType::kComplex64:
+      if constexpr ((S & type_bit(DType::kComplex64)) != 0) return fn(DTypeTag<std::complex<float>>{});
+      break;
+    case DType::kComplex128:
+      if constexpr ((S & type_bit(DType::kComplex128)) != 0) return fn(DTypeTag<std::complex<double>>{});
+      break;
     default:
       break;
   }
   JF_CHECK(false, "a kernel ran on a dtype its record does not claim: ", dtype_name(d));
+}
+
+// float16 and bfloat16 are computed in float and rounded to the type after each op, as TF's
+// eager kernels (Eigen's half arithmetic) compute them.
+template <class T>
+constexpr bool kEigenHalf = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+template <class T>
+Tensor widen_to_float(const Tensor& x) {
+  Tensor f = Tensor::empty(DType::kFloat32, x.shape());
+  const T* s = x.data<T>();
+  float* d = f.data<float>();
+  for (int64_t i = 0, n = x.num_elements(); i < n; ++i) d[i] = static_cast<float>(s[i]);
+  return f;
+}
+template <class T>
+void round_from_float(const Tensor& f, Tensor& y) {
+  const float* s = f.data<float>();
+  T* d = y.data<T>();
+  for (int64_t i = 0, n = y.num_elements(); i < n; ++i) d[i] = static_cast<T>(s[i]);
 }
 
 // JF_SWITCH_CLAIMED(op_types(OpId::Exp), dt, T, body): runs `body` with T bound to dt's C++

@@ -12,10 +12,16 @@
 #include "kernels/strings.h"
 
 namespace jf {
+
+void cast_every_dtype(const Tensor& x, Tensor& y);  // kernels/cast_ops.cc
+
 namespace {
 
 // The segment function for F on this host: its variant for the host's instruction set
 // (kernels/simd/table.h) where it has one, else the baseline template.
+// Half values are widened to float in blocks of this many elements.
+constexpr int64_t kHalfBlock = 512;
+
 template <class F, class In, class Out>
 void (*unary_segment_for())(const In*, Out*, int64_t) {
   if constexpr (kUnarySlot<F> >= 0 && std::is_same_v<In, Out>) {
@@ -47,8 +53,22 @@ template <class F, class In, class Out>
 void unary_apply(const Tensor& x, Tensor& y, double cost) {
   const In* src = x.data<In>();
   Out* dst = y.data<Out>();
-  auto segment = unary_segment_for<F, In, Out>();
-  parallel_for(x.num_elements(), cost, [&](int64_t b, int64_t e) { segment(src + b, dst + b, e - b); });
+  if constexpr (kEigenHalf<In>) {  // computed in float, rounded on store (kernels/dispatch.h)
+    using W = std::conditional_t<std::is_same_v<In, Out>, float, Out>;
+    parallel_for(x.num_elements(), cost + 2, [&](int64_t b, int64_t e) {
+      float wi[kHalfBlock];
+      W wo[kHalfBlock];
+      for (int64_t i = b; i < e; i += kHalfBlock) {
+        const int64_t m = std::min(kHalfBlock, e - i);
+        for (int64_t k = 0; k < m; ++k) wi[k] = static_cast<float>(src[i + k]);
+        unary_segment<F, float, W>(wi, wo, m);
+        for (int64_t k = 0; k < m; ++k) dst[i + k] = static_cast<Out>(wo[k]);
+      }
+    });
+  } else {
+    auto segment = unary_segment_for<F, In, Out>();
+    parallel_for(x.num_elements(), cost, [&](int64_t b, int64_t e) { segment(src + b, dst + b, e - b); });
+  }
 }
 
 // The families below are instantiated for the dtypes Op's record claims (kernels/dispatch.h).
@@ -72,10 +92,27 @@ void binary_apply(const Tensor& a, const Tensor& b, Tensor& out, double cost) {
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   R* po = out.data<R>();
-  auto segment = binary_segment_for<F, T, R>();
-  for_each_segment(p, cost, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
-    segment(pa + off[0], pb + off[1], po + o, n, is[0] != 0, is[1] != 0);
-  });
+  if constexpr (kEigenHalf<T>) {  // computed in float, rounded on store (kernels/dispatch.h)
+    using W = std::conditional_t<std::is_same_v<T, R>, float, R>;
+    for_each_segment(p, cost + 3, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
+      float wa[kHalfBlock], wb[kHalfBlock];
+      W wo[kHalfBlock];
+      for (int64_t i = 0; i < n; i += kHalfBlock) {
+        const int64_t m = std::min(kHalfBlock, n - i);
+        const T* xa = pa + off[0] + (is[0] ? i : 0);
+        const T* xb = pb + off[1] + (is[1] ? i : 0);
+        for (int64_t k = 0; k < m; ++k) wa[k] = static_cast<float>(xa[is[0] ? k : 0]);
+        for (int64_t k = 0; k < m; ++k) wb[k] = static_cast<float>(xb[is[1] ? k : 0]);
+        binary_segment<F, float, W>(wa, wb, wo, m, true, true);
+        for (int64_t k = 0; k < m; ++k) po[o + i + k] = static_cast<R>(wo[k]);
+      }
+    });
+  } else {
+    auto segment = binary_segment_for<F, T, R>();
+    for_each_segment(p, cost, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
+      segment(pa + off[0], pb + off[1], po + o, n, is[0] != 0, is[1] != 0);
+    });
+  }
 }
 
 template <class T>
@@ -269,6 +306,8 @@ void k_LogicalNot(OpCall& c) { unary<OpId::LogicalNot, NotF>(c, 1); }
 void k_Cast(OpCall& c) {
   Tensor& y = c.alloc(0);
   DType to = c.spec(0).dtype;
+  if (!is_numeric(c.in[0].dtype()) && c.in[0].dtype() != DType::kBool) return cast_every_dtype(c.in[0], y);
+  if (!is_numeric(to) && to != DType::kBool) return cast_every_dtype(c.in[0], y);
   JF_SWITCH_DTYPE(c.in[0].dtype(), From, JF_SWITCH_DTYPE(to, To, (cast_apply<From, To>(c.in[0], y))));
 }
 

@@ -97,10 +97,28 @@ void gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta
   }
 }
 
+template <class T>
+void matmul_typed(const Tensor& a, const Tensor& b, Tensor& y, bool ta, bool tb);
+
+// float16 and bfloat16 products are computed in float32 and rounded once (as TF's CPU
+// kernels and XLA compute them), on the float GEMM.
 template <TypeSet kTypes>
 void matmul(OpCall& c, bool ta, bool tb) {
   const Tensor &a = c.in[0], &b = c.in[1];
   Tensor& y = c.alloc(0);
+  JF_SWITCH_CLAIMED(kTypes, y.dtype(), T, {
+    if constexpr (kEigenHalf<T>) {
+      Tensor yf = Tensor::empty(DType::kFloat32, y.shape());
+      matmul_typed<float>(widen_to_float<T>(a), widen_to_float<T>(b), yf, ta, tb);
+      round_from_float<T>(yf, y);
+    } else {
+      matmul_typed<T>(a, b, y, ta, tb);
+    }
+  });
+}
+
+template <class T>
+void matmul_typed(const Tensor& a, const Tensor& b, Tensor& y, bool ta, bool tb) {
   int ra = a.rank(), rb = b.rank(), ry = y.rank();
   int64_t m = y.shape()[ry - 2], n = y.shape()[ry - 1];
   int64_t k = ta ? a.shape()[ra - 2] : a.shape()[ra - 1];
@@ -109,7 +127,7 @@ void matmul(OpCall& c, bool ta, bool tb) {
   for (int i = 0; i < ra - 2; ++i) ba.push_back(a.shape()[i]);
   for (int i = 0; i < rb - 2; ++i) bb.push_back(b.shape()[i]);
   int64_t batches = bs.num_elements();
-  JF_SWITCH_CLAIMED(kTypes, y.dtype(), T, {
+  {
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* py = y.data<T>();
@@ -128,7 +146,7 @@ void matmul(OpCall& c, bool ta, bool tb) {
         for (int64_t i = s; i < e; ++i) gemm(pa + oa[i], pb + ob[i], py + i * m * n, m, n, k, ta, tb, false);
       });
     }
-  });
+  }
 }
 
 }  // namespace

@@ -183,13 +183,24 @@ void reduce_kernel(OpCall& c, bool mean) {
   reduce_axes(c, &axes);
   Tensor& y = c.alloc(0);
   JF_SWITCH_CLAIMED(kTypes, y.dtype(), T, {
-    reduce_impl<R, T>(c.in[0], axes, y);
-    if (mean) {
+    if constexpr (kEigenHalf<T>) {  // accumulated in float, rounded once
+      Tensor yf = Tensor::empty(DType::kFloat32, y.shape());
+      reduce_impl<R, float>(widen_to_float<T>(c.in[0]), axes, yf);
       int64_t n_out = y.num_elements(), n_red = n_out ? c.in[0].num_elements() / n_out : 0;
-      T* o = y.data<T>();
-      for (int64_t i = 0; i < n_out; ++i)
-        o[i] = n_red ? static_cast<T>(o[i] / static_cast<T>(n_red))
-                     : static_cast<T>(std::numeric_limits<T>::quiet_NaN());
+      float* o = yf.data<float>();
+      if (mean)
+        for (int64_t i = 0; i < n_out; ++i)
+          o[i] = n_red ? o[i] / static_cast<float>(n_red) : std::numeric_limits<float>::quiet_NaN();
+      round_from_float<T>(yf, y);
+    } else {
+      reduce_impl<R, T>(c.in[0], axes, y);
+      if (mean) {
+        int64_t n_out = y.num_elements(), n_red = n_out ? c.in[0].num_elements() / n_out : 0;
+        T* o = y.data<T>();
+        for (int64_t i = 0; i < n_out; ++i)
+          o[i] = n_red ? static_cast<T>(o[i] / static_cast<T>(n_red))
+                       : static_cast<T>(std::numeric_limits<T>::quiet_NaN());
+      }
     }
   });
 }

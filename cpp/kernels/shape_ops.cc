@@ -53,9 +53,18 @@ Tensor& make_output(OpCall& c, size_t i, DType dt, const Shape& s) {
 
 void strided_copy(const char* base, size_t esize, int rank, const int64_t* dims, const int64_t* strides,
                   char* out) {
+  struct Bytes16 {  // a complex128 element, moved as it is
+    uint64_t lo, hi;
+  };
   switch (esize) {
     case 1:
       gather_typed<uint8_t>(base, rank, dims, strides, out);
+      break;
+    case 2:
+      gather_typed<uint16_t>(base, rank, dims, strides, out);
+      break;
+    case 16:
+      gather_typed<Bytes16>(base, rank, dims, strides, out);
       break;
     case 4:
       gather_typed<uint32_t>(base, rank, dims, strides, out);
@@ -171,7 +180,7 @@ void k_SplitV(OpCall& c) {
 void k_BroadcastTo(OpCall& c) {
   Tensor& y = c.alloc(0);
   BroadcastPlan p = make_broadcast(y.shape(), {c.in[0].shape()});
-  JF_SWITCH_DTYPE(y.dtype(), T, {
+  JF_SWITCH_EVERY_DTYPE(y.dtype(), T, {
     const T* src = c.in[0].data<T>();
     T* dst = y.data<T>();
     for_each_segment(p, 1.0, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
@@ -219,15 +228,15 @@ static void fill_value(Tensor& y, T v) {
 
 void k_Fill(OpCall& c) {
   Tensor& y = c.alloc(0);
-  JF_SWITCH_DTYPE(y.dtype(), T, fill_value<T>(y, *c.in[1].data<T>()));
+  JF_SWITCH_EVERY_DTYPE(y.dtype(), T, fill_value<T>(y, *c.in[1].data<T>()));
 }
 void k_ZerosLike(OpCall& c) {
   Tensor& y = c.alloc(0);
-  JF_SWITCH_DTYPE(y.dtype(), T, fill_value<T>(y, T(0)));
+  JF_SWITCH_EVERY_DTYPE(y.dtype(), T, fill_value<T>(y, T(0)));
 }
 void k_OnesLike(OpCall& c) {
   Tensor& y = c.alloc(0);
-  JF_SWITCH_DTYPE(y.dtype(), T, fill_value<T>(y, T(1)));
+  JF_SWITCH_EVERY_DTYPE(y.dtype(), T, fill_value<T>(y, T(1)));
 }
 
 void k_Range(OpCall& c) {

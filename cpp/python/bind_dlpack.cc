@@ -31,8 +31,30 @@ DLDataType dl_type(DType d) {
       return {kDLInt, 32, 1};
     case DType::kInt64:
       return {kDLInt, 64, 1};
-    default:
+    case DType::kBool:
       return {kBoolCode, 8, 1};
+    case DType::kFloat16:
+      return {kDLFloat, 16, 1};
+    case DType::kBFloat16:
+      return {kDLBfloat, 16, 1};
+    case DType::kInt8:
+      return {kDLInt, 8, 1};
+    case DType::kInt16:
+      return {kDLInt, 16, 1};
+    case DType::kUInt8:
+      return {kDLUInt, 8, 1};
+    case DType::kUInt16:
+      return {kDLUInt, 16, 1};
+    case DType::kUInt32:
+      return {kDLUInt, 32, 1};
+    case DType::kUInt64:
+      return {kDLUInt, 64, 1};
+    case DType::kComplex64:
+      return {kDLComplex, 64, 1};
+    case DType::kComplex128:
+      return {kDLComplex, 128, 1};
+    default:
+      throw_type("DLPack has no dtype for ", dtype_name(d), " tensors");
   }
 }
 
@@ -43,6 +65,16 @@ DType from_dl(DLDataType t) {
     if (t.code == kDLInt && t.bits == 32) return DType::kInt32;
     if (t.code == kDLInt && t.bits == 64) return DType::kInt64;
     if (t.code == kBoolCode && t.bits == 8) return DType::kBool;
+    if (t.code == kDLFloat && t.bits == 16) return DType::kFloat16;
+    if (t.code == kDLBfloat && t.bits == 16) return DType::kBFloat16;
+    if (t.code == kDLInt && t.bits == 8) return DType::kInt8;
+    if (t.code == kDLInt && t.bits == 16) return DType::kInt16;
+    if (t.code == kDLUInt && t.bits == 8) return DType::kUInt8;
+    if (t.code == kDLUInt && t.bits == 16) return DType::kUInt16;
+    if (t.code == kDLUInt && t.bits == 32) return DType::kUInt32;
+    if (t.code == kDLUInt && t.bits == 64) return DType::kUInt64;
+    if (t.code == kDLComplex && t.bits == 64) return DType::kComplex64;
+    if (t.code == kDLComplex && t.bits == 128) return DType::kComplex128;
   }
   throw_type("from_dlpack: unsupported DLPack dtype (code ", int(t.code), ", bits ", int(t.bits), ", lanes ",
              t.lanes, ")");

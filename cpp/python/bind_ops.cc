@@ -210,9 +210,8 @@ void bind_ops(py::module_& m) {
     py::list out;
     auto types = [](TypeSet s) {
       py::list l;
-      for (DType d :
-           {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool, DType::kString})
-        if (has_type(s, d)) l.append(dtype_name(d));
+      for (int k = 0; k < kNumDTypes; ++k)
+        if (has_type(s, static_cast<DType>(k))) l.append(dtype_name(static_cast<DType>(k)));
       return l;
     };
     auto text = [](const char* s) { return s ? py::str(s) : py::str(""); };

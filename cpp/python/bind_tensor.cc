@@ -51,8 +51,28 @@ std::string buffer_format(DType d) {
       return "i";
     case DType::kInt64:
       return "q";
-    default:
+    case DType::kBool:
       return "?";
+    case DType::kFloat16:
+      return "e";
+    case DType::kInt8:
+      return "b";
+    case DType::kUInt8:
+      return "B";
+    case DType::kInt16:
+      return "h";
+    case DType::kUInt16:
+      return "H";
+    case DType::kUInt32:
+      return "I";
+    case DType::kUInt64:
+      return "Q";
+    case DType::kComplex64:
+      return "Zf";
+    case DType::kComplex128:
+      return "Zd";
+    default:  // bfloat16 has no buffer-protocol format
+      throw_type("a ", dtype_name(d), " tensor has no buffer format: use .numpy()");
   }
 }
 

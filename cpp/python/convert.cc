@@ -26,9 +26,51 @@ py::dtype numpy_dtype(DType d) {
       return py::dtype("bool");
     case DType::kString:
       return py::dtype("O");
+    case DType::kFloat16:
+      return py::dtype("float16");
+    case DType::kBFloat16:
+      return bfloat16_numpy_dtype();
+    case DType::kInt8:
+      return py::dtype("int8");
+    case DType::kUInt8:
+      return py::dtype("uint8");
+    case DType::kInt16:
+      return py::dtype("int16");
+    case DType::kUInt16:
+      return py::dtype("uint16");
+    case DType::kUInt32:
+      return py::dtype("uint32");
+    case DType::kUInt64:
+      return py::dtype("uint64");
+    case DType::kComplex64:
+      return py::dtype("complex64");
+    case DType::kComplex128:
+      return py::dtype("complex128");
     default:
       throw_type("invalid dtype");
   }
+}
+
+// numpy has no bfloat16: ml_dtypes' (as TF and JAX use) is imported on first use and kept for
+// the process (never freed: a static py::object would be destroyed after the interpreter).
+py::dtype bfloat16_numpy_dtype() {
+  static py::dtype* dt = nullptr;
+  if (!dt) {
+    py::object m;
+    try {
+      m = py::module_::import("ml_dtypes");
+    } catch (py::error_already_set&) {
+      PyErr_Clear();
+      throw_type("bfloat16 needs the ml_dtypes package (pip install ml_dtypes)");
+    }
+    dt = new py::dtype(py::dtype::from_args(m.attr("bfloat16")));
+  }
+  return *dt;
+}
+
+// ml_dtypes' bfloat16 is numpy kind 'V' (a user dtype): recognised by its name.
+static bool is_bfloat16_np(const py::dtype& dt) {
+  return dt.kind() == 'V' && dt.itemsize() == 2 && py::str(dt).cast<std::string>() == "bfloat16";
 }
 
 static DType from_numpy_dtype(const py::dtype& dt, bool* ok) {
@@ -37,9 +79,19 @@ static DType from_numpy_dtype(const py::dtype& dt, bool* ok) {
   size_t size = dt.itemsize();
   if (kind == 'f' && size == 4) return DType::kFloat32;
   if (kind == 'f' && size == 8) return DType::kFloat64;
+  if (kind == 'f' && size == 2) return DType::kFloat16;
   if (kind == 'i' && size == 4) return DType::kInt32;
   if (kind == 'i' && size == 8) return DType::kInt64;
+  if (kind == 'i' && size == 1) return DType::kInt8;
+  if (kind == 'i' && size == 2) return DType::kInt16;
+  if (kind == 'u' && size == 1) return DType::kUInt8;
+  if (kind == 'u' && size == 2) return DType::kUInt16;
+  if (kind == 'u' && size == 4) return DType::kUInt32;
+  if (kind == 'u' && size == 8) return DType::kUInt64;
+  if (kind == 'c' && size == 8) return DType::kComplex64;
+  if (kind == 'c' && size == 16) return DType::kComplex128;
   if (kind == 'b') return DType::kBool;
+  if (is_bfloat16_np(dt)) return DType::kBFloat16;
   *ok = false;
   return DType::kInvalid;
 }
@@ -56,8 +108,10 @@ DType to_dtype(py::handle h) {
   bool ok;
   DType d = from_numpy_dtype(dt, &ok);
   if (!ok)
-    throw_type("dtype ", py::str(dt).cast<std::string>(),
-               " is not supported (supported: float32, float64, int32, int64, bool)");
+    throw_type(
+        "dtype ", py::str(dt).cast<std::string>(),
+        " is not supported (supported: float16, bfloat16, float32, float64, int8, int16, int32, int64, "
+        "uint8, uint16, uint32, uint64, complex64, complex128, bool, string)");
   return d;
 }
 
@@ -93,7 +147,10 @@ static Tensor from_array(py::handle src, DType dt) {
   return t;
 }
 
-static bool numeric_kind(char k) { return k == 'b' || k == 'i' || k == 'u' || k == 'f'; }
+static bool numeric_kind(char k) { return k == 'b' || k == 'i' || k == 'u' || k == 'f' || k == 'c'; }
+static bool numeric_np(const py::dtype& dt) { return numeric_kind(dt.kind()) || is_bfloat16_np(dt); }
+// Python floats become any floating or complex dtype; integers any numeric one.
+static bool takes_floats(DType d) { return is_floating_type(d) || is_complex_type(d); }
 
 // A Python bool, int or float (not a numpy scalar) as a scalar of dt (kInvalid: TF's default:
 // bool, int32 or int64 by range, float32). Integers stay exact: they never pass through
@@ -101,8 +158,13 @@ static bool numeric_kind(char k) { return k == 'b' || k == 'i' || k == 'u' || k 
 static Tensor python_scalar(py::handle h, DType dt) {
   PyObject* o = h.ptr();
   if (PyBool_Check(o)) return Tensor::scalar_int(dt == DType::kInvalid ? DType::kBool : dt, o == Py_True);
+  if (PyComplex_Check(o)) {  // TF: complex128 unless a complex dtype is asked for
+    if (dt == DType::kInvalid) dt = DType::kComplex128;
+    if (!is_complex_type(dt)) cannot_convert(h, dt);
+    return from_array(py::module_::import("numpy").attr("asarray")(h), dt);
+  }
   if (PyLong_Check(o)) {
-    if (is_float(dt)) {
+    if (takes_floats(dt)) {
       double v = PyLong_AsDouble(o);
       if (v == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
@@ -112,6 +174,14 @@ static Tensor python_scalar(py::handle h, DType dt) {
     }
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow > 0 && dt == DType::kUInt64) {  // 2**63 .. 2**64-1 only fit uint64
+      unsigned long long u = PyLong_AsUnsignedLongLong(o);
+      if (PyErr_Occurred()) {
+        PyErr_Clear();
+        int_out_of_range();
+      }
+      return Tensor::scalar_int(dt, static_cast<int64_t>(u));  // the same bits
+    }
     if (overflow) int_out_of_range();
     if (dt == DType::kInvalid) dt = (v >= INT32_MIN && v <= INT32_MAX) ? DType::kInt32 : DType::kInt64;
     if (dt == DType::kBool) cannot_convert(h, dt);
@@ -121,7 +191,7 @@ static Tensor python_scalar(py::handle h, DType dt) {
   }
   double v = PyFloat_AS_DOUBLE(o);
   if (dt == DType::kInvalid) dt = DType::kFloat32;
-  if (!is_float(dt)) cannot_convert(h, dt);  // TF: even 3.0 does not become an integer
+  if (!takes_floats(dt)) cannot_convert(h, dt);  // TF: even 3.0 does not become an integer
   return Tensor::scalar(dt, v);
 }
 
@@ -159,7 +229,8 @@ static Tensor python_sequence(py::handle h, DType dt) {
   if (arr.size() == 0 && numeric_kind(k))
     return from_array(arr, dt == DType::kInvalid ? DType::kFloat32 : dt);
   if ((k == 'u' || k == 'O' || k == 'f') && has_big_int(h.ptr())) {
-    if (!is_float(dt)) int_out_of_range();
+    if (k == 'u' && dt == DType::kUInt64) return from_array(arr, dt);
+    if (!takes_floats(dt)) int_out_of_range();
     return from_array(py::module_::import("numpy").attr("asarray")(h, "float64"), dt);
   }
   if (!numeric_kind(k))
@@ -170,12 +241,17 @@ static Tensor python_sequence(py::handle h, DType dt) {
     fits32 = arr.attr("min")().cast<int64_t>() >= INT32_MIN && arr.attr("max")().cast<int64_t>() <= INT32_MAX;
   }
   if (dt == DType::kInvalid) {
-    dt = k == 'f' ? DType::kFloat32 : k == 'b' ? DType::kBool : fits32 ? DType::kInt32 : DType::kInt64;
-  } else if ((k == 'f' && !is_float(dt)) || (k == 'i' && dt == DType::kBool)) {
+    dt = k == 'f'   ? DType::kFloat32
+         : k == 'c' ? DType::kComplex128
+         : k == 'b' ? DType::kBool
+         : fits32   ? DType::kInt32
+                    : DType::kInt64;
+  } else if ((k == 'f' && !takes_floats(dt)) || (k == 'c' && !is_complex_type(dt)) ||
+             (k == 'i' && dt == DType::kBool)) {
     cannot_convert(h, dt);
   } else if (k == 'i' && dt == DType::kInt32 && !fits32) {
     throw_type("Cannot convert ", short_repr(h), " to EagerTensor of dtype int32 (values out of range)");
-  } else if (k == 'i' && is_float(dt)) {
+  } else if (k == 'i' && takes_floats(dt)) {
     arr = arr.attr("astype")("float64");  // TF rounds Python ints through double
   }
   return from_array(arr, dt);
@@ -192,15 +268,17 @@ static Tensor numpy_value(py::handle h, DType dt) {
     throw_type("Attempt to convert a value (", short_repr(h), ") with an unsupported type (",
                py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor: ", e.what());
   }
-  if (dt != DType::kInvalid && numeric_kind(arr.dtype().kind())) return from_array(arr, dt);
+  if (dt != DType::kInvalid && numeric_np(arr.dtype())) return from_array(arr, dt);
   bool ok;
   DType own = from_numpy_dtype(arr.dtype(), &ok);
   if (!ok) {
     if (arr.dtype().kind() == 'O' || arr.dtype().kind() == 'U' || arr.dtype().kind() == 'S')
       throw_type("Attempt to convert a value (", short_repr(h), ") with an unsupported type (",
                  py::str(py::type::of(h)).cast<std::string>(), ") to a Tensor.");
-    throw_type("Cannot convert a numpy array of dtype ", py::str(arr.dtype()).cast<std::string>(),
-               " to a Tensor (supported: float32, float64, int32, int64, bool)");
+    throw_type(
+        "Cannot convert a numpy array of dtype ", py::str(arr.dtype()).cast<std::string>(),
+        " to a Tensor (supported: float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, "
+        "uint16, uint32, uint64, complex64, complex128, bool)");
   }
   return from_array(arr, own);
 }
@@ -256,8 +334,8 @@ Tensor to_tensor(py::handle h, DType want, DType hint, bool soft_hint) {
       !PyObject_HasAttrString(o, "__jf_tensor__"))
     return to_tensor(py::module_::import("jitflow.core.strings").attr("constant")(h), want);
   // np.float64 is a float subclass: numpy scalars convert as numpy values.
-  bool scalar =
-      PyBool_Check(o) || PyLong_Check(o) || (PyFloat_Check(o) && !PyObject_HasAttrString(o, "dtype"));
+  bool scalar = PyBool_Check(o) || PyLong_Check(o) ||
+                ((PyFloat_Check(o) || PyComplex_Check(o)) && !PyObject_HasAttrString(o, "dtype"));
   if (!scalar) {
     // Objects that stand for a tensor (jf.Variable) convert through __jf_tensor__, which may
     // hand over another stand-in; a chain that reaches no tensor in kMaxStandIns steps (an

@@ -19,6 +19,7 @@ Tensor to_tensor(py::handle h, DType want = DType::kInvalid, DType hint = DType:
                  bool soft_hint = false);
 DType to_dtype(py::handle h);  // accepts jf dtypes, numpy dtypes/types and strings
 py::dtype numpy_dtype(DType d);
+py::dtype bfloat16_numpy_dtype();  // ml_dtypes.bfloat16's dtype
 Attrs to_attrs(py::handle dict);
 py::object attr_to_py(const AttrValue& v);
 py::array to_numpy(const Tensor& t, py::handle owner);  // zero-copy, read-only view (strings: a copy)

@@ -17,7 +17,27 @@ from .autodiff import GradientTape, gradients
 from .autodiff import register_gradient as RegisterGradient
 from .core import config, dtypes, errors, export, nest
 from .core.device import device
-from .core.dtypes import DType, as_dtype, bool, float32, float64, int32, int64
+from .core.dtypes import (
+    DType,
+    as_dtype,
+    bfloat16,
+    bool,
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from .core.tensor_spec import TensorSpec
 from .ops import (
                   array_ops,

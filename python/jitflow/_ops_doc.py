@@ -11,11 +11,15 @@ elemental emitter serves the CPU (LLVM) and GPU (NVPTX) backends, so an op that 
 a GPU kernel too, except library steps (matmul on cuBLAS, softmax on the CPU). An op that
 does not compile runs on its eager kernel, inside functions too, and `jit_compile=True`
 names it in its error. Dtypes: f32 f64 i32 i64 bool str (strings: graph values that never
-compile, docs/py_function_nest_strings.md).
+compile, docs/py_function_nest_strings.md), and f16 bf16 i8 i16 u8 u16 u32 u64 c64 c128
+(float16, bfloat16, the small and unsigned integers and complex: eager kernels only so far,
+docs/dtypes.md).
 
 """
 
-_SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool", "string": "str"}
+_SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool", "string": "str",
+          "float16": "f16", "bfloat16": "bf16", "int8": "i8", "int16": "i16", "uint8": "u8", "uint16": "u16",
+          "uint32": "u32", "uint64": "u64", "complex64": "c64", "complex128": "c128"}
 
 
 def _types(names):

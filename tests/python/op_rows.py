@@ -10,11 +10,16 @@ floats), and `grad` — the indices of the inputs to differentiate (float dtypes
 import dataclasses
 import math
 
+import ml_dtypes  # noqa: F401 (registers numpy's "bfloat16")
 import numpy as np
 
 import jitflow as jf
 
 F32, F64, I32, I64, BOOL = "float32", "float64", "int32", "int64", "bool"
+# The dtypes after the original five: half floats, small and unsigned integers, complex.
+F16, BF16, C64, C128 = "float16", "bfloat16", "complex64", "complex128"
+SMALL_INTS = ("int8", "int16", "uint8", "uint16", "uint32", "uint64")
+HALVES = (F16, BF16)
 
 
 @dataclasses.dataclass
@@ -118,11 +123,17 @@ def data(shape, lo=-3.0, hi=3.0, nonzero=False):
             return np.resize(np.roll(v, int(rng.integers(v.size))), shape)
         if d == BOOL:
             return np.asarray(rng.random(shape) < 0.5)
-        if d in (I32, I64):
-            v = np.asarray(rng.integers(int(lo), int(hi) + 1, size=shape).astype(d))
+        if d in (I32, I64) or d in SMALL_INTS:
+            info = np.iinfo(d)  # unsigned: the part of [lo, hi] they hold
+            v = np.asarray(rng.integers(max(int(lo), info.min), min(int(hi), info.max) + 1, size=shape).astype(d))
             if nonzero:
                 v[v == 0] = 1
             return np.asarray(v)
+        if d in (C64, C128):
+            v = np.asarray(rng.uniform(lo, hi, size=shape) + 1j * rng.uniform(lo, hi, size=shape)).astype(d)
+            if nonzero:
+                v[np.abs(v) < 0.1] = 0.5
+            return v
         v = np.asarray(rng.uniform(lo, hi, size=shape).astype(d))
         if nonzero:
             v[np.abs(v) < 0.1] = 0.5
@@ -134,13 +145,17 @@ def inputs(*makers):
     return lambda d, rng: tuple(m(d, rng) for m in makers)
 
 
+def _is_float(dt):
+    return dt.kind == "f" or dt == np.dtype(BF16)
+
+
 def _f64(fn):
     """A numpy reference computed in float64 for float inputs, cast back to their dtype."""
     def ref(*xs):
         dt = next((x.dtype for x in xs if isinstance(x, np.ndarray)), None)
-        up = [x.astype(np.float64) if isinstance(x, np.ndarray) and x.dtype.kind == "f" else x for x in xs]
+        up = [x.astype(np.float64) if isinstance(x, np.ndarray) and _is_float(x.dtype) else x for x in xs]
         r = fn(*up)
-        if dt is not None and dt.kind == "f" and isinstance(r, np.ndarray) and r.dtype.kind == "f":
+        if dt is not None and _is_float(dt) and isinstance(r, np.ndarray) and r.dtype.kind == "f":
             r = r.astype(dt)
         return r
     return ref
@@ -277,7 +292,7 @@ def _split_ref(x):
 
 
 def _mean_ref(x):
-    if x.dtype.kind == "f":
+    if _is_float(x.dtype):
         return np.mean(x.astype(np.float64), axis=1).astype(x.dtype)
     return np.trunc(np.sum(x, axis=1) / x.shape[1]).astype(x.dtype)  # C++ integer division
 
@@ -397,6 +412,10 @@ ROWS = {
     "Cast": Row(inputs(data((2, 3))), lambda x: jf.cast(x, jf.float32 if x.dtype == jf.float64 else jf.float64),
                 lambda x: x.astype(np.float32 if x.dtype == np.float64 else np.float64), (0,),
                 grad_dtype=F32, grad_ref=lambda x: x),
+    # Every dtype's bytes as uint8: a dim of the element size appended (none for 1-byte ones).
+    "Bitcast": Row(inputs(data((2, 3))), lambda x: jf.bitcast(x, jf.uint8),
+                   lambda x: np.ascontiguousarray(x).view(np.uint8).reshape(
+                       x.shape + ((x.dtype.itemsize,) if x.dtype.itemsize > 1 else ()))),
     "AddV2": binary(jf.add, np.add),
     "Sub": binary(jf.subtract, np.subtract),
     "Mul": binary(jf.multiply, np.multiply),

@@ -287,6 +287,44 @@ def where_coordinates(condition, name=None):
     return run(OP["Where"], (to_tensor(condition),), None, name)
 
 
+@export('bitcast')
+def bitcast(input, type, name=None):
+    """TF's tf.bitcast: the same bytes as `type`; a narrower type adds a last dim of the size
+    ratio, a wider one consumes a last dim of that size."""
+    return run(OP["Bitcast"], (to_tensor(input),), {"type": _dt.as_dtype(type)}, name)
+
+
+@export('saturate_cast', 'dtypes.saturate_cast')
+def saturate_cast(value, dtype, name=None):
+    """TF's tf.dtypes.saturate_cast: clipped to the bounds of `dtype` that the input dtype can
+    hold (a bound it rounds beyond is moved one step toward zero), then cast. A complex input
+    to a real dtype keeps its real part; complex to complex is a cast."""
+    value = to_tensor(value)
+    dtype = _dt.as_dtype(dtype)
+    in_dtype = value.dtype
+    if in_dtype.is_complex:
+        if dtype.is_complex:
+            return cast(value, dtype, name)
+        in_dtype = in_dtype.real_dtype
+        value = cast(value, in_dtype)  # the real part
+    out_real = dtype.real_dtype
+    np_dtype = in_dtype.as_numpy_dtype
+    try:
+        promoted = _np.promote_types(np_dtype, out_real.as_numpy_dtype)
+    except TypeError:
+        promoted = float
+    with _np.errstate(over="ignore", invalid="ignore"):  # as TF: a bound beyond the input dtype
+        lo = np_dtype(_np.maximum(in_dtype.min, out_real.min))
+        hi = np_dtype(_np.minimum(float(in_dtype.max), float(out_real.max)))
+    if _np.array([lo, out_real.min], dtype=promoted)[0] < _np.array([lo, out_real.min], dtype=promoted)[1]:
+        lo = _np.nextafter(lo, np_dtype(0), dtype=np_dtype)
+    if _np.array([hi, out_real.max], dtype=promoted)[0] > _np.array([hi, out_real.max], dtype=promoted)[1]:
+        hi = _np.nextafter(hi, np_dtype(0), dtype=np_dtype)
+    value = run(OP["Minimum"], (value, to_tensor(_np.asarray(hi, np_dtype))), None, None)
+    value = run(OP["Maximum"], (value, to_tensor(_np.asarray(lo, np_dtype))), None, None)
+    return cast(value, dtype, name)
+
+
 @export('where')
 def where(condition, x=None, y=None, name=None):
     if x is None and y is None:  # TF's op Where: the coordinates of the true elements

@@ -6,6 +6,8 @@ reshapes; numpy arrays of any byte order and strides are read by value and numpy
 the peer tensor's dtype; numpy dtypes jitflow lacks are refused; nested lists that cannot be
 converted (self-referencing, too deep) raise instead of crashing. References are exact numpy for
 integers and TF 2.21's documented results, written here (the tests do not import tensorflow)."""
+import re
+
 import numpy as np
 import pytest
 from conftest import assert_exact, assert_raised, run_in_child, run_mode
@@ -183,12 +185,12 @@ def test_numpy_operand_takes_the_peer_tensors_dtype_like_tf():
     exact(jf.constant(np.array([1.7, -1.7]), jf.int32), [1, -1], np.int32)
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.int16, np.uint64, np.complex64])
+@pytest.mark.parametrize("dtype", [np.longdouble, np.clongdouble, "datetime64[s]"])
 def test_numpy_dtypes_jitflow_lacks_raise_type_error(dtype):
     a = np.zeros(3, dtype)
     for make in (lambda: jf.constant(a), lambda: jf.convert_to_tensor(a), lambda: jf.Variable(a),
                  lambda: jf.function(lambda v: v)(a), lambda: jf.add(a, a)):
-        with pytest.raises(TypeError, match=np.dtype(dtype).name):
+        with pytest.raises(TypeError, match=re.escape(np.dtype(dtype).name)):
             make()
 
 

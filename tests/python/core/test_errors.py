@@ -132,17 +132,13 @@ def test_bad_argument_type():
         jf.multiply(jf.zeros([2]), object())
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.complex64, np.int16, np.uint64],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [np.longdouble, np.clongdouble], ids=lambda d: np.dtype(d).name)
 def test_unsupported_numpy_dtype(dtype):
     x = np.zeros(3, dtype)
-    with raises_here(TypeError, np.dtype(dtype).name, "supported: float32, float64, int32, int64, bool"):
+    with raises_here(TypeError, np.dtype(dtype).name, "supported: float16, bfloat16, float32, float64, int8"):
         jf.constant(x)
-    if np.dtype(dtype).kind == "c":
-        with raises_here(TypeError, np.dtype(dtype).name):
-            jf.zeros([3]) + x
-    else:  # TF casts a numpy operand to its peer tensor's dtype
-        assert (jf.zeros([3]) + x).dtype == jf.float32
+    # TF casts a numpy operand to its peer tensor's dtype (a complex one to its real part)
+    assert (jf.zeros([3]) + x).dtype == jf.float32
     with raises_here(TypeError, np.dtype(dtype).name):
         jf.zeros([3], dtype=dtype)
 
@@ -210,7 +206,7 @@ def test_argmax_of_empty_axis():
 
 def test_wrong_dtype_for_logical_compare_and_select():
     f, b = jf.constant([1.0]), jf.constant([True])
-    with raises_here(TypeError, "BitwiseAnd", "int32 or int64", "float32"):  # TF: bitwise_and
+    with raises_here(TypeError, "BitwiseAnd", "int32, int64, int8, uint8", "float32"):  # TF: bitwise_and
         f & f
     with raises_here(TypeError, "Invert", "float32"):
         _ = ~f
@@ -260,8 +256,8 @@ def test_range_and_creation_errors():
 def test_bad_dtype_arguments():
     with raises_here(TypeError, "'foo'", "dtype"):
         jf.cast(jf.zeros([2]), "foo")
-    with raises_here(TypeError, "uint8", "not supported"):
-        jf.cast(jf.zeros([2]), np.uint8)
+    with raises_here(TypeError, "float128", "not supported"):
+        jf.cast(jf.zeros([2]), np.longdouble)
 
 
 def test_getitem_errors():

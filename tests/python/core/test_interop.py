@@ -230,11 +230,10 @@ def test_from_dlpack_of_a_jitflow_tensor_and_a_capsule():
         jf.from_dlpack(cap)  # a capsule is consumed once
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.int16, np.complex64],
-                         ids=lambda d: np.dtype(d).name)
-def test_from_dlpack_unsupported_dtype(dtype):
-    with pytest.raises(TypeError, match="unsupported DLPack dtype"):
-        jf.from_dlpack(np.zeros(3, dtype))
+def test_from_dlpack_unsupported_dtype():
+    # numpy's long double has no jitflow dtype (nor a DLPack one numpy exports)
+    with pytest.raises(TypeError, match="float128|longdouble|DLPack"):
+        jf.from_dlpack(np.zeros(3, np.longdouble))
 
 
 def test_from_dlpack_rejects_non_dlpack_objects():

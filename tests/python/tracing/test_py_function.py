@@ -293,8 +293,8 @@ def test_bad_node_attrs_are_refused():
     good = {"Tout": ["float32"], "out_dims": [1, -1]}
     with pytest.raises(jf.errors.InvalidArgumentError, match="token attr"):
         _C.execute_n("EagerPyFunc", [x], dict(good, token=5))
-    with pytest.raises(jf.errors.InvalidArgumentError, match="unknown dtype 'float16'"):
-        _C.execute_n("EagerPyFunc", [x], {"token": jf.constant(1, jf.int64), "Tout": ["float16"],
+    with pytest.raises(jf.errors.InvalidArgumentError, match="unknown dtype 'float8'"):
+        _C.execute_n("EagerPyFunc", [x], {"token": jf.constant(1, jf.int64), "Tout": ["float8"],
                                           "out_dims": [1, -1]})
     with pytest.raises(jf.errors.InvalidArgumentError, match="out_dims"):
         _C.execute_n("PyFunc", [x], {"token": jf.constant(1, jf.int64), "Tout": ["float32"],
