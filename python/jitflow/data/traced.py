@@ -76,10 +76,18 @@ def _arguments(node, out=None):
 
 def _check_traceable(tree, specs):
     for s in specs:
-        if isinstance(s, DatasetSpec) or is_string_dtype(s.dtype) or s.shape.rank is None:
+        if isinstance(s, DatasetSpec) or s.shape.rank is None:
             raise TypeError(f"jitflow cannot iterate a dataset with elements {tree.pack(list(specs))} "
-                            "inside a jf.function (string, dataset and unknown-rank components are Python "
+                            "inside a jf.function (dataset and unknown-rank components are Python "
                             "values here): iterate it eagerly")
+
+
+def _filler(spec):
+    """A value of spec's dtype for a pull past the end (the loop does not use it)."""
+    shape = [d or 0 for d in spec.shape]
+    if is_string_dtype(spec.dtype):
+        return np.full(shape, b"", dtype=object)
+    return np.zeros(shape, spec.dtype.as_numpy_dtype)
 
 
 class GraphIterator:
@@ -122,7 +130,7 @@ class GraphIterator:
             self.open.pop(k, None)
             if strict:  # py_function reports it as OutOfRangeError, as TF's get_next
                 raise StopIteration("End of sequence") from None
-            return [np.bool_(False)] + [np.zeros([d or 0 for d in s.shape], s.dtype.as_numpy_dtype) for s in self.specs]
+            return [np.bool_(False)] + [_filler(s) for s in self.specs]
         return [np.bool_(True)] + list(comps)
 
     def next_flat(self, strict=False):
