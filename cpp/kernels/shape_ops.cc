@@ -160,7 +160,26 @@ void k_ExpandDims(OpCall& c) { c.results[0] = c.in[0].reshaped(c.spec(0).shape);
 void k_Transpose(OpCall& c) {
   std::vector<int> perm;
   for (int64_t p : c.in[1].to_int64s()) perm.push_back(static_cast<int>(p < 0 ? p + c.in[0].rank() : p));
-  transpose_into(c.in[0], perm, c.alloc(0));
+  // A permutation that keeps the dims of size > 1 in order (it moves only size-1 dims) leaves
+  // the elements where they are: the input's buffer under the new shape, as Reshape gives.
+  // Tensors are immutable, so sharing is safe; kernels that write in place check first that
+  // no one else holds the buffer.
+  const Tensor& x = c.in[0];
+  int last = -1;
+  bool in_order = x.on_host();
+  for (int p : perm) {
+    if (p < 0 || p >= x.rank()) in_order = false;
+    if (!in_order) break;
+    if (x.shape()[p] == 1) continue;
+    in_order = p > last;
+    last = p;
+  }
+  if (in_order && static_cast<int>(perm.size()) == x.rank()) {
+    if (c.results.size() < c.num_outputs()) c.results.resize(c.num_outputs());
+    c.results[0] = x.reshaped(c.spec(0).shape);
+    return;
+  }
+  transpose_into(x, perm, c.alloc(0));
 }
 
 void k_ConcatV2(OpCall& c) {
@@ -196,15 +215,33 @@ void k_StridedSlice(OpCall& c) {
   const Tensor& x = c.in[0];
   SlicePlan p =
       strided_slice_plan(c, x.shape(), c.in[1].to_int64s(), c.in[2].to_int64s(), c.in[3].to_int64s());
-  Tensor& y = c.alloc(0);
-  int64_t st[kMaxRank], dims[kMaxRank], steps[kMaxRank], base = 0;
+  int64_t st[kMaxRank], dims[kMaxRank], steps[kMaxRank], base = 0, n = 1;
   row_major_strides(x.shape(), st);
   for (int d = 0; d < x.rank(); ++d) {
     base += p.dims[d].start * st[d];
     dims[d] = p.dims[d].len;
     steps[d] = p.dims[d].stride * st[d];
+    n *= dims[d];
   }
   size_t es = dtype_size(x.dtype());
+  // A region that is one contiguous run of x (each dim's step the extent of the dims after
+  // it: unit steps, and past the first dim taken partly every dim whole) is a view of x's
+  // buffer, as Reshape's result is: no copy. Tensors are immutable; kernels that write in
+  // place first check that no one else holds the buffer.
+  bool contiguous = x.on_host() && n > 0;
+  for (int64_t d = x.rank() - 1, inner = 1; contiguous && d >= 0; --d) {
+    if (dims[d] == 1) continue;
+    contiguous = steps[d] == inner;
+    inner *= dims[d];
+  }
+  if (contiguous) {
+    if (c.results.size() < c.num_outputs()) c.results.resize(c.num_outputs());
+    const size_t offset =
+        static_cast<size_t>(static_cast<char*>(x.raw()) - static_cast<char*>(x.buffer()->data));
+    c.results[0] = Tensor(x.dtype(), c.spec(0).shape, x.buffer(), offset + static_cast<size_t>(base) * es);
+    return;
+  }
+  Tensor& y = c.alloc(0);
   if (y.num_elements())
     strided_copy(static_cast<const char*>(x.raw()) + base * es, es, x.rank(), dims, steps,
                  static_cast<char*>(y.raw()));

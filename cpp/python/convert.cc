@@ -283,6 +283,28 @@ static Tensor numpy_value(py::handle h, DType dt) {
   return from_array(arr, own);
 }
 
+// An exact ndarray, C-contiguous, aligned and in native byte order, of a jitflow dtype,
+// converted to that dtype (jf.constant(x), a numpy operand): its bytes copied as they are,
+// without the stand-in attribute lookups, numpy.asarray and PyArray_FromAny of the general
+// path (most of a small constant's time). False for anything else: the general path takes it.
+static bool plain_array(py::handle h, DType target, Tensor* out) {
+  auto& api = py::detail::npy_api::get();
+  if (Py_TYPE(h.ptr()) != api.PyArray_Type_) return false;
+  auto arr = py::reinterpret_borrow<py::array>(h);
+  constexpr int need = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  if ((arr.flags() & need) != need) return false;
+  py::dtype dt = arr.dtype();
+  if (dt.byteorder() == '>' || dt.kind() == 'V') return false;  // big-endian data; bfloat16 by name
+  bool ok;
+  DType own = from_numpy_dtype(dt, &ok);
+  if (!ok || (target != DType::kInvalid && target != own)) return false;
+  Shape shape;
+  for (py::ssize_t i = 0; i < arr.ndim(); ++i) shape.push_back(arr.shape(i));
+  *out = Tensor::empty(own, shape);
+  if (out->nbytes()) std::memcpy(out->raw(), arr.data(), out->nbytes());
+  return true;
+}
+
 py::object tensor_to_py(const Tensor& t) {
   if (t.dtype() == DType::kString && !t.is_symbolic() && string_tensor_type())
     return py::handle(reinterpret_cast<PyObject*>(string_tensor_type())).attr("_from_c")(py::cast(t));
@@ -333,6 +355,8 @@ Tensor to_tensor(py::handle h, DType want, DType hint, bool soft_hint) {
   if ((want == DType::kString || (want == DType::kInvalid && hint == DType::kString && !soft_hint)) &&
       !PyObject_HasAttrString(o, "__jf_tensor__"))
     return to_tensor(py::module_::import("jitflow.core.strings").attr("constant")(h), want);
+  Tensor plain;
+  if (plain_array(h, want != DType::kInvalid ? want : hint, &plain)) return plain;
   // np.float64 is a float subclass: numpy scalars convert as numpy values.
   bool scalar = PyBool_Check(o) || PyLong_Check(o) ||
                 ((PyFloat_Check(o) || PyComplex_Check(o)) && !PyObject_HasAttrString(o, "dtype"));

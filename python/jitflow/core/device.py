@@ -27,6 +27,15 @@ def current():
     return _C.current_device_scope()
 
 
+_gpu_scopes = [0]  # GPU scopes open in any thread: while 0, no op is placed on a GPU by scope
+
+
+def gpu_scope_open():
+    """Whether some thread is inside a GPU jf.device scope (a cheap test for fast paths that
+    hold only on the CPU; current() says which device this thread's scope names)."""
+    return _gpu_scopes[0] > 0
+
+
 class device:
     """Context manager placing the ops created inside on `name` ("/CPU:0", "/GPU:0", "GPU:1")."""
 
@@ -52,8 +61,12 @@ class device:
                     raise RuntimeError(missing + " (soft device placement is off)")
                 kind, index = "CPU", 0  # TF's soft placement: a device that exists
         _C.push_device_scope(kind, index)
+        self._gpu = kind == "GPU"
+        _gpu_scopes[0] += self._gpu
         return self.name
 
     def __exit__(self, *exc):
         _C.pop_device_scope()
+        _gpu_scopes[0] -= getattr(self, "_gpu", False)
+        self._gpu = False
         return False

@@ -31,6 +31,11 @@ from .dispatch import (
 # ---- creation ------------------------------------------------------------------------
 @export('constant')
 def constant(value, dtype=None, shape=None, name=None):
+    if type(value) is _np.ndarray and dtype is None and shape is None and name is None and \
+            value.dtype.kind in "biufc" and not _C.is_tracing() and not _device.gpu_scope_open():
+        # The common eager case (a numeric array, nothing else asked): converted in C++,
+        # which copies a contiguous native-order array's bytes as they are.
+        return _C.convert_to_tensor(value)
     if _strings.is_string_value(value, dtype):  # jf.string tensors are Python values (core/strings.py)
         return _strings.constant(value, dtype, shape)
     if (isinstance(value, Tensor) and value._is_symbolic) or \
@@ -404,10 +409,16 @@ def _arg_reduce(op, input, axis, output_type, name):
 def reshape(tensor, shape, name=None):
     if type(tensor) is _strings.StringTensor:
         return _sa.reshape(tensor, shape)
-    if not isinstance(shape, Tensor) or shape.shape.rank == 0:
+    if type(shape) is list or type(shape) is tuple:
+        shape = to_ints(shape)  # a rank-1 int tensor (packed when it holds graph tensors)
+    if not isinstance(shape, Tensor) or shape.ndim == 0:
         tensor = to_tensor(tensor)
         shape = _shape_vector(shape, "Reshape", lambda s: [tensor, s])
-    return run(OP["Reshape"], (tensor, to_ints(shape)), None, name)
+    return run(_RESHAPE, (tensor, shape), None, name)
+
+
+_RESHAPE, _TRANSPOSE = OP["Reshape"], OP["Transpose"]
+_REVERSED = {}  # rank -> the int32 perm [rank-1, ..., 0] (tensors are immutable: shared)
 
 
 @export('transpose')
@@ -415,6 +426,11 @@ def transpose(a, perm=None, name=None):
     if type(a) is _strings.StringTensor:
         return _sa.transpose(a, perm)
     a = to_tensor(a)
+    if perm is None and not a._is_symbolic:  # the reversed dims, one cached tensor per rank
+        perm = _REVERSED.get(a.ndim)
+        if perm is None:
+            perm = _REVERSED[a.ndim] = int_tensor(list(builtins.range(a.ndim))[::-1])
+        return run(_TRANSPOSE, (a, perm), None, name)
     if perm is None:
         perm = list(builtins.range(len(a.shape)))[::-1]
     else:

@@ -33,6 +33,13 @@ def to_ints(v, scalar=False):
     the tensors are symbolic."""
     if isinstance(v, Tensor):
         return v
+    if type(v) is list or type(v) is tuple:
+        try:  # Python ints (the usual shape or axis list): converted in C++ at once
+            return int_tensor(v)
+        except TypeError:  # numpy integers, scalar tensors: one at a time below
+            pass
+    elif type(v) is int:
+        return int_tensor([v], True)
     if hasattr(v, "__len__") or hasattr(v, "__iter__"):
         try:
             return int_tensor([to_integer(i) for i in v])
