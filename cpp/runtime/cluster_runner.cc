@@ -36,6 +36,13 @@ static std::vector<char> inputs_read_by_value(const ClusterProgram& p) {
   return out;
 }
 
+// A compiled loop splits a kernel across threads only when one iteration of it costs this
+// many times what a single run needs (parallel_for's 1e5 cycles): on this 2-core machine a
+// split costs a few microseconds per iteration when the workers are spinning and far more
+// when another process has taken their core, while the tanh recurrence at 16,384 float32
+// (about 4e5 cycles a step) runs 5.1 ms per 1,000 steps on one thread.
+constexpr double kLoopSplitScale = 10.0;
+
 // Cycles per output element of each loop step, from the ops fused into it: what run_loop
 // splits a step across threads by, since a loop pays the split's cost once per iteration and
 // should still win at the sizes a single run would keep on one thread (a tanh recurrence).
@@ -452,7 +459,9 @@ void CompiledCluster::run_steps(RunState& st, const Prepared& pr, bool loop) con
     int64_t n = os.num_elements();
     if (n == 0) continue;
     int64_t red = reduced_extent(s, params);
-    double cost = (loop ? step_cost[k] : 4.0) * static_cast<double>(red > 0 ? red : 1);
+    // A loop pays a split every iteration, and one late worker stalls the whole loop: its
+    // kernels split at ten times a single run's threshold (kLoopSplitScale).
+    double cost = (loop ? step_cost[k] / kLoopSplitScale : 4.0) * static_cast<double>(red > 0 ? red : 1);
     StepFn fn = kernels.fns[k];
     char** bp = ptrs.data();
     parallel_for(n, cost, [&](int64_t b, int64_t e) { fn(bp, params, b, e); });
@@ -605,7 +614,7 @@ bool CompiledCluster::run_loop(const std::vector<Tensor>& step_inputs, size_t nu
     }
     const int64_t n = pr->buffer_shapes[s.root->buffer].num_elements();
     const int64_t red = reduced_extent(s, pr->params.data());
-    direct = num_threads() == 1 || n * step_cost[k] * (red > 0 ? red : 1) < 1e5;
+    direct = num_threads() == 1 || n * step_cost[k] * (red > 0 ? red : 1) < 1e5 * kLoopSplitScale;
     if (n > 0) calls.push_back({kernels.fns[k], n});
   }
   if (direct) {

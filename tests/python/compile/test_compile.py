@@ -150,7 +150,8 @@ def test_loop_between_cluster_ops_does_not_deadlock():
 
     assert float(f(jf.constant(2.0))) == 63.0
     ex = jf.explain(f, jf.constant(2.0)).by_op()
-    assert ex["While"].status == "eager"
+    # the loop is in no top-level cluster: it runs whole in its own step's cluster
+    assert ex["While"].cluster.startswith("While/body/")
     assert ex["Sub"].cluster != ex["AddV2"].cluster
 
 
