@@ -187,3 +187,16 @@ def test_half_values_in_functions_run_eagerly_and_say_why():
     h = jf.function(lambda x: jf.cast(x, jf.float16), jit_compile=True)
     with pytest.raises(jf.errors.InvalidArgumentError, match="float16"):
         h(jf.constant([1.0]))
+
+
+def _scoped_exp(x):
+    with jf.jit_scope():
+        return jf.exp(x) * 2
+
+
+def test_explain_says_why_half_ops_stay_eager():
+    f = jf.function(_scoped_exp)
+    x = jf.constant([0.5, 1.0], jf.bfloat16)
+    np.testing.assert_allclose(f(x).numpy().astype(np.float64), np.exp([0.5, 1.0]) * 2, rtol=2 ** -6)
+    text = str(jf.explain(f, x))
+    assert "no emitter for Exp producing bfloat16" in text and "no emitter for Mul producing bfloat16" in text
