@@ -5,6 +5,7 @@ by whichever route a program reaches it first. Each case runs in
 a fresh interpreter, since this one has imported them long ago."""
 from conftest import run_in_child
 
+
 def test_import_leaves_the_lazy_layers_and_graphviz_unloaded():
     out = run_in_child('''
         lazy = ("jitflow.keras", "jitflow.data", "jitflow.distribute", "jitflow.state.checkpoint",

@@ -125,7 +125,7 @@ def _trailing(x):
         y = y + 1
     else:
         pass
-    z: int
+    z: int  # noqa: F842 - an annotation compiles to nothing: the lookup must keep it
     return y
     # a comment at the end of the body
 
