@@ -134,7 +134,7 @@ def test_the_source_lookup_finds_the_whole_def():
     lines, first = conversion._source_lines(_trailing)
     text = "".join(lines)
     assert lines[0].startswith("@_decorated") and first == _trailing.__code__.co_firstlineno
-    assert "    z: int\n" in text and "pass" in text and text.rstrip().endswith("# a comment at the end of the body")
+    assert "    z: int  # noqa" in text and "pass" in text and text.rstrip().endswith("# a comment at the end of the body")
     # The converted function computes what the original does, both branches.
     conv = conversion.convert(_trailing)
     assert conv(3) == 7 and conv(-3) == -6
