@@ -3,8 +3,8 @@ store (JITFLOW_CACHE_DIR; `off` keeps it in memory): a new process converts a fu
 converted before by loading the compiled code instead of reading, transforming and compiling
 its source. The key digests the original code object (bytecode, constants, names, source
 positions and file, nested functions included), the strict flag, the Python version and the
-converter's own sources: an edited function has other bytecode or positions, and a changed
-converter another digest, so neither is served stale code."""
+converter's source files (size and modification time): an edited function has other bytecode
+or positions, and a changed converter another digest, so neither is served stale code."""
 import hashlib
 import marshal
 import pathlib
@@ -25,10 +25,13 @@ _converter = []  # the digest of the converter's sources, computed on first use
 
 
 def _converter_digest():
+    """The Python version and the converter's sources, by their size and modification time (a
+    stat per file: reading them cost a first call more than the conversion it saves)."""
     if not _converter:
         h = hashlib.sha1(sys.version.encode())
         for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):
-            h.update(path.name.encode() + b"\0" + path.read_bytes())
+            st = path.stat()
+            h.update(f"{path.name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
         _converter.append(h.hexdigest())
     return _converter[0]
 
