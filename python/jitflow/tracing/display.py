@@ -5,6 +5,7 @@ never raises: a failure shows a line saying what could not be drawn."""
 import html
 
 from ..core import graph_display
+from .explain import FUSED_WHY, fused_ops
 
 # A function traced for many signatures shows its first few graphs, and says so.
 MAX_TRACES_SHOWN = 3
@@ -24,8 +25,15 @@ def concrete_view(cf):
     info = cf._cf
     backends = {c["name"]: c["backend"] for c in info.clusters}
     kept = {n.name for n in info.optimized_graph.nodes()}
-    view = graph_display.view_of(cf.graph, f"{cf.name}({signature_text(cf)})", dict(info.op_cluster),
-                                 backends, dict(info.op_reason), kept)
+    cluster_of, reasons = dict(info.op_cluster), dict(info.op_reason)
+    # A fused chain's traced ops are drawn where the node computing them runs.
+    for op, node in fused_ops(cf).items():
+        kept.add(op)
+        if node in cluster_of:
+            cluster_of[op] = cluster_of[node]
+        reasons[op] = FUSED_WHY.format(node) + reasons.get(node, "not clustered")
+    view = graph_display.view_of(cf.graph, f"{cf.name}({signature_text(cf)})", cluster_of, backends, reasons,
+                                 kept)
     fell = [f"{c['name']}: {c['fallbacks']} run(s) fell back to eager kernels ({c['fallback_reason']})"
             for c in info.clusters if c["fallbacks"]]
     bodies = sum(1 for n in view.nodes if n.type in ("If", "While"))

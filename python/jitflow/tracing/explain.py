@@ -46,6 +46,16 @@ class Report(list):
         p.text(str(self))
 
 
+def fused_ops(cf):
+    """The traced ops the optimizer fused into one node (a convolution with its post-ops), each
+    mapped to that node's name."""
+    return {n: r.name for r in cf._cf.optimized_graph.nodes() if r.has_attr("_fused_from")
+            for n in r.get_attr("_fused_from")}
+
+
+FUSED_WHY = "fused into {} (a convolution with its bias, residual add and activation as oneDNN post-ops), "
+
+
 def explain(f, *args, **kwargs):
     """Explains how `f` (a jf.function or a concrete function) runs for these arguments."""
     cf = f.get_concrete_function(*args, **kwargs) if hasattr(f, "get_concrete_function") else f
@@ -54,9 +64,7 @@ def explain(f, *args, **kwargs):
     # Runs that could not use a cluster's compiled code (counted, warned once) say so here.
     fell_back = {c["name"]: c for c in cf._cf.clusters if c["fallbacks"]}
     optimized = {r.name for r in cf._cf.optimized_graph.nodes()}
-    # Traced ops the optimizer fused into one node (a convolution with its post-ops): by name.
-    fused = {n: r.name for r in cf._cf.optimized_graph.nodes() if r.has_attr("_fused_from")
-             for n in r.get_attr("_fused_from")}
+    fused = fused_ops(cf)
     rows = Report()
 
     by_name = {c["name"]: c for c in cf._cf.clusters}
@@ -78,8 +86,7 @@ def explain(f, *args, **kwargs):
             rows.append(Explanation(name, type_, "compiled", clustered[name], why))
         elif top_level and name in fused:
             f = fused[name]
-            why = (f"fused into {f} (a convolution with its bias, residual add and activation as oneDNN "
-                   f"post-ops), ")
+            why = FUSED_WHY.format(f)
             if f in clustered:
                 rows.append(Explanation(name, type_, "compiled", clustered[f], why + "in a compiled cluster"))
             else:

@@ -9,6 +9,7 @@ import pytest
 from conftest import run_mode
 
 import jitflow as jf
+from jitflow.tracing.display import concrete_view
 
 ACTIVATIONS = {
     "relu": (jf.nn.relu, lambda v: np.maximum(v, 0)),
@@ -153,7 +154,8 @@ def test_fused_activations_keep_tfs_special_values(act, rng):
 
 
 def test_explain_names_the_fused_node(rng):
-    """jf.explain says which node computes the traced conv, bias add and relu, and where."""
+    """jf.explain and the graph drawing say which node computes the traced conv, bias add and
+    relu, and where."""
     x, w, b, _, _ = _data(rng)
     args = [jf.constant(t) for t in (x, w, b)]
     step = lambda a, k, v: jf.nn.relu(jf.nn.bias_add(jf.nn.conv2d(a, k, 1, "SAME"), v))
@@ -161,3 +163,8 @@ def test_explain_names_the_fused_node(rng):
         rows = {r.op: r for r in jf.explain(f, *args)}
         for op in ("Conv2D", "BiasAdd", "Relu"):
             assert rows[op].status == status and "fused into FusedConv2D" in rows[op].reason, rows[op]
+        # The graph drawing puts them where explain does.
+        nodes = {n.name: n for n in concrete_view(f.get_concrete_function(*args)).nodes}
+        for op in ("Conv2D", "BiasAdd", "Relu"):
+            assert nodes[op].status == status, nodes[op]
+            assert status == "compiled" or "fused into FusedConv2D" in nodes[op].reason, nodes[op]
