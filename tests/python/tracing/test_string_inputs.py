@@ -76,12 +76,11 @@ def test_concrete_function_of_a_string_spec():
         cf(jf.constant(1))
     with pytest.raises(TypeError):
         cf(1)
-    placeholders = [n for n in cf.graph.as_graph_def()["node"] if n["op"] == "Placeholder"] \
-        if hasattr(cf.graph, "as_graph_def") else None
+    placeholders = [n for n in cf.graph.as_graph_def().node if n.op == "Placeholder"]
     ops = [op.type for op in cf.graph.get_operations()]
     assert "StringJoin" in ops and "Placeholder" in ops, ops
     assert cf.graph.inputs[0].dtype == jf.string
-    assert placeholders is None or placeholders
+    assert [n.attr["dtype"] for n in placeholders] == [jf.string]
 
 
 def test_input_signature_of_strings_refuses_other_arguments():
