@@ -186,3 +186,19 @@ def test_a_cpu_scope_reuses_the_cpu_trace_and_brings_gpu_inputs_back(rng):
     assert f.experimental_get_tracing_count() == 1
     assert y.device.endswith("CPU:0")
     np.testing.assert_allclose(y.numpy(), x * 2.0)
+
+
+def test_a_gpu_loop_keeps_one_step_per_iteration_and_says_why(fake):
+    # the whole-loop form is CPU-only: a GPU function's loop runs its PTX step per iteration
+    @jf.function(jit_compile=True)
+    def f(x, n):
+        for _ in jf.range(n):
+            x = jf.tanh(x * 1.01 + 0.1) * 0.9
+        return x
+
+    gx = on_gpu(np.ones(8, np.float32))
+    rows = jf.explain(f, gx, jf.constant(3)).by_op()
+    assert rows["While"].status == "eager"
+    assert "CPU-only" in rows["While"].reason
+    body = [r for k, r in rows.items() if k.startswith("While/body/") and r.status == "compiled"]
+    assert body
