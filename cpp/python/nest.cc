@@ -83,9 +83,11 @@ NodeKind other_container_kind(PyObject* o) {
     k = NodeKind::kMappingView;
   else if (type_has(t, attrs_name))
     k = NodeKind::kAttrs;
-  else if (flags & Py_TPFLAGS_SEQUENCE)
+  else if (flags & Py_TPFLAGS_SEQUENCE) {
+    // numpy 2.5 marks ndarray as a sequence; an array is one value, never a nest of its rows.
+    if (is_ndarray(o)) return NodeKind::kOther;
     k = PyTuple_Check(o) && type_has(t, fields_name) ? NodeKind::kNamedTuple : NodeKind::kSequence;
-  else
+  } else
     return NodeKind::kOther;
   // jf.TensorShape is a tuple but one value to nest, as TF's TensorShape is.
   return type_has(t, atom_name) ? NodeKind::kOther : k;
