@@ -183,10 +183,10 @@ def test_bool_operators_keep_logical_meaning(mode):
 def test_bitwise_refuses_non_integers_and_shift_operators_stay_tf_errors():
     f, b = jf.constant([1.0]), jf.constant([True])
     for fn in (jf.bitwise.bitwise_and, jf.bitwise.left_shift, lambda p, q: p & q, lambda p, q: p ^ q):
-        with pytest.raises(TypeError, match="int32 or int64"):
+        with pytest.raises(TypeError, match="int32(,| or) int64"):
             fn(f, f)
     for fn in (jf.bitwise.bitwise_or, jf.bitwise.right_shift):
-        with pytest.raises(TypeError, match="int32 or int64"):
+        with pytest.raises(TypeError, match="int32(,| or) int64"):
             fn(b, b)
     with pytest.raises(TypeError, match="Invert"):
         _ = ~f
