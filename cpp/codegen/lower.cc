@@ -294,6 +294,13 @@ class Lowering {
         outs.push_back(input({n, 0}));
         break;
       case LowerKind::kView: {
+        // Identity and StopGradient keep their operand's shape: the same expression, so
+        // nothing re-indexes it (a reshape's index arithmetic per element) and the fusion
+        // passes see the operand's dims.
+        if (op == OpId::Identity || op == OpId::StopGradient) {
+          outs.push_back(in(data.at(0)));
+          break;
+        }
         KExpr* e = make(KKind::kReshape, n->outputs[0].dtype, node_dims(n, 0));
         e->operands = {in(data.at(0))};
         outs.push_back(e);

@@ -324,16 +324,23 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   m.setDataLayout(tm->createDataLayout());
   PtxModule out;
   out.arch = arch;
-  for (size_t k = 0; k < p.steps.size(); ++k) {
-    if (p.steps[k].kind != Step::kLoop) continue;
-    std::string name = label + "_step" + std::to_string(k);
+  auto emit_step = [&](const Step& s, std::string name) {
     for (char& c : name)
       if (!isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-    if (p.steps[k].root->kind == KKind::kReduce)
-      emit_reduce_kernel(m, p.steps[k], name, p.num_buffers);
+    if (s.root->kind == KKind::kReduce)
+      emit_reduce_kernel(m, s, name, p.num_buffers);
     else
-      emit_kernel(m, p.steps[k], name, p.num_buffers);
+      emit_kernel(m, s, name, p.num_buffers);
     out.kernels.push_back(name);
+  };
+  for (size_t k = 0; k < p.steps.size(); ++k) {
+    const Step& s = p.steps[k];
+    if (s.kind == Step::kLoop) emit_step(s, label + "_step" + std::to_string(k));
+    // A CPU row group (a program compiled for the CPU first, as emit_ptx's introspection
+    // sees it): the GPU has no row-group kernel yet, so each part is a kernel of its own.
+    if (s.kind == Step::kRowGroup)
+      for (size_t i = 0; i < s.parts.size(); ++i)
+        emit_step(s.parts[i], label + "_step" + std::to_string(k) + "_" + std::to_string(i));
   }
   use_libdevice_names(m);
   std::string verr;
