@@ -11,6 +11,7 @@ from .layers.functional_layers import unsafe_deserialization
 from .layers.input_layer import InputLayer
 from .layers.keras_tensor import KerasTensor
 from .models import io as _io
+from .models import model as _model_module
 from .models.model import Functional, Model
 from .models.sequential import Sequential
 
@@ -128,7 +129,7 @@ def _functional_from_config(config, custom_objects):
         layer = deserialize_keras_object(base, custom_objects)
         created[layer_config["name"]] = layer
         for node in layer_config.get("inbound_nodes", []):
-            pending.append((layer, node))
+            pending.append((layer_config["name"], layer, node))
     outputs = {}  # (layer name, node index, tensor index) -> KerasTensor
     for name, layer in created.items():
         if isinstance(layer, InputLayer):
@@ -139,7 +140,7 @@ def _functional_from_config(config, custom_objects):
             return outputs[tuple(x["config"]["keras_history"])]
         if isinstance(x, dict):
             return {k: resolve(v) for k, v in x.items()}
-        if isinstance(x, list):
+        if isinstance(x, (list, tuple)):  # tuples where a config was not JSON round-tripped
             return [resolve(v) for v in x]
         return x
 
@@ -148,14 +149,14 @@ def _functional_from_config(config, custom_objects):
             return tuple(x["config"]["keras_history"]) in outputs
         if isinstance(x, dict):
             return all(ready(v) for v in x.values())
-        if isinstance(x, list):
+        if isinstance(x, (list, tuple)):
             return all(ready(v) for v in x)
         return True
 
     while pending:
         progressed = False
         for item in list(pending):
-            layer, node = item
+            name, layer, node = item  # the config's name: a rebuilt layer may have been named anew
             if not (ready(node["args"]) and ready(node["kwargs"])):
                 continue
             out = layer(*resolve(node["args"]), **resolve(node["kwargs"]))
@@ -163,15 +164,17 @@ def _functional_from_config(config, custom_objects):
             flat = out if isinstance(out, (list, tuple)) else [out]
             for i, t in enumerate(flat):
                 if isinstance(t, KerasTensor):
-                    outputs[(layer.name, index, i)] = t
+                    outputs[(name, index, i)] = t
             pending.remove(item)
             progressed = True
         if not progressed:
             raise ValueError("The functional model's config has layer calls whose inputs are never produced")
 
     def pick(ref):
-        if isinstance(ref, list) and len(ref) == 3 and isinstance(ref[0], str) and isinstance(ref[1], int):
+        if isinstance(ref, (list, tuple)) and len(ref) == 3 and isinstance(ref[0], str) and isinstance(ref[1], int):
             return outputs[tuple(ref)]
+        if isinstance(ref, dict):  # inputs or outputs by name
+            return {k: pick(v) for k, v in ref.items()}
         return [pick(r) for r in ref]
     inputs, outs = pick(config["input_layers"]), pick(config["output_layers"])
     return Functional(inputs, outs, name=config.get("name"), trainable=config.get("trainable", True))
@@ -204,3 +207,6 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     finally:
         tmp.cleanup()
     return model
+
+
+_model_module.FUNCTIONAL_FROM_CONFIG[:] = [_functional_from_config]

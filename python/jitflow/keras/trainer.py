@@ -22,6 +22,7 @@ from ..core.errors import warn as _warn
 from ..ops import basic_ops as _ops
 from ..tracing.function import function as _function
 from . import callbacks as _callbacks
+from . import compile_utils as _compile
 from . import data_adapter as _data
 from . import losses as _losses
 from . import metrics as _metrics
@@ -40,6 +41,9 @@ class _State:
         self.optimizer = None
         self.loss = None
         self.loss_fn = None
+        self.compiled_loss = None  # several outputs (or per-output losses): compile_utils.CompiledLoss
+        self.per_output = False
+        self.output_losses = None  # each output's loss, from compute_loss to the loss trackers
         self.metric_specs = []
         self.metrics = []
         self.metrics_resolved = False
@@ -164,9 +168,13 @@ class Trainer:
 
     @property
     def metrics(self):
-        """The loss tracker, then the compiled metrics (once the first batch has resolved them)."""
+        """The loss tracker, each output's loss tracker (several losses), then the compiled
+        metrics (once the first batch has resolved them)."""
         s = self._jf_state()
-        return [s.loss_tracker] + list(s.metrics) if s.compiled else []
+        if not s.compiled:
+            return []
+        per_output = [t for t in s.compiled_loss.trackers if t is not None] if s.per_output else []
+        return [s.loss_tracker] + per_output + list(s.metrics)
 
     @property
     def metrics_names(self):
@@ -190,9 +198,8 @@ class Trainer:
         """Sets the optimizer, the loss and metrics. jit_compile=True compiles each step function
         whole (an op that cannot compile raises); "auto" does so when every op of the step
         compiles, else runs the traced step uncompiled and says why in a warning."""
-        if isinstance(loss, (list, dict)) or loss_weights is not None or weighted_metrics:
-            raise NotImplementedError("jf.keras's Trainer takes one loss for one output (no per-output loss lists or "
-                                      "dicts, loss_weights or weighted_metrics yet)")
+        if weighted_metrics:
+            raise NotImplementedError("jf.keras's Trainer does not implement weighted_metrics yet")
         if steps_per_execution != 1:
             raise NotImplementedError("jf.keras's Trainer runs one batch per step function call (steps_per_execution=1)")
         if jit_compile not in (True, False, "auto", None):
@@ -200,15 +207,18 @@ class Trainer:
         s = self._jf_state()
         s.optimizer = _optimizers.get(optimizer)
         s.loss = loss
-        fn = _losses.get(loss)
+        per_output = isinstance(loss, (list, tuple, dict)) or loss_weights is not None
+        fn = None if per_output else _losses.get(loss)
         s.loss_fn = fn if fn is None or isinstance(fn, _losses.Loss) else _losses.LossFunctionWrapper(
             fn, name=getattr(fn, "__name__", None))
-        specs = list(metrics or [])
-        if isinstance(metrics, dict):
-            raise NotImplementedError("per-output metrics dicts are not supported yet")
-        s.metric_specs = specs
-        s.metrics = [m for m in specs if isinstance(m, _metrics.Metric)]
-        s.metrics_resolved = len(s.metrics) == len(specs)
+        # Several outputs are known once the model has run (_jf_prepare); per-output forms now.
+        s.compiled_loss = _compile.CompiledLoss(loss, loss_weights) if loss is not None else None
+        s.per_output = per_output
+        s.metric_specs = metrics if _compile.is_per_output(metrics) else list(metrics or [])
+        s.metrics = [] if _compile.is_per_output(metrics) else [m for m in s.metric_specs
+                                                                 if isinstance(m, _metrics.Metric)]
+        s.metrics_resolved = not _compile.is_per_output(metrics) and len(s.metrics) == len(s.metric_specs) \
+            and not per_output and self._jf_single_output()
         s.loss_tracker = _metrics.Mean(name="loss")
         s.jit_request = "auto" if jit_compile in ("auto", None) else bool(jit_compile)
         s.jit_by_kind = {}
@@ -240,7 +250,9 @@ class Trainer:
         """The compiled loss plus the model's regularization losses (self.losses)."""
         s = self._jf_state()
         total = None
-        if s.loss_fn is not None and y is not None:  # (scaled for a strategy by its reduction)
+        if s.per_output and y is not None:
+            total, s.output_losses = s.compiled_loss(y, y_pred, sample_weight)
+        elif s.loss_fn is not None and y is not None:  # (scaled for a strategy by its reduction)
             total = s.loss_fn(y, y_pred, sample_weight=sample_weight)
         for term in list(getattr(self, "losses", None) or []):
             term = _losses.scale_loss_for_distribution(term)  # as Keras scales additional losses
@@ -270,7 +282,11 @@ class Trainer:
         replicas = _distribute.get_strategy().num_replicas_in_sync
         if replicas > 1:
             loss = loss * _ops.cast(replicas, loss.dtype)
-        self._jf_state().loss_tracker.update_state(loss, sample_weight=_ops.shape(first)[0])
+        s = self._jf_state()
+        s.loss_tracker.update_state(loss, sample_weight=_ops.shape(first)[0])
+        parts, s.output_losses = s.output_losses, None
+        if s.per_output and parts is not None:
+            s.compiled_loss.track(parts, _ops.shape(first)[0])
 
     def train_step(self, data):
         """One gradient step on a batch; returns the running loss and metrics."""
@@ -309,10 +325,41 @@ class Trainer:
         if needs_output:
             y_pred = self(x, training=False)
             if not s.metrics_resolved and y is not None:
-                s.metrics = [_resolve_metric(m, s.loss_fn, y, y_pred) for m in s.metric_specs]
-                s.metrics_resolved = True
+                self._jf_resolve_outputs(y, y_pred)
         if kind == "train" and s.optimizer is not None:
             s.optimizer.build(list(self.trainable_variables))
+
+    def _jf_single_output(self):
+        """Whether the model is known to have one output before it runs (Sequential, or a
+        functional model of one output); else the first batch's outputs decide."""
+        outputs = getattr(self, "_jf_outputs", None)
+        if outputs is not None:
+            return len(nest.flatten(outputs)) == 1
+        return any(c.__name__ == "Sequential" for c in type(self).__mro__)
+
+    def _jf_resolve_outputs(self, y, y_pred):
+        """The losses and metrics for the model's outputs, once their structure is known: a
+        model with several outputs (or losses given per output) takes compile_utils' forms."""
+        s = self._jf_state()
+        several = len(nest.flatten(y_pred)) > 1
+        if several or s.per_output or _compile.is_per_output(s.metric_specs):
+            names = _compile.output_names(self, y_pred)
+            if s.compiled_loss is not None:
+                s.compiled_loss.build(names)
+            s.per_output = s.compiled_loss is not None
+            preds, targets = nest.flatten(y_pred), _compile._flat_targets(y, names)
+            fns = s.compiled_loss.fns if s.compiled_loss is not None else [None] * len(names)
+            specs = s.metric_specs
+            if specs and not _compile.is_per_output(specs) and several:
+                raise ValueError(f"Invalid `metrics`. `metrics` should contain metrics objects and either be a dict or "
+                                 f"a list matching the output names of the functional model {names}. Received: "
+                                 f"metrics={specs}")
+            s.metrics = _compile.per_output_metrics(
+                specs if _compile.is_per_output(specs) else [specs], names,
+                lambda spec, i: _resolve_metric(spec, fns[i], targets[i], preds[i])) if specs else []
+        else:
+            s.metrics = [_resolve_metric(m, s.loss_fn, y, y_pred) for m in s.metric_specs]
+        s.metrics_resolved = True
 
     def _jf_step_function(self, kind, batch):
         """The jf.function running train_step/test_step/predict_step for this batch's signature."""

@@ -405,6 +405,8 @@ def _as_spec(s):
         return s
     if isinstance(s, (list, tuple)):
         return type(s)(_as_spec(x) for x in s)
+    if isinstance(s, dict):
+        return {k: _as_spec(v) for k, v in s.items()}
     raise TypeError(f"input_signature entries must be jf.TensorSpec, got {s!r}")
 
 

@@ -100,6 +100,10 @@ def load_weights(model, filepath, with_optimizer=False):
 def _serialize_spec(spec, module):
     if spec is None or isinstance(spec, str):
         return spec
+    if isinstance(spec, dict):  # per output
+        return {k: _serialize_spec(v, module) for k, v in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return [_serialize_spec(v, module) for v in spec]
     if hasattr(spec, "get_config"):
         return module.serialize(spec)
     name = getattr(spec, "__name__", None)
@@ -115,10 +119,11 @@ def compile_config(model):
         return None
     if callable(getattr(model, "get_compile_config", None)):
         return model.get_compile_config()
-    specs = model._jf_state().metric_specs
+    state = model._jf_state()
     jit = model.jit_compile
+    weights = state.compiled_loss.loss_weights if state.compiled_loss is not None else None
     return {"optimizer": _optimizers.serialize(model.optimizer), "loss": _serialize_spec(model.loss, _losses),
-            "metrics": [_serialize_spec(m, _metrics) for m in specs] or None, "loss_weights": None,
+            "metrics": _serialize_spec(state.metric_specs, _metrics) or None, "loss_weights": weights,
             "weighted_metrics": None, "run_eagerly": bool(model.run_eagerly), "steps_per_execution": 1,
             "jit_compile": jit if isinstance(jit, bool) else "auto"}
 
@@ -128,12 +133,18 @@ def compile_from_config(model, config, custom_objects=None):
     the archive's weights)."""
     if callable(getattr(model, "compile_from_config", None)):
         return model.compile_from_config(config)
-    loss = config.get("loss")
-    metrics = [m if isinstance(m, str) else _metrics.deserialize(m, custom_objects)
-               for m in (config.get("metrics") or [])]
+    def spec(value, module):  # a name, a serialized object, or a list/dict of them per output
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, list):
+            return [spec(v, module) for v in value]
+        if isinstance(value, dict) and "class_name" not in value:
+            return {k: spec(v, module) for k, v in value.items()}
+        return module.deserialize(value, custom_objects)
     return model.compile(optimizer=_optimizers.deserialize(config["optimizer"], custom_objects),
-                         loss=loss if loss is None or isinstance(loss, str) else _losses.deserialize(loss, custom_objects),
-                         metrics=metrics or None, run_eagerly=config.get("run_eagerly", False),
+                         loss=spec(config.get("loss"), _losses), loss_weights=config.get("loss_weights"),
+                         metrics=spec(config.get("metrics"), _metrics) or None,
+                         run_eagerly=config.get("run_eagerly", False),
                          jit_compile=config.get("jit_compile", "auto"))
 
 

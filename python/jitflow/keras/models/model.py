@@ -22,6 +22,10 @@ def _is_functional_init(args, kwargs):
     return len(args) == 2 or (len(args) == 1 and "outputs" in kwargs)
 
 
+# keras/saving.py (which imports this module) puts its functional-graph rebuild here.
+FUNCTIONAL_FROM_CONFIG = []
+
+
 class Model(Trainer, Layer):
     """Keras 3's Model. Subclass it (layers as attributes, computation in call) or call it as
     Model(inputs, outputs) on KerasTensors from jf.keras.Input."""
@@ -29,8 +33,11 @@ class Model(Trainer, Layer):
     _jf_is_model = True
 
     def __new__(cls, *args, **kwargs):
-        if cls is Model and _is_functional_init(args, kwargs):
-            return Functional.__new__(Functional, *args, **kwargs)
+        if _is_functional_init(args, kwargs):
+            if cls is Model:
+                return Functional.__new__(Functional, *args, **kwargs)
+            if not issubclass(cls, Functional):  # a subclass (its own train_step) built from inputs/outputs
+                return Functional.__new__(_functional_subclass(cls), *args, **kwargs)
         return super().__new__(cls, *args, **kwargs)
 
     def __init__(self, *args, **kwargs):
@@ -42,6 +49,14 @@ class Model(Trainer, Layer):
             name = unique_name(base) if base else None
         Layer.__init__(self, trainable=trainable, name=name, dtype=dtype, **kwargs)
         Trainer.__init__(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A functional model's config (layers, input_layers, output_layers) rebuilds its graph;
+        any other config goes to the constructor, as Layer.from_config does."""
+        if "layers" in config and "input_layers" in config and FUNCTIONAL_FROM_CONFIG:
+            return FUNCTIONAL_FROM_CONFIG[0](config, custom_objects)
+        return super().from_config(config)
 
     @property
     def layers(self):
@@ -271,3 +286,16 @@ def _topological_nodes(flat_outputs):
         layer, index, _ = t._keras_history
         visit(layer._jf_inbound_nodes[index], set())
     return order
+
+
+_FUNCTIONAL_SUBCLASSES = {}
+
+
+def _functional_subclass(cls):
+    """cls with Functional behind it, as Keras 3 makes a Model subclass called with (inputs,
+    outputs): the subclass's methods (train_step, ...) over the functional graph."""
+    sub = _FUNCTIONAL_SUBCLASSES.get(cls)
+    if sub is None:
+        sub = _FUNCTIONAL_SUBCLASSES[cls] = type(cls.__name__, (cls, Functional),
+                                                 {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    return sub
