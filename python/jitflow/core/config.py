@@ -24,9 +24,23 @@ def _set_threads(n):
     _C.set_num_threads(n)
 
 
+_inter_op = [0]
+
+
+def _set_inter_op_threads(n):
+    """Recorded and reported back: jitflow's executor runs a graph's independent ops on the one
+    intra-op pool, so there is no separate inter-op pool to size."""
+    n = operator.index(n) if n is not None else 0
+    if n < 0:
+        raise InvalidArgumentError(_at_caller(f"the number of inter-op threads must be >= 0, got {n}"))
+    _inter_op[0] = n
+
+
 threading = SimpleNamespace(
     set_intra_op_parallelism_threads=_set_threads,
     get_intra_op_parallelism_threads=_C.num_threads,
+    set_inter_op_parallelism_threads=_set_inter_op_threads,
+    get_inter_op_parallelism_threads=lambda: _inter_op[0],
 )
 
 
@@ -118,9 +132,65 @@ def list_logical_devices(device_type=None):
     cpus = max(1, len(_logical.get("/physical_device:CPU:0", [])))
     devs = [LogicalDevice(name=f"/device:CPU:{i}", device_type="CPU") for i in range(cpus)]
     devs += [LogicalDevice(name=f"/device:GPU:{i}", device_type="GPU")
-             for i in range(len(list_physical_devices("GPU")))]
+             for i in range(len(get_visible_devices("GPU")))]
     return [d for d in devs if device_type is None or d.device_type == device_type]
 
+
+# ---- visibility, memory growth, determinism -----------------------------------------------------
+_visible = {}  # device type -> the visible PhysicalDevices' names (all when absent)
+_memory_growth = {}  # GPU name -> bool
+_determinism = [False]
+
+
+def set_visible_devices(devices, device_type=None):
+    """Which physical devices list_logical_devices shows (TF's rule: the CPU cannot be hidden)."""
+    devices = [devices] if isinstance(devices, PhysicalDevice) else list(devices or [])
+    types = [device_type] if device_type else sorted({d.device_type for d in list_physical_devices()})
+    for kind in types:
+        chosen = [d.name for d in devices if d.device_type == kind]
+        if kind == "CPU" and not chosen:
+            raise ValueError("Cannot hide the CPU: jitflow always runs host code on it")
+        _visible[kind] = chosen
+
+
+def get_visible_devices(device_type=None):
+    return [d for d in list_physical_devices(device_type)
+            if d.device_type not in _visible or d.name in _visible[d.device_type]]
+
+
+def _set_memory_growth(device, enable):
+    """TF's flag for GPUs. jitflow's device memory comes from a caching pool that grows as
+    needed (it never reserves the whole GPU), which is what memory growth asks for."""
+    if getattr(device, "device_type", None) != "GPU":
+        raise ValueError("Cannot set memory growth on non-GPU and non-Pluggable devices")
+    _memory_growth[device.name] = bool(enable)
+
+
+def _get_memory_growth(device):
+    if getattr(device, "device_type", None) != "GPU":
+        raise ValueError("Cannot get memory growth on non-GPU and non-Pluggable devices")
+    return _memory_growth.get(device.name, False)
+
+
+def _enable_op_determinism():
+    """Recorded (jf.config.experimental.is_op_determinism_enabled). jitflow's CPU kernels give
+    the same bits on every run with the same thread count; its GPU kernels reduce in a fixed
+    order too (no atomics), so nothing needs to change."""
+    _determinism[0] = True
+
+
+def _disable_op_determinism():
+    _determinism[0] = False
+
+
+experimental.set_memory_growth = _set_memory_growth
+experimental.get_memory_growth = _get_memory_growth
+experimental.enable_op_determinism = _enable_op_determinism
+experimental.disable_op_determinism = _disable_op_determinism
+experimental.is_op_determinism_enabled = lambda: _determinism[0]
+experimental.set_visible_devices = set_visible_devices
+experimental.get_visible_devices = get_visible_devices
+experimental.list_physical_devices = list_physical_devices
 
 experimental.VirtualDeviceConfiguration = LogicalDeviceConfiguration
 experimental.set_virtual_device_configuration = set_logical_device_configuration

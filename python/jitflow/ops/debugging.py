@@ -9,7 +9,7 @@ from .. import _C
 from .._C import Tensor
 from ..core import dtypes as _dt
 from ..core import export as _api
-from ..core.errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError, warn
 from ..core.export import export
 
 _ASSERT = _C.op_id("Assert")
@@ -464,3 +464,21 @@ def _shape_assert(ops, x, i, size, why, message, data, summarize, name):
         data = [message or "", why, f"Tensor {_name_of(x)} dimension", i, "must have size", size,
                 "Received shape: ", ops.shape(x)]
     Assert(ops.equal(got, size), data, summarize=summarize, name=name)
+
+
+_placement_logging = [False]
+
+
+@export("debugging.set_log_device_placement")
+def set_log_device_placement(enabled):
+    """Recorded; jitflow does not print each op's device as it runs. jf.explain(fn, *args) lists
+    where every op of a function runs (the device, and compiled or eager), and says so once."""
+    _placement_logging[0] = bool(enabled)
+    if enabled:
+        warn("jf.debugging.set_log_device_placement: jitflow does not log each op's device; "
+                  "jf.explain(fn, *args) lists where each op of a function runs")
+
+
+@export("debugging.get_log_device_placement")
+def get_log_device_placement():
+    return _placement_logging[0]
