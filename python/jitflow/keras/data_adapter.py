@@ -111,6 +111,39 @@ def shuffle_rng():
     return np.random.default_rng([int(s0), int(s1)])
 
 
+class PyDataset:
+    """Keras 3's PyDataset (keras.utils.Sequence): a source of batches by index. Subclasses give
+    __len__ (batches per epoch) and __getitem__(index) -> (x, y) or (x, y, sample_weight);
+    fit asks for the batches of each epoch in order (shuffled with shuffle=True) and calls
+    on_epoch_end after it. workers/use_multiprocessing are accepted; jitflow reads the batches
+    on the training thread."""
+
+    def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10):
+        self._workers, self._use_multiprocessing, self._max_queue_size = workers, use_multiprocessing, max_queue_size
+
+    workers = property(lambda self: self._workers)
+    use_multiprocessing = property(lambda self: self._use_multiprocessing)
+    max_queue_size = property(lambda self: self._max_queue_size)
+
+    def __getitem__(self, index):
+        raise NotImplementedError
+
+    def __len__(self):
+        return self.num_batches
+
+    @property
+    def num_batches(self):
+        if type(self).__len__ is not PyDataset.__len__:
+            return len(self)
+        raise NotImplementedError("You need to implement the `num_batches` property or `__len__`")
+
+    def on_epoch_begin(self):
+        pass
+
+    def on_epoch_end(self):
+        pass
+
+
 class DataHandler:
     """Batches for each epoch: `epochs()` yields (epoch, iterator of (step, batch))."""
 
@@ -135,14 +168,16 @@ class DataHandler:
         if batch_size is not None and hasattr(x, "element_spec"):
             raise ValueError("The `batch_size` argument must not be specified when using a dataset (it is batched "
                              "already).")
-        if hasattr(x, "__next__"):
+        if isinstance(x, PyDataset):
+            self.kind, self.source = "pydataset", x
+        elif hasattr(x, "__next__"):
             self.kind, self.iterator = "iterator", x
         elif hasattr(x, "__iter__"):
             self.kind, self.source = "iterable", x
         else:
             raise ValueError(f"Unrecognized data type: x={x!r} (of type {type(x).__name__})")
         self.steps = steps_per_epoch
-        if self.steps is None and self.kind == "iterable":
+        if self.steps is None and self.kind in ("iterable", "pydataset"):
             try:
                 self.steps = len(x)
             except TypeError:
@@ -159,6 +194,9 @@ class DataHandler:
         if self.kind == "arrays":
             yield from self._array_batches()
             return
+        if self.kind == "pydataset":
+            yield from self._pydataset_batches()
+            return
         source = self.iterator if self.kind == "iterator" else iter(self.source)
         if self.steps_per_epoch is not None:
             source = itertools.islice(source, self.steps_per_epoch)
@@ -173,6 +211,18 @@ class DataHandler:
                           "the `.repeat()` function when building your dataset.", UserWarning, stacklevel=4)
         elif self.steps is None:
             self.steps = count
+
+    def _pydataset_batches(self):
+        data = self.source
+        data.on_epoch_begin()
+        order = np.arange(len(data))
+        if self.shuffle and self.rng is not None:
+            order = self.rng.permutation(len(data))
+        if self.steps_per_epoch is not None:
+            order = order[:self.steps_per_epoch]
+        for step, index in enumerate(order):
+            yield step, apply_class_weight(unpack(data[int(index)]), self.class_weight)
+        data.on_epoch_end()
 
     def epochs(self):
         for epoch in self.epochs_range:

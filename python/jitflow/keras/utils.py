@@ -21,6 +21,7 @@ from ..ops import random_ops as _random
 from ..tracing import image_codecs as _image_codecs
 from ..tracing import io_ops as _io
 from ..tracing import string_functions as _strings
+from .data_adapter import PyDataset
 from .saving import (
     deserialize_keras_object,
     get_registered_name,
@@ -348,7 +349,11 @@ def _keras_crop_resize(image, height, width, interpolation):
     return _ops.cast(_image_ops.resize(cropped, [height, width], method=interpolation), "float32")
 
 
+Sequence = PyDataset  # Keras 3's name for the same class
+
 __all__ = [
+    "PyDataset",
+    "Sequence",
     "deserialize_keras_object",
     "get_file",
     "get_registered_name",

@@ -1,6 +1,7 @@
 """compile() for models with several outputs, against Keras 3.15 (TF 2.21): the logged keys it
 printed for the same models (hard-coded below) and float64 numpy values of each loss and
-metric; a Model subclass built from inputs/outputs; Model.from_config of get_config()."""
+metric; a Model subclass built from inputs/outputs; Model.from_config of get_config(); a
+keras.utils.PyDataset feeding fit/evaluate/predict."""
 import numpy as np
 import pytest
 
@@ -142,3 +143,37 @@ def test_saved_and_loaded_with_per_output_compile(tmp_path):
     logs = loaded.evaluate(X, {"a": YA, "b": YB}, verbose=0, return_dict=True)
     assert sorted(logs) == ["a_loss", "a_mae", "b_loss", "loss"]
     np.testing.assert_allclose(logs["loss"], MSE_A + 0.5 * MAE_B, rtol=1e-5)
+
+
+def test_py_dataset_feeds_fit_evaluate_predict():
+    class Batches(keras.utils.Sequence):
+        def __init__(self, x, y, batch_size, **kwargs):
+            super().__init__(**kwargs)
+            self.x, self.y, self.batch_size, self.seen, self.epochs_ended = x, y, batch_size, [], 0
+
+        def __len__(self):
+            return (len(self.x) + self.batch_size - 1) // self.batch_size
+
+        def __getitem__(self, index):
+            self.seen.append(index)
+            part = slice(index * self.batch_size, (index + 1) * self.batch_size)
+            return (self.x[part], self.y[part]) if self.y is not None else self.x[part]
+
+        def on_epoch_end(self):
+            self.epochs_ended += 1
+
+    assert keras.utils.Sequence is keras.utils.PyDataset
+    inputs = keras.Input((3,))
+    model = keras.Model(inputs, layers.Dense(1, kernel_initializer="zeros")(inputs))
+    model.compile(optimizer=keras.optimizers.SGD(0.0), loss="mse")
+    data = Batches(X, YA, batch_size=3, workers=2)
+    assert data.workers == 2 and len(data) == 3
+    history = model.fit(data, epochs=2, verbose=0, shuffle=False)
+    assert data.seen == [0, 1, 2, 0, 1, 2] and data.epochs_ended == 2
+    np.testing.assert_allclose(history.history["loss"][0], (YA.astype(np.float64) ** 2).mean(), rtol=1e-6)
+    shuffled = Batches(X, YA, batch_size=2)
+    model.fit(shuffled, epochs=1, verbose=0)
+    assert sorted(shuffled.seen) == [0, 1, 2, 3]
+    np.testing.assert_allclose(model.evaluate(Batches(X, YA, 4), verbose=0), (YA.astype(np.float64) ** 2).mean(),
+                               rtol=1e-6)
+    assert model.predict(Batches(X, None, 5), verbose=0).shape == (8, 1)
