@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import _C
 from . import protobuf_wire as pw
+from .dtypes import as_dtype
 from .shapes import TensorShape
 
 _PRODUCER = 1882  # the GraphDef version TF 2.21 writes; readers only check it is not too new
@@ -22,12 +23,80 @@ def _dtype_enum(dtype):
     return pw.DATA_TYPES.get(getattr(dtype, "name", str(dtype)), 0)
 
 
-def _tensor_proto(t):
+def tensor_proto(t):
+    """TF's TensorProto of an eager tensor: dtype, shape, and the values as tensor_content
+    (little-endian bytes) or, for strings, string_val."""
     dtype = t.dtype
     out = pw.int_field(1, _dtype_enum(dtype)) + pw.bytes_field(2, _shape_proto(t.shape))
     if dtype.name == "string":
         return out + b"".join(pw.bytes_field(8, s) for s in np.asarray(t.numpy(), object).reshape(-1).tolist())
-    return out + pw.bytes_field(4, np.ascontiguousarray(t.numpy()).tobytes())
+    return out + pw.bytes_field(4, np.ascontiguousarray(t.numpy()).astype(t.numpy().dtype.newbyteorder("<")).tobytes())
+
+
+# TensorProto's typed value fields: number -> (numpy dtype of one value, packed wire type)
+_VALUE_FIELDS = {5: np.float32, 6: np.float64, 7: np.int32, 8: object, 10: np.int64, 11: np.bool_, 13: np.uint16}
+
+
+def parse_tensor_proto(buf):
+    """(jitflow dtype name, numpy array) of a serialized TensorProto, from tensor_content or the
+    typed value fields (TF writes both forms); a repeated single value fills the shape."""
+    names = {v: k for k, v in pw.DATA_TYPES.items()}
+    dtype_enum, dims, content, values = 0, [], None, {}
+    for field, wire, value in pw.fields(buf):
+        if field == 1:
+            dtype_enum = value
+        elif field == 2:
+            dims = [{f: v for f, _, v in pw.fields(d)}.get(1, 0) for f2, _, d in pw.fields(value) if f2 == 2]
+        elif field == 4:
+            content = bytes(value)
+        elif field in _VALUE_FIELDS:
+            values.setdefault(field, []).append((wire, value))
+    name = names.get(dtype_enum)
+    if name is None:
+        raise ValueError(f"TensorProto of an unknown dtype enum {dtype_enum}")
+    np_dtype = np.dtype(object) if name == "string" else _numpy_dtype(name)
+    count = int(np.prod(dims, dtype=np.int64))
+    if content is not None:
+        flat = np.frombuffer(content, np_dtype.newbyteorder("<")).astype(np_dtype)
+    elif name == "string":
+        flat = np.array([bytes(v) for _, v in values.get(8, [])] + [None], object)[:-1]
+    else:
+        flat = _typed_values(values, np_dtype)
+    if flat.size == 1 and count != 1:
+        flat = np.full(count, flat[0], dtype=flat.dtype)
+    if flat.size != count:
+        raise ValueError(f"TensorProto holds {flat.size} values for shape {dims}")
+    return name, flat.reshape(dims)
+
+
+def _numpy_dtype(name):
+    return np.dtype(as_dtype(name).as_numpy_dtype)
+
+
+def _typed_values(values, np_dtype):
+    out = []
+    for field, entries in values.items():
+        kind = _VALUE_FIELDS[field]
+        for wire, v in entries:
+            if wire == 2:  # packed
+                if kind in (np.float32, np.float64):
+                    out.extend(np.frombuffer(bytes(v), np.dtype(kind).newbyteorder("<")).tolist())
+                else:
+                    i = 0
+                    while i < len(v):
+                        n, i = pw.read_varint(v, i)
+                        out.append(n)
+            elif wire == 5:
+                out.append(np.frombuffer(bytes(v), "<f4")[0])
+            elif wire == 1:
+                out.append(np.frombuffer(bytes(v), "<f8")[0])
+            else:
+                out.append(v)
+    if np_dtype.kind in "iu":  # varints of negative int32/int64 are two's complement in 64 bits
+        out = [x - (1 << 64) if x >= 1 << 63 else x for x in out]
+    if np_dtype == np.float16:  # half_val holds the bits
+        return np.array(out, np.uint16).view(np.float16)
+    return np.array(out).astype(np_dtype)
 
 
 def _attr_value(name, value):
@@ -45,7 +114,7 @@ def _attr_value(name, value):
     if isinstance(value, TensorShape) or name == "shape" or name.endswith("_shape"):
         return pw.bytes_field(7, _shape_proto(value))
     if hasattr(value, "numpy") and hasattr(value, "dtype"):
-        return pw.bytes_field(8, _tensor_proto(value))
+        return pw.bytes_field(8, tensor_proto(value))
     if isinstance(value, (list, tuple)):  # ListValue: s=2, i=3, f=4, b=5, type=6
         items = list(value)
         if all(isinstance(v, bool) for v in items):

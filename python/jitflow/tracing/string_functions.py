@@ -2,6 +2,7 @@
 strip, regex_replace, regex_full_match, substr, reduce_join and ngrams (dense inputs). Eagerly
 they run on the values now; inside a jf.function each becomes a py_function node, so it runs
 on the host each time the function runs (string tensors never compile)."""
+import base64
 import builtins
 import re
 
@@ -9,8 +10,9 @@ import numpy as np
 
 from .. import _C
 from ..core import dtypes as _dt
-from ..core.errors import InvalidArgumentError
+from ..core.errors import DataLossError, InvalidArgumentError
 from ..core.export import export
+from ..core.graph_def import parse_tensor_proto, tensor_proto
 from ..core.tensor_spec import TensorSpec
 from ..ops import basic_ops as _ops
 from ..ops import strings as _strings
@@ -190,4 +192,59 @@ def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, nam
     return _apply(read, x, dtype=dtype, shape=list(x.shape) + [n])
 
 
-__all__ = ["decode_raw", "lower", "ngrams", "reduce_join", "regex_full_match", "regex_replace", "strip", "substr", "unicode_transcode", "upper"]
+@export("io.encode_base64", "strings.encode_base64")
+def encode_base64(input, pad=False, name=None):
+    """Web-safe base64 (- and _ for + and /), without '=' padding unless pad, as TF."""
+    def one(b):
+        text = base64.urlsafe_b64encode(b)
+        return text if pad else text.rstrip(b"=")
+    return _apply(_each(one), input)
+
+
+@export("io.decode_base64", "strings.decode_base64")
+def decode_base64(input, name=None):
+    """The inverse of encode_base64 (padding optional); other input is InvalidArgumentError."""
+    def one(b):
+        try:
+            return base64.urlsafe_b64decode(b + b"=" * (-len(b) % 4))
+        except (ValueError, TypeError):
+            raise InvalidArgumentError(f"Invalid character found in base64: {b[:32]!r}") from None
+    return _apply(_each(one), input)
+
+
+@export("io.serialize_tensor", "serialize_tensor")
+def serialize_tensor(tensor, name=None):
+    """A scalar string: TF's TensorProto of the tensor (dtype, shape, values), which
+    tf.io.parse_tensor reads back (TF's own parser included)."""
+    x = tensor if isinstance(tensor, _C.Tensor) or hasattr(tensor, "_c_tensor") else _ops.convert_to_tensor(tensor)
+    if _C.is_tracing():
+        return py_function(lambda t: np.array(tensor_proto(t), dtype=object), [x], Tout=TensorSpec([], _dt.string))
+    return _ops.convert_to_tensor(np.array(tensor_proto(x), dtype=object), _dt.string)
+
+
+@export("io.parse_tensor", "parse_tensor")
+def parse_tensor(serialized, out_type, name=None):
+    """The tensor a serialized TensorProto holds; its dtype must be out_type (TF's error)."""
+    want = _dt.as_dtype(out_type)
+
+    def parse(arr):
+        data = arr.reshape(()).item() if hasattr(arr, "reshape") else arr
+        try:
+            got, value = parse_tensor_proto(bytes(data))
+        except (ValueError, DataLossError) as e:
+            raise InvalidArgumentError(f"Could not parse `serialized` as TensorProto: {e}") from None
+        if got != want.name:
+            raise InvalidArgumentError(f"Type mismatch between parsed tensor ({got}) and dtype ({want.name})")
+        return value
+    x = serialized if isinstance(serialized, _C.Tensor) or hasattr(serialized, "_c_tensor") else \
+        _ops.convert_to_tensor(serialized, _dt.string)
+    if _C.is_tracing():  # TF's result has an unknown rank, which jitflow's graphs cannot hold
+        raise NotImplementedError("jf.io.parse_tensor inside a jf.function: its result's rank is unknown until it "
+                                  "runs, and jitflow has no tensors of unknown rank; parse eagerly, or call it in a "
+                                  "jf.py_function with Tout=jf.TensorSpec(shape, dtype)")
+    value = parse(_bytes_array(x))
+    return _ops.convert_to_tensor(value, want)
+
+
+__all__ = ["decode_base64", "decode_raw", "encode_base64", "lower", "ngrams", "parse_tensor", "reduce_join",
+           "regex_full_match", "regex_replace", "serialize_tensor", "strip", "substr", "unicode_transcode", "upper"]

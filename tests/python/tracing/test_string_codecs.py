@@ -58,3 +58,46 @@ def test_invalid_input_and_transcode():
     assert got.numpy().tolist() == ["café".encode(), b"ok"]
     traced = jf.function(lambda s: jf.strings.unicode_transcode(s, "UTF-8", "UTF-16-BE"))
     assert traced(jf.constant(["é"])).numpy().tolist() == ["é".encode("utf-16-be")]
+
+
+# TensorProtos TF 2.21's tf.io.serialize_tensor wrote for [[1.5, 2], [3, -1]] (float32),
+# [-1, 2, 3] (int32), [1.5, -2] (float16) and ["a", "bc"].
+TF_SERIALIZED = {
+    "float32": ("08011208120208021202080222100000c03f0000004000004040000080bf", [[1.5, 2.0], [3.0, -1.0]]),
+    "int32": ("0803120412020803220cffffffff0200000003000000", [-1, 2, 3]),
+    "float16": ("08131204120208022204003e00c0", [1.5, -2.0]),
+    "string": ("080712041202080242016142026263", [b"a", b"bc"]),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(TF_SERIALIZED))
+def test_parse_and_serialize_tensor_as_tf(dtype):
+    hexed, values = TF_SERIALIZED[dtype]
+    got = jf.io.parse_tensor(bytes.fromhex(hexed), getattr(jf, dtype))
+    assert got.dtype == getattr(jf, dtype) and np.asarray(got).tolist() == values
+    again = jf.io.serialize_tensor(got)
+    assert again.dtype == jf.string and again.shape == ()
+    assert np.asarray(jf.io.parse_tensor(again, getattr(jf, dtype))).tolist() == values
+    if dtype != "string":  # TF writes numbers as tensor_content, as jitflow does: the same bytes
+        assert again.numpy() == bytes.fromhex(hexed)
+
+
+def test_parse_tensor_errors_and_serialize_in_a_function():
+    s = jf.io.serialize_tensor(jf.constant([1.0, 2.0]))
+    with pytest.raises(jf.errors.InvalidArgumentError, match="Type mismatch"):
+        jf.io.parse_tensor(s, jf.int32)
+    with pytest.raises(jf.errors.InvalidArgumentError):
+        jf.io.parse_tensor(b"\xff\xff", jf.float32)
+    serialized = jf.function(lambda t: jf.io.serialize_tensor(t * 2.0))(jf.constant([1.0, 2.5]))
+    np.testing.assert_array_equal(jf.io.parse_tensor(serialized, jf.float32).numpy(), [2.0, 5.0])
+    with pytest.raises(NotImplementedError, match="unknown rank"):
+        jf.function(lambda s: jf.io.parse_tensor(s, jf.float32))(serialized)
+
+
+def test_base64_web_safe():
+    got = jf.io.encode_base64(jf.constant(["hello?>", "ab"]))
+    assert got.numpy().tolist() == [b"aGVsbG8_Pg", b"YWI"]  # TF 2.21's output
+    assert jf.io.encode_base64(jf.constant("ab"), pad=True).numpy() == b"YWI="
+    assert jf.io.decode_base64(got).numpy().tolist() == [b"hello?>", b"ab"]
+    with pytest.raises(jf.errors.InvalidArgumentError):
+        jf.io.decode_base64(jf.constant("a"))
