@@ -4,6 +4,7 @@ and below keras (docs/data.md)."""
 from ..core.export import export
 from ..core.export import missing as _missing
 from . import base
+from .csv_readers import CsvDataset, make_csv_dataset
 from .dataset import Dataset, NumpyIterator, OwnedIterator
 from .readers import TextLines, TFRecords
 
@@ -78,9 +79,11 @@ __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",
     "UNKNOWN_CARDINALITY",
+    "CsvDataset",
     "Dataset",
     "DatasetSpec",
     "TFRecordDataset",
     "TextLineDataset",
     "cardinality",
+    "make_csv_dataset",
 ]
