@@ -748,6 +748,11 @@ static bool shape_inputs_constant(const Node& n, std::string* why) {
 
 bool can_emit(const Node& n, std::string* why) {
   const OpDef& def = n.def();
+  for (const auto& o : n.outputs)  // Cast to a dtype the emitters lack: its input passed below
+    if (o.dtype != DType::kInvalid && !has_type(kAllTypes | kStringTypes, o.dtype)) {
+      *why = str_cat("no emitter for ", n.type(), " producing ", dtype_name(o.dtype), " (", NEW_DTYPES_EAGER, ")");
+      return false;
+    }
   if (def.jit.types == kNoTypes) {
     *why = str_cat("no JIT emitter for ", n.type(), " (", def.jit.reason, ")");
     return false;
@@ -755,11 +760,6 @@ bool can_emit(const Node& n, std::string* why) {
   int mi = def.main_input(n.inputs.size());
   DType dt = mi < 0 ? n.outputs.at(0).dtype : n.inputs[mi].node->outputs[n.inputs[mi].index].dtype;
   if (!has_type(def.jit.types, dt)) {
-  for (const auto& o : n.outputs)  // Cast to a dtype the emitters lack: its input passed below
-    if (o.dtype != DType::kInvalid && !has_type(kAllTypes | kStringTypes, o.dtype)) {
-      *why = str_cat("no emitter for ", n.type(), " producing ", dtype_name(o.dtype), " (", NEW_DTYPES_EAGER, ")");
-      return false;
-    }
     *why = str_cat("no emitter for ", n.type(), " on ", dtype_name(dt));
     if (def.jit.reason) *why += str_cat(" (", def.jit.reason, ")");
     return false;
