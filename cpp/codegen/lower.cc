@@ -750,7 +750,8 @@ bool can_emit(const Node& n, std::string* why) {
   const OpDef& def = n.def();
   for (const auto& o : n.outputs)  // Cast to a dtype the emitters lack: its input passed below
     if (o.dtype != DType::kInvalid && !has_type(kAllTypes | kStringTypes, o.dtype)) {
-      *why = str_cat("no emitter for ", n.type(), " producing ", dtype_name(o.dtype), " (", NEW_DTYPES_EAGER, ")");
+      *why = str_cat("no emitter for ", n.type(), " producing ", dtype_name(o.dtype), " (", NEW_DTYPES_EAGER,
+                     ")");
       return false;
     }
   if (def.jit.types == kNoTypes) {

@@ -144,8 +144,8 @@ static void check_arity(const OpDef& def, const std::vector<Tensor>& inputs) {
     const DType d = inputs[mi].dtype();
     if (d != DType::kInvalid && !has_type(kAllTypes | kStringTypes, d) && !has_type(def.types, d))
       throw_type("Value passed to parameter 'x' has DataType ", dtype_name(d),
-                 " not in list of allowed values: ", type_set_text(def.types), " (op ", def.name, ", input #", mi,
-                 ")");
+                 " not in list of allowed values: ", type_set_text(def.types), " (op ", def.name, ", input #",
+                 mi, ")");
   }
   if (has_type(def.types, DType::kString)) return;
   for (size_t i = 0; i < inputs.size(); ++i)

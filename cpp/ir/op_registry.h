@@ -53,14 +53,15 @@ constexpr TypeSet kStringTypes = type_bit(DType::kString);
 // Compiled code covers none of them yet, so a record claiming one says why with NEW_DTYPES_EAGER.
 constexpr TypeSet kHalfTypes = type_bit(DType::kFloat16) | type_bit(DType::kBFloat16);
 constexpr TypeSet kSmallSignedTypes = type_bit(DType::kInt8) | type_bit(DType::kInt16);
-constexpr TypeSet kUnsignedTypes = type_bit(DType::kUInt8) | type_bit(DType::kUInt16) |
-                                   type_bit(DType::kUInt32) | type_bit(DType::kUInt64);
+constexpr TypeSet kUnsignedTypes =
+    type_bit(DType::kUInt8) | type_bit(DType::kUInt16) | type_bit(DType::kUInt32) | type_bit(DType::kUInt64);
 constexpr TypeSet kComplexTypes = type_bit(DType::kComplex64) | type_bit(DType::kComplex128);
 // TF's real number types (TF_CALL_REAL_NUMBER_TYPES) and every numeric dtype.
 constexpr TypeSet kRealTypes = kNumericTypes | kHalfTypes | kSmallSignedTypes | kUnsignedTypes;
 constexpr TypeSet kEveryNumericType = kRealTypes | kComplexTypes;
 constexpr TypeSet kEveryType = kEveryNumericType | kBoolTypes;
-#define NEW_DTYPES_EAGER "float16, bfloat16, 8/16-bit, unsigned and complex values run eagerly: no emitter for them yet"
+#define NEW_DTYPES_EAGER \
+  "float16, bfloat16, 8/16-bit, unsigned and complex values run eagerly: no emitter for them yet"
 inline bool has_type(TypeSet s, DType d) { return d != DType::kInvalid && (s & type_bit(d)) != 0; }
 // The types column at compile time, for kernels that instantiate one loop per dtype their
 // record claims (kernels/dispatch.h): op_types(OpId::Exp) is kFloatTypes.

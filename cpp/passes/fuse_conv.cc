@@ -102,7 +102,7 @@ void fuse_conv(Graph& g) {
       }
       last = next;
     }
-    if (last == bias) continue;  // a bias alone: the fused loop after the convolution adds it as well
+    if (last == bias) continue;      // a bias alone: the fused loop after the convolution adds it as well
     std::vector<std::string> names;  // for jf.explain: the traced ops the node computes
     for (Node* n = conv; n != last; n = readers[{n, 0}][0]) taken.insert(n), names.push_back(n->name);
     taken.insert(last);
