@@ -178,6 +178,14 @@ def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None
 _IMAGE_FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 
 
+def _labels_and_mode(labels, label_mode):
+    """Keras's check of label_mode; no labels either way when one of them is None."""
+    if label_mode not in ("int", "categorical", "binary", None):
+        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
+                         f"label_mode={label_mode}")
+    return (None, None) if labels is None or label_mode is None else (labels, label_mode)
+
+
 def _index_directory(directory, labels, formats, class_names, shuffle, seed, follow_links):
     """(file paths, integer labels or None, class names) as Keras indexes a folder: one class
     per subfolder (sorted), files sorted within each, shuffled with RandomState(seed)."""
@@ -251,11 +259,7 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     channels = {"rgb": 3, "rgba": 4, "grayscale": 1}.get(color_mode)
     if channels is None:
         raise ValueError(f'`color_mode` must be one of {{"rgb", "rgba", "grayscale"}}. Received: color_mode={color_mode}')
-    if label_mode not in ("int", "categorical", "binary", None):
-        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
-                         f"label_mode={label_mode}")
-    if labels is None or label_mode is None:
-        labels, label_mode = None, None
+    labels, label_mode = _labels_and_mode(labels, label_mode)
     if subset == "both":
         return [image_dataset_from_directory(directory, labels, label_mode, class_names, color_mode, batch_size,
                                              image_size, shuffle, seed if seed is not None else 1337,
@@ -312,11 +316,7 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
                                 follow_links=False, verbose=True):
     """A dataset of (texts, labels) batches from a folder of .txt files, one subfolder per class,
     as Keras builds it: each file's bytes as one string (its first max_length bytes when given)."""
-    if label_mode not in ("int", "categorical", "binary", None):
-        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
-                         f"label_mode={label_mode}")
-    if labels is None or label_mode is None:
-        labels, label_mode = None, None
+    labels, label_mode = _labels_and_mode(labels, label_mode)
     if subset == "both":
         return [text_dataset_from_directory(directory, labels, label_mode, class_names, batch_size, max_length,
                                             shuffle, seed if seed is not None else 1337, validation_split, part,
