@@ -66,20 +66,29 @@ void emit_row_column_reduce(llvm::IRBuilder<>& b, ElementalEmitter& em, const KE
 
 }  // namespace
 
-void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot) {
-  llvm::LLVMContext& ctx = m.getContext();
-  llvm::IRBuilder<> b(ctx);
+RangeFunction begin_range_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name) {
   auto* fty = llvm::FunctionType::get(b.getVoidTy(),
                                       {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty()}, false);
   auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
-  auto args = fn->arg_begin();
-  Value *bufs = args++, *params = args++, *begin = args++, *end = args++;
   fn->addParamAttr(0, llvm::Attribute::NoAlias);
   fn->addParamAttr(1, llvm::Attribute::NoAlias);
-  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
-  b.SetInsertPoint(entry);
-  ElementalEmitter em(b, bufs, params, entry);
+  auto args = fn->arg_begin();
+  RangeFunction f;
+  f.bufs = args++;
+  f.params = args++;
+  f.begin = args++;
+  f.end = args++;
+  f.entry = llvm::BasicBlock::Create(m.getContext(), "entry", fn);
+  b.SetInsertPoint(f.entry);
+  return f;
+}
+
+void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot) {
+  llvm::IRBuilder<> b(m.getContext());
+  const RangeFunction f = begin_range_function(m, b, name);
+  Value *begin = f.begin, *end = f.end;
+  ElementalEmitter em(b, f.bufs, f.params, f.entry);
   em.set_status_slot(status_slot);
   const KExpr* root = s.root;
   int r = root->rank();

@@ -1,6 +1,7 @@
 // CPU loop nests around the elemental emitter: one function per loop step that computes a
 // range of the step's output elements, so the runtime can split a step across threads.
 #pragma once
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
 #include <string>
@@ -8,6 +9,14 @@
 #include "codegen/kernel_ir.h"
 
 namespace jf {
+
+// The frame of a step's range function, `void name(ptr bufs, ptr params, i64 begin, i64 end)`
+// (buffers and params noalias, nounwind), with the builder at its entry block.
+struct RangeFunction {
+  llvm::BasicBlock* entry;
+  llvm::Value *bufs, *params, *begin, *end;
+};
+RangeFunction begin_range_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name);
 
 // Emits `void name(ptr bufs, ptr params, i64 begin, i64 end)` computing output elements
 // [begin, end) of the step (its root and any sibling roots).

@@ -15,19 +15,10 @@ namespace jf {
 using llvm::Value;
 
 void emit_row_group_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot) {
-  llvm::LLVMContext& ctx = m.getContext();
-  llvm::IRBuilder<> b(ctx);
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(),
-                                      {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty()}, false);
-  auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  auto args = fn->arg_begin();
-  Value *bufs = args++, *params = args++, *begin = args++, *end = args++;
-  fn->addParamAttr(0, llvm::Attribute::NoAlias);
-  fn->addParamAttr(1, llvm::Attribute::NoAlias);
-  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
-  b.SetInsertPoint(entry);
-  ElementalEmitter em(b, bufs, params, entry);
+  llvm::IRBuilder<> b(m.getContext());
+  const RangeFunction f = begin_range_function(m, b, name);
+  Value *begin = f.begin, *end = f.end;
+  ElementalEmitter em(b, f.bufs, f.params, f.entry);
   em.set_status_slot(status_slot);
   const int k = static_cast<int>(s.row_dims.size());
   Value* width = em.dim(s.width);
