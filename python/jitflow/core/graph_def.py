@@ -30,17 +30,20 @@ def tensor_proto(t):
     out = pw.int_field(1, _dtype_enum(dtype)) + pw.bytes_field(2, _shape_proto(t.shape))
     if dtype.name == "string":
         return out + b"".join(pw.bytes_field(8, s) for s in np.asarray(t.numpy(), object).reshape(-1).tolist())
-    return out + pw.bytes_field(4, np.ascontiguousarray(t.numpy()).astype(t.numpy().dtype.newbyteorder("<")).tobytes())
+    values = np.asarray(t.numpy())
+    return out + pw.bytes_field(4, values.astype(values.dtype.newbyteorder("<")).tobytes())
 
 
 # TensorProto's typed value fields: number -> (numpy dtype of one value, packed wire type)
 _VALUE_FIELDS = {5: np.float32, 6: np.float64, 7: np.int32, 8: object, 10: np.int64, 11: np.bool_, 13: np.uint16}
 
 
+_DTYPE_NAMES = {v: k for k, v in pw.DATA_TYPES.items()}
+
+
 def parse_tensor_proto(buf):
     """(jitflow dtype name, numpy array) of a serialized TensorProto, from tensor_content or the
     typed value fields (TF writes both forms); a repeated single value fills the shape."""
-    names = {v: k for k, v in pw.DATA_TYPES.items()}
     dtype_enum, dims, content, values = 0, [], None, {}
     for field, wire, value in pw.fields(buf):
         if field == 1:
@@ -51,10 +54,10 @@ def parse_tensor_proto(buf):
             content = bytes(value)
         elif field in _VALUE_FIELDS:
             values.setdefault(field, []).append((wire, value))
-    name = names.get(dtype_enum)
+    name = _DTYPE_NAMES.get(dtype_enum)
     if name is None:
         raise ValueError(f"TensorProto of an unknown dtype enum {dtype_enum}")
-    np_dtype = np.dtype(object) if name == "string" else _numpy_dtype(name)
+    np_dtype = np.dtype(object) if name == "string" else np.dtype(as_dtype(name).as_numpy_dtype)
     count = int(np.prod(dims, dtype=np.int64))
     if content is not None:
         flat = np.frombuffer(content, np_dtype.newbyteorder("<")).astype(np_dtype)
@@ -67,10 +70,6 @@ def parse_tensor_proto(buf):
     if flat.size != count:
         raise ValueError(f"TensorProto holds {flat.size} values for shape {dims}")
     return name, flat.reshape(dims)
-
-
-def _numpy_dtype(name):
-    return np.dtype(as_dtype(name).as_numpy_dtype)
 
 
 def _typed_values(values, np_dtype):

@@ -26,7 +26,7 @@ def _ints(v):
 
 
 def _axis(axis, rank, op):
-    a = int(_ints(axis).reshape(-1)[0]) if np.ndim(_ints(axis)) else int(_ints(axis))
+    a = int(_ints(axis).reshape(-1)[0])
     if not -rank <= a < rank:
         raise InvalidArgumentError(f"{op}: axis {a} is out of the valid range [{-rank}, {rank}) for a tensor of "
                                    f"rank {rank - (op == 'ExpandDims')}")

@@ -62,15 +62,14 @@ def _check_channels(channels, allowed=(0, 1, 3, 4)):
     return channels
 
 
-def _decode(contents, channels, fn, shape, dtype="uint8"):
-    dtype = _dt.as_dtype(dtype)
+def _decode(contents, channels, fn, shape, dtype=_dt.uint8):
     if _C.is_tracing():
         return py_function(lambda t: fn(_payload(t)), [_ops.convert_to_tensor(contents)], Tout=TensorSpec(shape, dtype))
     return _ops.convert_to_tensor(fn(_payload(contents)), dtype)
 
 
 @export("image.decode_png", "io.decode_png")
-def decode_png(contents, channels=0, dtype="uint8", name=None):
+def decode_png(contents, channels=0, dtype=_dt.uint8, name=None):
     channels = _check_channels(channels)
     out_dtype = _dt.as_dtype(dtype)
 
@@ -114,7 +113,7 @@ def decode_gif(contents, name=None):
 
 
 @export("image.decode_image", "io.decode_image")
-def decode_image(contents, channels=None, dtype="uint8", name=None, expand_animations=True):
+def decode_image(contents, channels=None, dtype=_dt.uint8, name=None, expand_animations=True):
     """Any of PNG, JPEG, BMP or GIF by its contents; GIFs are [frames, h, w, 3] with
     expand_animations, else their first frame; a float dtype scales to [0, 1]."""
     channels = _check_channels(channels)
