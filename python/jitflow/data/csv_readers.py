@@ -15,6 +15,14 @@ from .dataset import Dataset
 from .readers import _names, _read, _split, matching_files
 
 
+def _lines(path, compression, skip_header):
+    """The file's lines, without its header line when skip_header."""
+    lines = _split(_read(path, compression))
+    if skip_header:
+        next(lines, None)
+    return lines
+
+
 class CsvRows(Node):
     def __init__(self, filenames, specs, compression_type, header, field_delim, use_quote_delim, na_value,
                  select_cols):
@@ -30,10 +38,7 @@ class CsvRows(Node):
     def iterate(self):
         delim, quote, na, cols = self.options
         for path in self.files:
-            lines = _split(_read(path, self.compression))
-            if self.header:
-                next(lines, None)
-            for record, line in enumerate(lines):
+            for record, line in enumerate(_lines(path, self.compression, self.header)):
                 values = csv_ops.parse_row(line, self.columns, record, delim, quote, na, cols)
                 yield [structure.from_numpy(a, s.dtype) for a, s in
                        zip(csv_ops.columns_as_arrays([values], self.columns, ()), self.specs)]
@@ -85,9 +90,10 @@ def _infer_type(text, na_value, previous):
     return next(t for t in _TYPE_ORDER[start:] if _fits(text, t))
 
 
-def _rows(files, field_delim, use_quote_delim, compression):
+def _rows(files, field_delim, use_quote_delim, compression, header):
+    """The data rows of the files as lists of fields (each file's header line skipped)."""
     for path in files:
-        for line in _split(_read(path, compression)):
+        for line in _lines(path, compression, header):
             yield csv_ops.split_fields(line, field_delim, use_quote_delim)
 
 
@@ -105,7 +111,7 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
     if column_names is None:
         if not header:
             raise ValueError("Expected `column_names` or `header` arguments. Neither is provided.")
-        column_names = next(_rows(files[:1], field_delim, use_quote_delim, compression), [])
+        column_names = next(_rows(files[:1], field_delim, use_quote_delim, compression, False), [])
     column_names = list(column_names)
     if len(column_names) != len(set(column_names)):
         duplicates = {n for n in column_names if column_names.count(n) > 1}
@@ -117,19 +123,15 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
     if column_defaults is None:
         chosen = cols if cols is not None else list(range(len(column_names)))
         types = [None] * len(chosen)
-        rows = _rows(files, field_delim, use_quote_delim, compression)
-        for i, row in enumerate(rows):
-            if header and row == column_names:
-                continue
-            if num_rows_for_inference is not None and i > num_rows_for_inference:
+        for i, row in enumerate(_rows(files, field_delim, use_quote_delim, compression, header)):
+            if num_rows_for_inference is not None and i >= num_rows_for_inference:
                 break
             if len(row) != len(column_names):
                 raise ValueError(f"Problem inferring types: CSV row {i + 1} has {len(row)} number of fields. "
                                  f"Expected: {len(column_names)}.")
             types = [_infer_type(row[c], na_value, t) for c, t in zip(chosen, types)]
-        column_defaults = [[0] if (t or "string") != "string" else [""] for t in types]
-        column_defaults = [np.array(d, dtype=np.dtype(t) if t and t != "string" else object)
-                           for d, t in zip(column_defaults, types)]
+        column_defaults = [np.array([""], object) if (t or "string") == "string" else np.array([0], np.dtype(t))
+                           for t in types]  # TF's defaults for inferred columns: 0 or ""
     if cols is not None and len(column_defaults) != len(cols):
         raise ValueError(f"If specified, `column_defaults` and `select_columns` must have the same length: "
                          f"`column_defaults` has length {len(column_defaults)}, `select_columns` has length "

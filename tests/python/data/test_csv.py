@@ -29,6 +29,10 @@ def test_make_csv_dataset_as_tf(path):
     assert got[0][0]["sex"] == [b"male", b"female"] and got[1][0]["sex"] == [b"female", b"male, jr"]
     assert got[0][0]["age"] == [22, 38] and got[1][0]["age"] == [0, 35]  # an empty field: the inferred default 0
     np.testing.assert_allclose(got[0][0]["fare"] + got[1][0]["fare"], np.float32([7.25, 71.2833, 7.925, 8.05]))
+    named = jf.data.experimental.make_csv_dataset(path, batch_size=4, column_names=["a", "b", "c", "d", "e"],
+                                                   num_epochs=1, shuffle=False)
+    first = next(iter(named))  # the header line is skipped, not read as data, when names are given
+    assert first["a"].dtype == jf.int32 and first["a"].numpy().tolist() == [0, 1, 1, 0]
     forever = jf.data.experimental.make_csv_dataset(path, batch_size=3, select_columns=["age", "class"], shuffle=False)
     batches = list(forever.take(3))
     assert [len(b["age"]) for b in batches] == [3, 3, 3] and list(batches[0]) == ["age", "class"]
