@@ -37,13 +37,17 @@ bool is_depthwise(OpId op);
 // MaxPool / AvgPool: ksize, strides, padding (and MaxPool's explicit_paddings).
 ConvGeom pool_geom(const OpCall& c, const Shape& input);
 
-// FusedConv2D's fused_ops, in order: "BiasAdd" (first, its bias input #2), "Add" (a residual of
-// the output's shape, the next input) and at most one activation ("Relu", "Elu", "Sigmoid",
-// "Tanh", "LeakyRelu" with leakyrelu_alpha). Refuses other lists.
+// A fused convolution's fused_ops (FusedConv2D, FusedDepthwiseConv2dNative, FusedConv3D,
+// FusedConv2DBackpropInput), in order, each taking the next input after the convolution's own:
+// "BiasAdd" (first, a bias vector), "Add" (a residual of the output's shape), "MulChannel",
+// "AddChannel", "SubChannel" (one value per output channel: a batch norm's scale and shift),
+// and at most one activation, which takes no input ("Relu", "Elu", "Sigmoid", "Tanh",
+// "LeakyRelu" with leakyrelu_alpha). Refuses other lists.
 struct ConvPostOps {
   std::vector<std::string> ops;
-  int bias = -1;      // the bias input, or -1
-  int residual = -1;  // the residual input, or -1
+  std::vector<int> input;  // per op: the input it reads, or -1
+  int bias = -1;           // the bias input, or -1
+  int residual = -1;       // the residual input, or -1
   double alpha = 0.2;
 };
 ConvPostOps conv_post_ops(const OpCall& c);

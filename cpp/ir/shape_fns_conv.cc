@@ -129,6 +129,7 @@ Shape sizes_input(const OpCall& c, size_t i, const char* what) {
 static int spatial_dims(OpId op) {
   switch (op) {
     case OpId::Conv3D:
+    case OpId::FusedConv3D:
     case OpId::Conv3DBackpropInputV2:
     case OpId::Conv3DBackpropFilterV2:
     case OpId::MaxPool3D:
@@ -143,8 +144,8 @@ static int spatial_dims(OpId op) {
 }
 
 bool is_depthwise(OpId op) {
-  return op == OpId::DepthwiseConv2dNative || op == OpId::DepthwiseConv2dNativeBackpropInput ||
-         op == OpId::DepthwiseConv2dNativeBackpropFilter;
+  return op == OpId::DepthwiseConv2dNative || op == OpId::FusedDepthwiseConv2dNative ||
+         op == OpId::DepthwiseConv2dNativeBackpropInput || op == OpId::DepthwiseConv2dNativeBackpropFilter;
 }
 
 ConvGeom conv_geom(const OpCall& c, const Shape& input, const Shape& filter) {
@@ -236,50 +237,91 @@ void infer_conv2d(OpCall& c) {
   c.add_output(c.in[0].dtype(), g.output_shape());
 }
 
+static bool is_fused_transposed(OpId op) { return op == OpId::FusedConv2DBackpropInput; }
+
 ConvPostOps conv_post_ops(const OpCall& c) {
   ConvPostOps p;
   if (const AttrValue* v = c.attrs.find("fused_ops"))
     if (auto* l = std::get_if<std::vector<std::string>>(v)) p.ops = *l;
   p.alpha = c.attrs.get<double>("leakyrelu_alpha", 0.2);
-  int next = 2, activations = 0;
+  int next = is_fused_transposed(c.def->id) ? 3 : 2, activations = 0;
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const std::string& o = p.ops[i];
+    int arg = -1;
     if (o == "BiasAdd" && i == 0) {
-      p.bias = next++;
+      p.bias = arg = next++;
     } else if (o == "Add" && p.residual < 0) {
-      p.residual = next++;
+      p.residual = arg = next++;
+    } else if (o == "MulChannel" || o == "AddChannel" || o == "SubChannel") {
+      arg = next++;
     } else if ((o == "Relu" || o == "Elu" || o == "Sigmoid" || o == "Tanh" || o == "LeakyRelu") &&
                activations++ == 0) {
     } else {
       c.fail("unsupported fused_ops entry '", o, "' at ", i);
     }
+    p.input.push_back(arg);
   }
   if (p.ops.empty()) c.fail("fused_ops must name at least one op");
+  if (p.ops.size() > 8) c.fail("at most 8 fused_ops, got ", p.ops.size());
   if (static_cast<int>(c.in.size()) != next)
     c.fail("expected ", next, " inputs for fused_ops, got ", c.in.size());
   return p;
 }
 
-// FusedConv2D(input, filter, [bias], [residual]): Conv2D's output, the bias one per output
-// channel, the residual of the output's shape.
+void infer_conv2d_backprop_input(OpCall& c);
+
+// A fused convolution (input, filter, [post-op inputs]; the transposed one input_sizes, filter,
+// out_backprop, [...]): its convolution's output; a bias or channel vector holds one value per
+// output channel, the residual has the output's shape.
 void infer_fused_conv2d(OpCall& c) {
-  if (c.in.size() < 2) c.fail("expected at least 2 inputs, got ", c.in.size());
-  for (size_t i = 1; i < c.in.size(); ++i) conv_dtypes(c, 0, i);
-  ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
+  const bool tr = is_fused_transposed(c.def->id);
+  const size_t first = tr ? 3 : 2;
+  if (c.in.size() < first) c.fail("expected at least ", first, " inputs, got ", c.in.size());
   const ConvPostOps p = conv_post_ops(c);
-  const Shape out = g.output_shape();
-  if (p.bias >= 0) {
-    const Shape& b = c.in[p.bias].shape();
-    if (b.rank() != 1 || (b[0] >= 0 && g.c_out >= 0 && b[0] != g.c_out))
-      c.fail("bias must be a vector of the ", g.c_out, " output channels: ", b.str());
+  for (size_t i = first; i < c.in.size(); ++i) conv_dtypes(c, tr ? 2 : 0, i);
+  Shape out;
+  int64_t channels;
+  bool cf;
+  if (tr) {
+    infer_conv2d_backprop_input(c);
+    out = c.out[0].shape;
+    cf = channels_first(c, 2);
+    channels = out.rank() == 4 ? out[cf ? 1 : 3] : -1;
+  } else {
+    conv_dtypes(c, 0, 1);
+    ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
+    out = g.output_shape();
+    channels = g.c_out;
+    cf = g.channels_first;
+    c.add_output(c.in[0].dtype(), out);
   }
-  if (p.residual >= 0) {
-    const Shape& r = c.in[p.residual].shape();
-    bool ok = r.rank() == out.rank();
-    for (int d = 0; ok && d < out.rank(); ++d) ok = r[d] < 0 || out[d] < 0 || r[d] == out[d];
-    if (!ok) c.fail("the residual's shape ", r.str(), " is not the output's ", out.str());
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    if (p.input[i] < 0) continue;
+    const Shape& s = c.in[p.input[i]].shape();
+    if (p.ops[i] == "Add") {
+      bool ok = s.rank() == out.rank();
+      for (int d = 0; ok && d < out.rank(); ++d) ok = s[d] < 0 || out[d] < 0 || s[d] == out[d];
+      if (!ok) c.fail("the residual's shape ", s.str(), " is not the output's ", out.str());
+      continue;
+    }
+    // One value per channel: a vector, or (channel ops) any shape whose only non-1 dim is the
+    // channel's, aligned with the output's dims from the right.
+    const bool vec = p.ops[i] == "BiasAdd" || (!cf && s.rank() == 1);
+    bool ok = vec ? s.rank() == 1 : s.rank() <= out.rank();
+    int64_t n = -1;
+    for (int d = 0; ok && d < s.rank(); ++d) {
+      const int od = out.rank() - s.rank() + d;
+      const bool is_channel = vec || od == (cf ? 1 : out.rank() - 1);
+      if (is_channel)
+        n = s[d];
+      else
+        ok = s[d] == 1;
+    }
+    ok = ok && (n < 0 || channels < 0 || n == channels);
+    if (!ok)
+      c.fail(p.ops[i] == "BiasAdd" ? "bias" : p.ops[i], " must hold one value per output channel (", channels,
+             "): ", s.str());
   }
-  c.add_output(c.in[0].dtype(), out);
 }
 
 // The geometry of a backprop op, checked against its out_backprop as TF's

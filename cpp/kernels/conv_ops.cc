@@ -34,14 +34,17 @@ void zero(Tensor& t) {
 }
 
 // ---- oneDNN (float32) -----------------------------------------------------------------------
-enum class ConvKind { kForward, kBackwardData, kBackwardWeights };
+// kTransposed: conv2d_transpose as a oneDNN deconvolution, which (unlike backward-data) takes
+// a bias and post-ops; only fused transposes use it.
+enum class ConvKind { kForward, kBackwardData, kBackwardWeights, kTransposed };
 
 // One cached primitive: the convolution and, when oneDNN wants the filter in a blocked layout,
 // the reorder between TF's HWIO filter and that layout.
 struct DnnlConv {
   dnnl::primitive conv;
   dnnl::memory::desc act_in, act_out, user_w, prim_w, scratch, bias;
-  int residual_post_op = -1;  // the binary-add post-op's index (the residual's argument)
+  std::vector<int> binary_post_ops;             // each binary post-op's index, in fused_ops order
+  std::vector<dnnl::memory::desc> binary_desc;  // and its operand's
   bool reorder = false;
   dnnl::reorder w_reorder;
 };
@@ -53,8 +56,9 @@ dnnl::engine& cpu_engine() {
 
 // A fused op's place in a primitive's cache key.
 int64_t op_code(const std::string& o) {
-  static const char* names[] = {"BiasAdd", "Add", "Relu", "Elu", "Sigmoid", "Tanh", "LeakyRelu"};
-  for (int64_t i = 0; i < 7; ++i)
+  static const char* names[] = {"BiasAdd", "Add",       "Relu",       "Elu",        "Sigmoid",
+                                "Tanh",    "LeakyRelu", "MulChannel", "AddChannel", "SubChannel"};
+  for (int64_t i = 0; i < 10; ++i)
     if (o == names[i]) return i + 1;
   JF_CHECK(false, "FusedConv2D: no post-op for ", o);
   return 0;
@@ -76,15 +80,26 @@ std::vector<int64_t> cache_key(ConvKind k, const ConvGeom& g, const ConvPostOps*
   return key;
 }
 
-// A forward convolution's post-ops (FusedConv2D): oneDNN's eltwise for the activation,
-// binary add for the residual; the bias is the primitive's own bias input.
-dnnl::post_ops make_post_ops(const ConvPostOps& post, const dnnl::memory::desc& dst, int* residual) {
+// A forward convolution's post-ops (the fused convolutions): oneDNN's eltwise for the
+// activation, binary ops for the residual (of dst's layout) and the per-channel vectors (dims
+// 1 but the channel's, so oneDNN broadcasts them); the bias is the primitive's own input.
+dnnl::post_ops make_post_ops(const ConvPostOps& post, const dnnl::memory::desc& dst, int64_t channels, int sp,
+                             std::vector<int>* binary, std::vector<dnnl::memory::desc>* descs) {
   dnnl::post_ops po;
   using alg = dnnl::algorithm;
+  dnnl::memory::dims cdims(sp + 2, 1);
+  cdims[1] = channels;
+  const dnnl::memory::desc per_channel(
+      cdims, dnnl::memory::data_type::f32,
+      sp == 3 ? dnnl::memory::format_tag::abcde : dnnl::memory::format_tag::abcd);
   for (const std::string& o : post.ops) {
-    if (o == "Add") {
-      *residual = po.len();
-      po.append_binary(alg::binary_add, dst);
+    if (o == "Add" || o == "MulChannel" || o == "AddChannel" || o == "SubChannel") {
+      binary->push_back(po.len());
+      const alg a = o == "MulChannel"   ? alg::binary_mul
+                    : o == "SubChannel" ? alg::binary_sub
+                                        : alg::binary_add;
+      descs->push_back(o == "Add" ? dst : per_channel);
+      po.append_binary(a, descs->back());
     } else if (o == "Relu") {
       // oneDNN's relu (and clip) turn NaN into 0; TF's relu keeps it. An elu of alpha 0 is x
       // where x > 0 and 0 * (exp(x) - 1) elsewhere (NaN for NaN), and adding 0 makes its -0 a 0.
@@ -138,8 +153,42 @@ std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g, const Conv
                            : d3    ? tag::dhwio
                                    : tag::hwio);
   auto algo = dnnl::algorithm::convolution_direct;
-  if (kind == ConvKind::kForward) {
-    if (post) attr.set_post_ops(make_post_ops(*post, dst, &r->residual_post_op));
+  if (kind == ConvKind::kTransposed) {
+    // The convolution's output gradient (c_out channels) deconvolved into its input (c_in):
+    // oneDNN's weights [c_in, c_out, k...] read in place from TF's [k..., c_in, c_out].
+    JF_CHECK(g.groups == 1, "a fused conv2d_transpose cannot be grouped");
+    memory::dims tw = {g.c_in, g.c_out}, tstrides = {g.c_out, 1}, tpr;
+    int64_t step = g.c_in * g.c_out;
+    for (int i = g.sp - 1; i >= 0; --i) {
+      tstrides.insert(tstrides.begin() + 2, step);
+      step *= g.k[i];
+    }
+    tw.insert(tw.end(), kdims.begin(), kdims.end());
+    for (int i = 0; i < g.sp; ++i) {
+      // The rows the deconvolution reaches; the pass fuses only transposes it covers whole.
+      tpr.push_back((g.out[i] - 1) * g.stride[i] + (g.k[i] - 1) * g.dil[i] + 1 - g.pad_lo[i] - g.in[i]);
+      JF_CHECK(tpr.back() >= 0, "a fused conv2d_transpose must cover its output");
+    }
+    r->user_w = memory::desc(tw, f32, tstrides);
+    const memory::desc t_src(dst_dims, f32, act), t_dst(src_dims, f32, act), t_w(tw, f32, tag::any);
+    if (post)
+      attr.set_post_ops(make_post_ops(*post, t_dst, g.c_in, g.sp, &r->binary_post_ops, &r->binary_desc));
+    const bool bias = post && post->bias >= 0;
+    if (bias) r->bias = memory::desc({g.c_in}, f32, tag::a);
+    const auto dalgo = dnnl::algorithm::deconvolution_direct;
+    auto d = bias ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dalgo, t_src, t_w,
+                                                      r->bias, t_dst, strides, dil, pl, tpr)
+                  : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dalgo, t_src, t_w,
+                                                      t_dst, strides, dil, pl, tpr);
+    dnnl::deconvolution_forward::primitive_desc pd(d, attr, eng);
+    r->conv = dnnl::deconvolution_forward(pd);
+    r->prim_w = pd.weights_desc();
+    r->scratch = pd.scratchpad_desc();
+    r->act_in = t_src;
+    r->act_out = t_dst;
+  } else if (kind == ConvKind::kForward) {
+    if (post)
+      attr.set_post_ops(make_post_ops(*post, dst, g.c_out, g.sp, &r->binary_post_ops, &r->binary_desc));
     const bool bias = post && post->bias >= 0;
     if (bias) r->bias = memory::desc({g.c_out}, f32, tag::a);
     auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, src, w_any,
@@ -214,11 +263,13 @@ struct OneThread {
   }
 };
 
-// A forward's post-op operands: the bias, and the residual (of the output's layout).
+// A forward's post-op operands: the bias, and the binary post-ops' operands in fused_ops
+// order (a residual has the output's layout and moves with the batch part).
 struct PostArgs {
   const ConvPostOps* post = nullptr;
   const float* bias = nullptr;
-  const float* residual = nullptr;
+  std::vector<const float*> binary;
+  std::vector<bool> per_image;
 };
 
 // One convolution of `kind` on a batch of g.batch images: for the forward, a = input, w =
@@ -259,13 +310,16 @@ void dnnl_conv_part(ConvKind kind, const ConvGeom& g, const float* a, const floa
     }
     dnnl::memory in(p->act_in, eng, const_cast<float*>(a));
     dnnl::memory res(p->act_out, eng, out);
-    if (kind == ConvKind::kForward) {
+    if (kind == ConvKind::kForward || kind == ConvKind::kTransposed) {
       std::unordered_map<int, dnnl::memory> args = {
           {DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, res}, {DNNL_ARG_SCRATCHPAD, scratch}};
       if (pa.bias) args[DNNL_ARG_BIAS] = dnnl::memory(p->bias, eng, const_cast<float*>(pa.bias));
-      if (p->residual_post_op >= 0)
-        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(p->residual_post_op) | DNNL_ARG_SRC_1] =
-            dnnl::memory(p->act_out, eng, const_cast<float*>(pa.residual));
+      JF_CHECK(pa.binary.size() == p->binary_post_ops.size(), "fused convolution: post-op operands");
+      for (size_t i = 0; i < pa.binary.size(); ++i) {
+        const int idx = p->binary_post_ops[i];
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1] =
+            dnnl::memory(p->binary_desc[i], eng, const_cast<float*>(pa.binary[i]));
+      }
       p->conv.execute(s, args);
     } else
       p->conv.execute(s, {{DNNL_ARG_DIFF_DST, in},
@@ -299,10 +353,13 @@ void dnnl_conv(ConvKind kind, const ConvGeom& g, const float* a, const float* w_
       ConvGeom gp = g;
       const int64_t n0 = i * chunk;
       gp.batch = std::min(chunk, g.batch - n0);
-      if (kind == ConvKind::kForward) {
+      if (kind == ConvKind::kForward || kind == ConvKind::kTransposed) {
+        const bool tr = kind == ConvKind::kTransposed;
+        const int64_t src_img = tr ? out_img : in_img, dst_img = tr ? in_img : out_img;
         PostArgs part = pa;
-        if (part.residual) part.residual += n0 * out_img;
-        dnnl_conv_part(kind, gp, a + n0 * in_img, w_or_b, out + n0 * out_img, part);
+        for (size_t b = 0; b < part.binary.size(); ++b)
+          if (part.per_image[b]) part.binary[b] += n0 * dst_img;
+        dnnl_conv_part(kind, gp, a + n0 * src_img, w_or_b, out + n0 * dst_img, part);
       } else if (kind == ConvKind::kBackwardData)
         dnnl_conv_part(kind, gp, a + n0 * out_img, w_or_b, out + n0 * in_img);
       else
@@ -613,21 +670,38 @@ void k_Conv2D(OpCall& c) {
   run_conv<op_types(OpId::Conv2D)>(c, ConvKind::kForward, g, c.in[0], c.in[1]);
 }
 
-// Conv2D and the ops after it as post-ops. The fuse_conv pass fuses only filters and images of
-// known, nonzero sizes, so an empty batch is the only empty case.
-void k_FusedConv2D(OpCall& c) {
-  ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
+// A convolution and the ops after it as post-ops. The fuse_conv pass fuses only filters and
+// images of known, nonzero sizes, so an empty batch is the only empty case.
+static void fused_conv(OpCall& c, ConvKind kind) {
+  const bool tr = kind == ConvKind::kTransposed;
+  const Tensor& a = c.in[tr ? 2 : 0];
+  ConvGeom g = tr ? conv_geom(c, c.spec(0).shape, c.in[1].shape()) : conv_geom(c, a.shape(), c.in[1].shape());
   const ConvPostOps post = conv_post_ops(c);
   Tensor& y = c.alloc(0);
   if (y.num_elements() == 0) return;
-  int64_t taps = g.c_in;
-  for (int i = 0; i < g.sp; ++i) taps *= g.k[i] * g.in[i];
-  JF_CHECK(taps > 0, "FusedConv2D: an empty filter or input (", c.input_desc(), ") cannot be fused");
-  PostArgs pa{&post, post.bias >= 0 ? c.in[post.bias].data<float>() : nullptr,
-              post.residual >= 0 ? c.in[post.residual].data<float>() : nullptr};
-  dnnl_conv(ConvKind::kForward, g, c.in[0].data<float>(), c.in[1].data<float>(), y.data<float>(), pa);
+  int64_t taps = tr ? g.c_out : g.c_in;
+  for (int i = 0; i < g.sp; ++i) taps *= g.k[i] * (tr ? g.out[i] : g.in[i]);
+  JF_CHECK(taps > 0, c.name(), ": an empty filter or input (", c.input_desc(), ") cannot be fused");
+  PostArgs pa;
+  pa.post = &post;
+  for (size_t i = 0; i < post.ops.size(); ++i) {
+    if (post.input[i] < 0) continue;
+    const float* v = c.in[post.input[i]].data<float>();
+    if (post.ops[i] == "BiasAdd") {
+      pa.bias = v;
+    } else {
+      pa.binary.push_back(v);
+      pa.per_image.push_back(post.ops[i] == "Add");
+    }
+  }
+  dnnl_conv(kind, g, a.data<float>(), c.in[1].data<float>(), y.data<float>(), pa);
   stats().conv_postop_runs.fetch_add(1, std::memory_order_relaxed);
 }
+
+void k_FusedConv2D(OpCall& c) { fused_conv(c, ConvKind::kForward); }
+void k_FusedDepthwiseConv2dNative(OpCall& c) { fused_conv(c, ConvKind::kForward); }
+void k_FusedConv3D(OpCall& c) { fused_conv(c, ConvKind::kForward); }
+void k_FusedConv2DBackpropInput(OpCall& c) { fused_conv(c, ConvKind::kTransposed); }
 
 void k_Conv2DBackpropInput(OpCall& c) {
   ConvGeom g = conv_geom(c, c.spec(0).shape, c.in[1].shape());

@@ -1,8 +1,9 @@
-// Conv2D chains to FusedConv2D, as TF's grappler remapper makes _FusedConv2D: a float32
-// Conv2D whose only reader is a BiasAdd, then (each the only reader of the one before) an
-// Add of a residual of the same shape and an activation, in either order, becomes one node
-// running them as oneDNN post-ops: the output is written once instead of once per op. It
-// runs after differentiation, so the backward ops read the values they read before (an
+// Convolution chains to fused nodes, as TF's grappler remapper makes _FusedConv2D: a float32
+// Conv2D, DepthwiseConv2dNative, Conv3D or Conv2DBackpropInput (conv2d_transpose), followed by
+// ops each the only reader of the one before (a BiasAdd first, then residual adds, batch-norm
+// style per-channel multiplies, adds and subtracts, and one activation, in any order), becomes
+// one node running them as oneDNN post-ops: the output is written once instead of once per op.
+// It runs after differentiation, so the backward ops read the values they read before (an
 // activation's gradient its output, which the fused node computes).
 #include <map>
 #include <set>
@@ -33,6 +34,8 @@ bool same_shape(const Shape& a, const Shape& b) {
   return true;
 }
 
+const TensorSpec& spec_of(const Output& o) { return o.node->outputs[o.index]; }
+
 // The attrs that decide clustering and placement: a chain fuses only inside one scope.
 bool same_scope(const Node& a, const Node& b) {
   for (const char* k : {"_XlaScope", "_XlaCompile"}) {
@@ -41,6 +44,85 @@ bool same_scope(const Node& a, const Node& b) {
     if ((x == nullptr) != (y == nullptr) || (x && attr_to_string(*x) != attr_to_string(*y))) return false;
   }
   return true;
+}
+
+bool channels_first(const Node& n) {
+  const std::string f = n.attrs.get<std::string>("data_format", "");
+  return f.size() > 2 && f[1] == 'C';
+}
+
+// The fused record for a convolution, when fuse_conv takes it as a chain's head.
+bool fused_op(OpId op, OpId* fused) {
+  switch (op) {
+    case OpId::Conv2D:
+      *fused = OpId::FusedConv2D;
+      return true;
+    case OpId::DepthwiseConv2dNative:
+      *fused = OpId::FusedDepthwiseConv2dNative;
+      return true;
+    case OpId::Conv3D:
+      *fused = OpId::FusedConv3D;
+      return true;
+    case OpId::Conv2DBackpropInput:
+      *fused = OpId::FusedConv2DBackpropInput;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A conv2d_transpose oneDNN's deconvolution can compute: ungrouped, and reaching the last
+// output row and column (TF allows an input one stride short of them, which oneDNN cannot pad).
+bool transpose_fits(const Node& n) {
+  const Shape& out = n.outputs[0].shape;
+  const Shape& dy = spec_of(n.inputs[2]).shape;
+  const Shape& f = spec_of(n.inputs[1]).shape;
+  const bool cf = channels_first(n);
+  if (out.rank() != 4 || f.rank() != 4 || dy.rank() != 4 || f[2] != out[cf ? 1 : 3]) return false;
+  const auto strides = n.attrs.get<std::vector<int64_t>>("strides", {});
+  const auto dil = n.attrs.get<std::vector<int64_t>>("dilations", {1, 1, 1, 1});
+  const auto explicit_pads = n.attrs.get<std::vector<int64_t>>("explicit_paddings", {});
+  const std::string padding = n.attrs.get<std::string>("padding", "");
+  if (strides.size() != 4 || dil.size() != 4) return false;
+  for (int i = 0; i < 2; ++i) {
+    const int sd = cf ? 2 + i : 1 + i;
+    const int64_t in = out[sd], o = dy[sd], s = strides[sd], keff = (f[i] - 1) * dil[sd] + 1;
+    int64_t lo;
+    if (padding == "VALID")
+      lo = 0;
+    else if (padding == "SAME")
+      lo = std::max<int64_t>((o - 1) * s + keff - in, 0) / 2;
+    else if (padding == "EXPLICIT" && explicit_pads.size() == 8)
+      lo = explicit_pads[2 * sd];
+    else
+      return false;
+    if ((o - 1) * s + keff - lo - in < 0) return false;
+  }
+  return true;
+}
+
+// A convolution fuse_conv may take: float32, dims known (but the batch).
+bool fusable_head(const Node& n) {
+  OpId f;
+  if (!fused_op(n.op, &f) || n.outputs[0].dtype != DType::kFloat32 || !n.control_inputs.empty()) return false;
+  if (n.op == OpId::Conv2DBackpropInput)
+    return n.inputs.size() == 3 && known_positive(spec_of(n.inputs[1]).shape) &&
+           known_positive(spec_of(n.inputs[2]).shape, 1) && known_positive(n.outputs[0].shape, 1) &&
+           transpose_fits(n);
+  return n.inputs.size() == 2 && known_positive(spec_of(n.inputs[1]).shape) &&
+         known_positive(spec_of(n.inputs[0]).shape, 1);
+}
+
+// A value holding one float32 per channel of `out`: dims 1 but the channel's (aligned from the
+// right; an NHWC vector is one), as the fused shape function accepts.
+bool per_channel(const TensorSpec& v, const Shape& out, bool cf) {
+  if (v.dtype != DType::kFloat32 || v.shape.rank() > out.rank() || v.shape.rank() == 0) return false;
+  const int cd = cf ? 1 : out.rank() - 1;
+  for (int d = 0; d < v.shape.rank(); ++d) {
+    const int od = out.rank() - v.shape.rank() + d;
+    if (v.shape[d] != (od == cd ? out[cd] : 1)) return false;
+  }
+  return out[cd] > 0;
 }
 
 }  // namespace
@@ -65,34 +147,39 @@ void fuse_conv(Graph& g) {
   };
   std::vector<Node*> convs;
   for (const auto& n : g.nodes())
-    if (n->op == OpId::Conv2D && n->outputs[0].dtype == DType::kFloat32 && n->inputs.size() == 2 &&
-        known_positive(n->inputs[1].node->outputs[n->inputs[1].index].shape) &&
-        known_positive(n->inputs[0].node->outputs[n->inputs[0].index].shape, 1) && n->control_inputs.empty())
-      convs.push_back(n.get());
+    if (fusable_head(*n)) convs.push_back(n.get());
   bool changed = false;
   for (Node* conv : convs) {
-    const std::string fmt = conv->attrs.get<std::string>("data_format", "NHWC");
-    Node* bias = sole_reader(conv);
-    if (!bias || bias->op != OpId::BiasAdd || bias->inputs[0].node != conv ||
-        bias->attrs.get<std::string>("data_format", "NHWC") != fmt)
-      continue;
-    std::vector<std::string> ops = {"BiasAdd"};
-    std::vector<Output> args = {conv->inputs[0], conv->inputs[1], bias->inputs[1]};
-    Node* last = bias;
-    bool added = false, activated = false;
+    OpId fused;
+    fused_op(conv->op, &fused);
+    const bool cf = channels_first(*conv);
+    const Shape out = conv->outputs[0].shape;
+    std::vector<std::string> ops;
+    std::vector<Output> args(conv->inputs.begin(), conv->inputs.end());
+    Node* last = conv;
+    bool residual = false, activated = false;
     double alpha = 0.2;
-    for (Node* next = sole_reader(last); next; next = sole_reader(last)) {
-      if (next->op == OpId::AddV2 && !added) {
-        const int mine = next->inputs[0].node == last ? 0 : 1;
-        const Output other = next->inputs[1 - mine];
-        if (next->inputs[mine].node != last || other.node == last) break;
-        const TensorSpec& r = other.node->outputs[other.index];
-        if (r.dtype != DType::kFloat32 || !same_shape(r.shape, last->outputs[0].shape) ||
-            !same_shape(next->outputs[0].shape, last->outputs[0].shape))
-          break;
+    for (Node* next = sole_reader(last); next && ops.size() < 8; next = sole_reader(last)) {
+      if (!same_shape(next->outputs[0].shape, out) || next->outputs[0].dtype != DType::kFloat32) break;
+      const int mine = next->inputs.size() == 2 && next->inputs[0].node == last ? 0 : 1;
+      const Output other = next->inputs.size() == 2 ? next->inputs[1 - mine] : Output{};
+      if (next->inputs.size() == 2 && (next->inputs[mine].node != last || other.node == last)) break;
+      if (next->op == OpId::BiasAdd && ops.empty() && mine == 0 && channels_first(*next) == cf &&
+          spec_of(other).dtype == DType::kFloat32 && spec_of(other).shape.rank() == 1 &&
+          spec_of(other).shape[0] == out[cf ? 1 : out.rank() - 1]) {
+        ops.push_back("BiasAdd");
+        args.push_back(other);
+      } else if (next->op == OpId::AddV2 && !residual && spec_of(other).dtype == DType::kFloat32 &&
+                 same_shape(spec_of(other).shape, out)) {
         ops.push_back("Add");
         args.push_back(other);
-        added = true;
+        residual = true;
+      } else if ((next->op == OpId::AddV2 || next->op == OpId::Mul || (next->op == OpId::Sub && mine == 0)) &&
+                 per_channel(spec_of(other), out, cf)) {
+        ops.push_back(next->op == OpId::Mul   ? "MulChannel"
+                      : next->op == OpId::Sub ? "SubChannel"
+                                              : "AddChannel");
+        args.push_back(other);
       } else if (is_activation(next->op) && !activated) {
         ops.push_back(next->type());
         if (next->op == OpId::LeakyRelu) alpha = next->attrs.get<double>("alpha", 0.2);
@@ -102,7 +189,8 @@ void fuse_conv(Graph& g) {
       }
       last = next;
     }
-    if (last == bias) continue;      // a bias alone: the fused loop after the convolution adds it as well
+    // Nothing, or a bias alone: the fused loop after the convolution adds it as well.
+    if (ops.empty() || (ops.size() == 1 && ops[0] == "BiasAdd")) continue;
     std::vector<std::string> names;  // for jf.explain: the traced ops the node computes
     for (Node* n = conv; n != last; n = readers[{n, 0}][0]) taken.insert(n), names.push_back(n->name);
     taken.insert(last);
@@ -111,7 +199,7 @@ void fuse_conv(Graph& g) {
     at.set("fused_ops", ops);
     at.set("_fused_from", names);
     if (activated) at.set("leakyrelu_alpha", alpha);
-    Node* f = g.add_node(OpId::FusedConv2D, g.unique_name("FusedConv2D"), args, at, last->outputs);
+    Node* f = g.add_node(fused, g.unique_name(op_def(fused).name), args, at, last->outputs);
     f->source = conv->source;
     f->order_key = last->id;
     replace_uses(g, {last, 0}, {f, 0});

@@ -975,6 +975,23 @@ def _conv_rows():
             lambda x, w, b: run(OP["FusedConv2D"], (x, w, b), {"strides": [1, 2, 1, 1], "padding": "SAME",
                                                               "fused_ops": ["BiasAdd", "Relu"]}, None),
             _f64(lambda x, w, b: np.maximum(C.conv2d(x, w, (2, 1), "SAME") + b, 0))),
+        "FusedDepthwiseConv2dNative": Row(
+            inputs(data((2, 5, 5, 3), -1, 1), data((3, 3, 3, 3), -1, 1), data((9,), -1, 1)),
+            lambda x, w, b: run(OP["FusedDepthwiseConv2dNative"], (x, w, b),
+                                {"strides": [1, 2, 1, 1], "padding": "SAME", "fused_ops": ["BiasAdd", "Relu"]}, None),
+            _f64(lambda x, w, b: np.maximum(C.depthwise(x, w, (2, 1), "SAME") + b, 0))),
+        "FusedConv3D": Row(
+            inputs(data((2, 5, 5, 4, 3), -1, 1), data((3, 1, 3, 3, 4), -1, 1), data((4,), -1, 1)),
+            lambda x, w, b: run(OP["FusedConv3D"], (x, w, b), {"strides": [1, 2, 1, 1, 1], "padding": "SAME",
+                                                              "fused_ops": ["BiasAdd", "Tanh"]}, None),
+            _f64(lambda x, w, b: np.tanh(C.conv3d(x, w, (2, 1, 1), "SAME") + b))),
+        "FusedConv2DBackpropInput": Row(
+            inputs(data((2, 3, 5, 4), -1, 1), data((3, 3, 3, 4), -1, 1), data((3,), -1, 1)),
+            lambda dy, w, b: run(OP["FusedConv2DBackpropInput"], (batch_sizes(dy, [5, 5, 3]), w, dy, b),
+                                 {"strides": [1, 2, 1, 1], "padding": "SAME", "fused_ops": ["BiasAdd", "Relu"]},
+                                 None),
+            _f64(lambda dy, w, b: np.maximum(C.conv2d_input_grad((dy.shape[0], 5, 5, 3), w, dy, (2, 1), "SAME") + b,
+                                             0))),
         "Conv2DBackpropInput": Row(
             inputs(data((2, 3, 5, 4), -1, 1), data((3, 3, 3, 4), -1, 1)),
             lambda dy, w: jf.nn.conv2d_transpose(dy, w, batch_sizes(dy, [5, 5, 3]), [1, 2, 1, 1], "SAME"),
