@@ -121,7 +121,7 @@ struct ExpF {
   auto operator()(const A& a) const {
     return a.exp();
   }
-  template <class T>
+  template <class T, class = std::enable_if_t<std::is_floating_point_v<T>>>  // none for complex
   static void fixup(const T* x, T* y, int64_t n) {
     const T lo = std::log(std::numeric_limits<T>::min());
     for (int64_t i = 0; i < n; ++i)
@@ -134,7 +134,7 @@ struct LogF {
   auto operator()(const A& a) const {
     return a.log();
   }
-  template <class T>
+  template <class T, class = std::enable_if_t<std::is_floating_point_v<T>>>  // none for complex
   static void fixup(const T* x, T* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
       if (x[i] > T(0) && x[i] < std::numeric_limits<T>::min()) y[i] = std::log(x[i]);

@@ -10,6 +10,9 @@
 #include "kernels/dispatch.h"
 
 namespace jf {
+
+Tensor conj_of(const Tensor& x);  // kernels/complex_ops.cc
+
 namespace {
 
 template <class T>
@@ -103,9 +106,12 @@ void matmul_typed(const Tensor& a, const Tensor& b, Tensor& y, bool ta, bool tb)
 // float16 and bfloat16 products are computed in float32 and rounded once (as TF's CPU
 // kernels and XLA compute them), on the float GEMM.
 template <TypeSet kTypes>
-void matmul(OpCall& c, bool ta, bool tb) {
-  const Tensor &a = c.in[0], &b = c.in[1];
+void matmul(OpCall& c, bool ta, bool tb, bool adjoint = false) {
   Tensor& y = c.alloc(0);
+  // An adjoint of complex operands is the transpose of their conjugate.
+  const bool conj = adjoint && is_complex_type(y.dtype());
+  const Tensor a = conj && ta ? conj_of(c.in[0]) : c.in[0];
+  const Tensor b = conj && tb ? conj_of(c.in[1]) : c.in[1];
   JF_SWITCH_CLAIMED(kTypes, y.dtype(), T, {
     if constexpr (kEigenHalf<T>) {
       Tensor yf = Tensor::empty(DType::kFloat32, y.shape());
@@ -157,7 +163,7 @@ void k_MatMul(OpCall& c) {
 }
 void k_BatchMatMulV2(OpCall& c) {
   matmul<op_types(OpId::BatchMatMulV2)>(c, c.attrs.get<bool>("adj_x", false),
-                                        c.attrs.get<bool>("adj_y", false));
+                                        c.attrs.get<bool>("adj_y", false), /*adjoint=*/true);
 }
 
 }  // namespace jf

@@ -155,7 +155,10 @@ void bind_tensor(py::module_& m) {
       .def("__rmatmul__",
            [](const Tensor& s, py::handle o) { return matmul(other_operand(s, o), s, false, false); })
       .def("__neg__", [](const Tensor& s) { return run1(OpId::Neg, {s}); })
-      .def("__abs__", [](const Tensor& s) { return run1(OpId::Abs, {s}); })
+      .def("__abs__",
+           [](const Tensor& s) {
+             return run1(is_complex_type(s.dtype()) ? OpId::ComplexAbs : OpId::Abs, {s});
+           })
       .def("__invert__",
            [](const Tensor& s) {
              return run1(s.dtype() == DType::kBool ? OpId::LogicalNot : OpId::Invert, {s});

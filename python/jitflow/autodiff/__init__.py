@@ -5,6 +5,7 @@ from . import (  # noqa: F401  (importing them registers the gradients)
     function_calls,
     grads_activations,
     grads_array,
+    grads_complex,
     grads_control,
     grads_conv,
     grads_debugging,

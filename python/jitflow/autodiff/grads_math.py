@@ -44,7 +44,7 @@ def _abs_grad(op, g):
 
 @_grad("Square")
 def _square_grad(op, g):
-    return [g * (2.0 * op.inputs[0])]
+    return [g * (2.0 * ops.conj(op.inputs[0]))]
 
 
 @_grad("Relu")
@@ -54,12 +54,12 @@ def _relu_grad(op, g):
 
 @_grad("Exp")
 def _exp_grad(op, g):
-    return [g * op.outputs[0]]
+    return [g * ops.conj(op.outputs[0])]
 
 
 @_grad("Log")
 def _log_grad(op, g):
-    return [g / op.inputs[0]]
+    return [g / ops.conj(op.inputs[0])]
 
 
 @_grad("Log1p")
@@ -81,7 +81,7 @@ def _sigmoid_grad(op, g):
 
 @_grad("Sqrt")
 def _sqrt_grad(op, g):
-    return [g * 0.5 / op.outputs[0]]
+    return [g * 0.5 / ops.conj(op.outputs[0])]
 
 
 @_grad("Rsqrt")
@@ -201,7 +201,7 @@ def _sign_grad(op, g):
 
 @_grad("Reciprocal")
 def _reciprocal_grad(op, g):
-    y = op.outputs[0]
+    y = ops.conj(op.outputs[0])
     return [-g * y * y]
 
 
@@ -229,13 +229,15 @@ def _sub_grad(op, g):
 @_grad("Mul")
 def _mul_grad(op, g):
     x, y = op.inputs
-    return [unbroadcast(g * y, x, y), unbroadcast(x * g, y, x)]
+    cx, cy = ops.conj(x), ops.conj(y)  # complex: TF's convention (a real tensor is its own conj)
+    return [unbroadcast(g * cy, x, y), unbroadcast(cx * g, y, x)]
 
 
 @_grad("RealDiv")
 def _realdiv_grad(op, g):
     x, y = op.inputs
-    return [unbroadcast(g / y, x, y), unbroadcast(g * (-x / y / y), y, x)]
+    cx, cy = ops.conj(x), ops.conj(y)
+    return [unbroadcast(g / cy, x, y), unbroadcast(g * (-cx / cy / cy), y, x)]
 
 
 @_grad("Pow")
@@ -338,20 +340,28 @@ def _addn_grad(op, g):
 
 
 # ---- matmul ------------------------------------------------------------------------------
-def _matmul_grads(a, b, g, ta, tb, skip):
-    """(grad a, grad b) of matmul(a, b, ta, tb), TF's four cases; None for skipped inputs."""
+def _matmul_grads(a, b, g, ta, tb, skip, flag="transpose"):
+    """(grad a, grad b) of matmul(a, b, ta, tb), TF's four cases; None for skipped inputs.
+    `flag` is the product's flag: a transpose (MatMul, whose complex gradient conjugates the
+    operands first) or an adjoint (BatchMatMulV2)."""
+    if flag == "transpose":
+        a, b = ops.conj(a), ops.conj(b)
+    fa, fb = flag + "_a", flag + "_b"
+
+    def mm(x, y, xa=False, yb=False):
+        return ops.matmul(x, y, **{fa: xa, fb: yb})
     if not ta and not tb:
-        ga = lambda: ops.matmul(g, b, transpose_b=True)
-        gb = lambda: ops.matmul(a, g, transpose_a=True)
+        ga = lambda: mm(g, b, yb=True)
+        gb = lambda: mm(a, g, xa=True)
     elif not ta and tb:
-        ga = lambda: ops.matmul(g, b)
-        gb = lambda: ops.matmul(g, a, transpose_a=True)
+        ga = lambda: mm(g, b)
+        gb = lambda: mm(g, a, xa=True)
     elif ta and not tb:
-        ga = lambda: ops.matmul(b, g, transpose_b=True)
-        gb = lambda: ops.matmul(a, g)
+        ga = lambda: mm(b, g, yb=True)
+        gb = lambda: mm(a, g)
     else:
-        ga = lambda: ops.matmul(b, g, transpose_a=True, transpose_b=True)
-        gb = lambda: ops.matmul(g, a, transpose_a=True, transpose_b=True)
+        ga = lambda: mm(b, g, xa=True, yb=True)
+        gb = lambda: mm(g, a, xa=True, yb=True)
     return (None if 0 in skip else ga()), (None if 1 in skip else gb())
 
 
@@ -366,7 +376,7 @@ def _matmul_grad(op, g):
 def _batch_matmul_grad(op, g):
     a, b = op.inputs
     ga, gb = _matmul_grads(a, b, g, op.get_attr("adj_x", False), op.get_attr("adj_y", False),
-                           op.skip_input_indices)
+                           op.skip_input_indices, flag="adjoint")
     # Batch dims broadcast (a [B, T, k] @ kernel [k, u]): sum them back.
     return [unbroadcast(ga, a), unbroadcast(gb, b)]
 
@@ -437,7 +447,7 @@ def _prod_grad(op, g):
     zeros = ops.reduce_sum(ops.cast(zero, x.dtype), axes, keepdims=True)
     one_zero = ops.logical_and(zero, ops.equal(zeros, 1.0))
     dx = ops.where(ops.equal(zeros, 0.0), prod_nz / nonzero, ops.where(one_zero, prod_nz, 0.0))
-    return [dx * gk, None]
+    return [ops.conj(dx) * gk, None]
 
 
 # ---- softmax -----------------------------------------------------------------------------

@@ -8,7 +8,9 @@ from ..ops.dispatch import const_value
 
 
 def is_float(t):
-    return t is not None and t.dtype.is_floating
+    """Whether gradients flow through t: floats and complex values (TF's backpropagatable
+    dtypes); integers and bools get none."""
+    return t is not None and (t.dtype.is_floating or t.dtype.is_complex)
 
 
 MAX_RANK = 8  # the largest rank a tensor may have (cpp/core/shape.h, kMaxRank)

@@ -13,6 +13,7 @@ from ..core import strings as _strings
 from ..core.errors import InvalidArgumentError
 from ..core.export import export, exported
 from . import string_arrays as _sa
+from .complex_ops import abs, conj, real  # noqa: F401 (tf.abs of complex values; before the generated wrappers)
 from .dispatch import (
     OP,
     axis_tensor,
@@ -364,8 +365,25 @@ def logical_xor(x, y, name="LogicalXor"):
 
 # ---- linear algebra ------------------------------------------------------------------
 @export('matmul', 'linalg.matmul')
-def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
-    return _C.matmul(a, b, transpose_a, transpose_b, name)
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
+           b_is_sparse=False, name=None):
+    """a @ b over the last two dims (batch dims broadcast). An adjoint is the transpose of the
+    conjugate (the transpose itself for real values); the sparsity hints change nothing."""
+    if transpose_a and adjoint_a:
+        raise ValueError("Only one of transpose_a and adjoint_a can be True.")
+    if transpose_b and adjoint_b:
+        raise ValueError("Only one of transpose_b and adjoint_b can be True.")
+    if adjoint_a or adjoint_b or transpose_a or transpose_b:
+        a, b = to_tensor(a), to_tensor(b)
+        if a.dtype.is_complex:
+            # MatMul's flags transpose, BatchMatMulV2's take the adjoint (C++ frontend.cc
+            # picks by rank): conjugate what the op's flag does not.
+            batch = not (a.shape.rank == 2 and b.shape.rank == 2)
+            if adjoint_a if not batch else transpose_a:
+                a = conj(a)
+            if adjoint_b if not batch else transpose_b:
+                b = conj(b)
+    return _C.matmul(a, b, transpose_a or adjoint_a, transpose_b or adjoint_b, name)
 
 
 # ---- reductions ----------------------------------------------------------------------

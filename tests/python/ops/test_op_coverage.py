@@ -293,6 +293,9 @@ _COMPOSED = {"RandomUniform", "RandomStandardNormal", "RealDiv"}
 # nn.leaky_relu casts integer features to float32 (as TF does); the op itself refuses them
 # (test_nn_activations_losses.py).
 _COMPOSED |= {"LeakyRelu"}
+# tf.abs of a complex value is ComplexAbs; real, imag, conj and angle answer for real values
+# themselves, as TF's do (test_complex.py).
+_COMPOSED |= {"Abs", "Real", "Imag", "Conj", "Angle", "ComplexAbs"}
 
 
 @pytest.mark.parametrize("name,dtype", [(n, d) for n, r in RECORDS.items() if n in ROWS and n not in _COMPOSED
@@ -310,17 +313,23 @@ def test_gradient_matches_finite_differences(name, rng):
     xs = list(row.make(row.grad_dtype, rng))
     ref = row.grad_ref or row.ref
     outs = [np.asarray(o) for o in _outputs(row.call(*_tensors(xs)))]
-    ws = [rng.standard_normal(o.shape).astype(o.dtype) for o in outs]
-    # integer outputs (TopKV2's indices) carry no gradient: the loss weighs the float ones
-    floats = [o.dtype.kind == "f" for o in outs]
+    # A complex output is weighed by its real and its imaginary part (a real loss, as TF
+    # differentiates); integer outputs (TopKV2's indices) carry no gradient.
+    ws = [(rng.standard_normal(o.shape).astype(o.real.dtype), rng.standard_normal(o.shape).astype(o.real.dtype))
+          for o in outs]
+    floats = [o.dtype.kind in "fc" for o in outs]
 
     def loss_np(*gx):
         vals = list(xs)
         for i, v in zip(row.grad, gx):
             vals[i] = v
         r = ref(*vals)
-        return sum(float(np.sum(np.asarray(o, np.float64) * w))
-                   for o, w, f in zip(r if isinstance(r, tuple) else (r,), ws, floats) if f)
+        return sum(float(np.sum(np.real(o).astype(np.float64) * w + np.imag(o).astype(np.float64) * w2))
+                   for o, (w, w2), f in zip(r if isinstance(r, tuple) else (r,), ws, floats) if f)
+
+    def weighed(o, w, w2):
+        loss = jf.reduce_sum(jf.math.real(o) * jf.constant(w))
+        return loss + jf.reduce_sum(jf.math.imag(o) * jf.constant(w2)) if o.dtype.is_complex else loss
 
     tensors = _tensors(xs)
     with jf.GradientTape() as tape:
@@ -328,7 +337,7 @@ def test_gradient_matches_finite_differences(name, rng):
             tape.watch(tensors[i])
         out = row.call(*tensors)
         outs_t = list(out) if isinstance(out, (tuple, list)) else [out]
-        loss = jf.add_n([jf.reduce_sum(o * jf.constant(w)) for o, w, f in zip(outs_t, ws, floats) if f])
+        loss = jf.add_n([weighed(o, *w) for o, w, f in zip(outs_t, ws, floats) if f])
     grads = tape.gradient(loss, [tensors[i] for i in row.grad])
     want = numeric_grad(loss_np, [xs[i] for i in row.grad])
     for i, g, w in zip(row.grad, grads, want):
