@@ -10,7 +10,17 @@
 
 namespace jf {
 
-void run_pipeline(llvm::Module& m, llvm::TargetMachine* tm, const llvm::TargetLibraryInfoImpl* tlii) {
+// The small pipeline: CSE (the elemental IR recomputes shared operand indices), hoisting the
+// loop-invariant parameter loads and index arithmetic, InstCombine to fold the index
+// arithmetic the emitters write generically (multiplications by 1, adds of 0), and the loop
+// vectorizer without interleaving. O2's other loop and inter-procedural passes find nothing
+// in one kernel loop nest but cost as much compile time as the vectorizer.
+constexpr const char* kSmallPipeline =
+    "function(early-cse<memssa>,simplifycfg,loop-mssa(licm),instcombine,loop-simplify,lcssa,"
+    "loop-vectorize<interleave-forced-only>,instcombine,simplifycfg)";
+
+void run_pipeline(llvm::Module& m, llvm::TargetMachine* tm, const llvm::TargetLibraryInfoImpl* tlii,
+                  PipelineKind kind) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -26,6 +36,17 @@ void run_pipeline(llvm::Module& m, llvm::TargetMachine* tm, const llvm::TargetLi
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
+  if (kind == PipelineKind::kSmall) {
+    // 8 float lanes rather than AVX-512's 16: a row of 10 (an LSTM cell's units) then runs
+    // mostly in the vector loop, and there is no vectorized remainder to compile.
+    for (llvm::Function& f : m)
+      if (!f.isDeclaration()) f.addFnAttr("prefer-vector-width", "256");
+    llvm::ModulePassManager mpm;
+    if (auto err = pb.parsePassPipeline(mpm, kSmallPipeline))
+      throw_runtime("LLVM: the small pipeline does not parse: ", llvm::toString(std::move(err)));
+    mpm.run(m, mam);
+    return;
+  }
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
 }
 

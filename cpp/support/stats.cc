@@ -26,7 +26,8 @@ std::map<std::string, int64_t> stats_snapshot() {
           {"compiled_loop_runs", s.compiled_loop_runs},
           {"compiled_loop_iterations", s.compiled_loop_iterations},
           {"compiled_loop_fallbacks", s.compiled_loop_fallbacks},
-          {"conv_postop_runs", s.conv_postop_runs}};
+          {"conv_postop_runs", s.conv_postop_runs},
+          {"small_pipeline_compilations", s.small_pipeline_compilations}};
 }
 
 void reset_stats() {
@@ -45,6 +46,7 @@ void reset_stats() {
   s.compiled_loop_iterations = 0;
   s.compiled_loop_fallbacks = 0;
   s.conv_postop_runs = 0;
+  s.small_pipeline_compilations = 0;
 }
 
 static std::atomic<WarnHook> g_warn_hook{nullptr};

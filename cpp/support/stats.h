@@ -32,6 +32,9 @@ struct Stats {
   // Convolutions run with their bias add, activation or residual add as oneDNN post-ops
   // (FusedConv2D, made by passes/fuse_conv.cc).
   std::atomic<int64_t> conv_postop_runs{0};
+  // CPU compilations that took the small LLVM pipeline (kernels of few iterations, no
+  // vectorizer: codegen/llvm_pipeline.h).
+  std::atomic<int64_t> small_pipeline_compilations{0};
 };
 
 Stats& stats();

@@ -32,6 +32,7 @@
 #include "codegen/cpu/jit_memory.h"
 #include "codegen/elemental.h"
 #include "codegen/llvm_pipeline.h"
+#include "support/stats.h"
 
 namespace jf {
 namespace {
@@ -171,11 +172,63 @@ void add_vector_variants(llvm::Module& m, bool avx2) {
   }
 }
 
-void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
+void optimize(llvm::Module& m, llvm::TargetMachine* tm, PipelineKind kind) {
   llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
   tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
                                           llvm::Triple(m.getTargetTriple()));
-  run_pipeline(m, tm, &tlii);
+  run_pipeline(m, tm, &tlii, kind);
+}
+
+// A loop step iterating at most this many times (output elements times the elements each
+// folds) gets the small pipeline: O2's interleaved vector loop (16 lanes times up to 4)
+// would hardly run, its vectorized remainder doing the work.
+constexpr int64_t kSmallStepIterations = 128;
+
+// The value of a parameter slot known from the graph's static shapes, or -1 when it is not
+// (an unknown dim, or a slice bound).
+int64_t static_slot(const ClusterProgram& p, int slot) {
+  const ParamFill& f = p.fills[slot];
+  const int nin = static_cast<int>(p.inputs.size());
+  switch (f.kind) {
+    case ParamFill::kInputDim:
+      if (f.a < nin) {
+        const Shape& s = p.inputs[f.a].node->outputs[p.inputs[f.a].index].shape;
+        return f.b < s.rank() ? s[f.b] : -1;
+      }
+      return p.constants[f.a - nin].shape()[f.b];
+    case ParamFill::kNodeDim: {
+      const Shape& s = p.members[f.a]->outputs[f.b].shape;
+      return f.c < s.rank() ? s[f.c] : -1;
+    }
+    default:
+      return -1;
+  }
+}
+
+// Which pipeline the program's kernels get. The kernels serve every size with the same rank
+// and broadcast pattern, so the choice is part of the cache key: a later call at a size
+// whose graph shapes are larger or unknown compiles its own fully optimized kernels.
+// JITFLOW_LLVM_PIPELINE=full or small overrides the choice (tests check both compile alike).
+PipelineKind choose_pipeline(const ClusterProgram& p) {
+  if (const char* o = std::getenv("JITFLOW_LLVM_PIPELINE"); o && *o) {
+    if (std::string(o) == "small") return PipelineKind::kSmall;
+    if (std::string(o) == "full") return PipelineKind::kFull;
+  }
+  std::vector<int64_t> params(p.num_params, 1);
+  for (int s = 0; s < p.num_params; ++s) {
+    params[s] = static_slot(p, s);
+    if (params[s] < 0 && p.fills[s].kind != ParamFill::kSliceStart &&
+        p.fills[s].kind != ParamFill::kSliceStride && p.fills[s].kind != ParamFill::kSplitStart)
+      return PipelineKind::kFull;  // a dim known only at run time
+  }
+  for (const Step& s : p.steps) {
+    if (s.kind == Step::kLibrary) continue;
+    if (s.kind != Step::kLoop) return PipelineKind::kFull;  // row groups: rows of any width
+    int64_t n = 1;
+    for (int d : s.root->dims) n *= d < 0 ? 1 : params[d];
+    if (n * reduced_extent(s, params.data()) > kSmallStepIterations) return PipelineKind::kFull;
+  }
+  return PipelineKind::kSmall;
 }
 
 // Each object goes into its own JITDylib (resolving the process's symbols through the main
@@ -223,7 +276,10 @@ std::string cpu_target_description() {
 CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   Jit& j = jit();
   std::lock_guard<std::mutex> lock(j.mu);
-  std::string key = compile_cache_key(p.fingerprint, "cpu|" + j.triple + "|" + j.cpu + "|" + j.features);
+  const PipelineKind pipeline = choose_pipeline(p);
+  std::string key =
+      compile_cache_key(p.fingerprint, std::string(pipeline == PipelineKind::kSmall ? "cpu-small|" : "cpu|") +
+                                           j.triple + "|" + j.cpu + "|" + j.features);
   auto it = j.loaded.find(key);
   if (it != j.loaded.end()) {
     if (auto code = it->second.lock()) return kernels_of(std::move(code), true);
@@ -259,7 +315,8 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
     throw Error(ErrorKind::kInternal, "LLVM IR verification failed: " + vs.str());
   add_vector_variants(m, j.avx2);
   dump_module(m, label, "before_opt");
-  optimize(m, j.tm.get());
+  optimize(m, j.tm.get(), pipeline);
+  if (pipeline == PipelineKind::kSmall) stats().small_pipeline_compilations.fetch_add(1);
   dump_module(m, label, "after_opt");
   obj = emit_module(m, j.tm.get(), false);
   disk_cache_store(key, obj);

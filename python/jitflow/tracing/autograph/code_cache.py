@@ -5,9 +5,10 @@ its source. The key digests the original code object (bytecode, constants, names
 positions and file, nested functions included), the strict flag, the Python version and the
 converter's source files (size and modification time): an edited function has other bytecode
 or positions, and a changed converter another digest, so neither is served stale code."""
+
 import hashlib
 import marshal
-import pathlib
+import os
 import sys
 import types
 
@@ -18,20 +19,36 @@ from ...ops.debugging import _extra_stats
 _extra_stats.setdefault("autograph_conversions", 0)
 _extra_stats.setdefault("autograph_cache_loads", 0)
 
-_FIELDS = ("co_name", "co_qualname", "co_filename", "co_firstlineno", "co_argcount", "co_posonlyargcount",
-           "co_kwonlyargcount", "co_flags", "co_code", "co_linetable", "co_exceptiontable", "co_names",
-           "co_varnames", "co_freevars", "co_cellvars")
+_FIELDS = (
+    "co_name",
+    "co_qualname",
+    "co_filename",
+    "co_firstlineno",
+    "co_argcount",
+    "co_posonlyargcount",
+    "co_kwonlyargcount",
+    "co_flags",
+    "co_code",
+    "co_linetable",
+    "co_exceptiontable",
+    "co_names",
+    "co_varnames",
+    "co_freevars",
+    "co_cellvars",
+)
 _converter = []  # the digest of the converter's sources, computed on first use
 
 
 def _converter_digest():
     """The Python version and the converter's sources, by their size and modification time (a
-    stat per file: reading them cost a first call more than the conversion it saves)."""
+    stat per file: reading them cost a first call more than the conversion it saves; pathlib's
+    glob compiled a regular expression, a millisecond of a cached first call)."""
     if not _converter:
         h = hashlib.sha1(sys.version.encode())
-        for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):
-            st = path.stat()
-            h.update(f"{path.name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+        with os.scandir(os.path.dirname(__file__)) as entries:
+            files = sorted((e.name, e.stat()) for e in entries if e.name.endswith(".py") and e.is_file())
+        for name, st in files:
+            h.update(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
         _converter.append(h.hexdigest())
     return _converter[0]
 
