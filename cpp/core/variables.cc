@@ -51,11 +51,19 @@ std::shared_ptr<Var> hold(int64_t id) {
 }
 
 void check_and_store(Var& v, const Tensor& value, const char* op) {
+  // A variable stays on its device, as TF's do: a value computed elsewhere is copied there
+  // (outside the lock: a device copy waits for the device).
+  Device home;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    home = v.value.device();
+  }
+  Tensor placed = value.device() == home ? value : value.to_device(home);
   std::lock_guard<std::mutex> lock(g_mu);
-  if (value.dtype() != v.value.dtype() || value.shape() != v.value.shape())
+  if (placed.dtype() != v.value.dtype() || placed.shape() != v.value.shape())
     throw_invalid(op, ": cannot assign a ", value.desc(), " value to variable '", v.name, "' of type ",
                   v.value.desc());
-  v.value = value;
+  v.value = std::move(placed);
 }
 
 }  // namespace

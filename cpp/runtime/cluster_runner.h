@@ -17,6 +17,7 @@
 namespace jf {
 
 class GpuModule;
+struct GpuRunState;
 
 struct CompiledCluster {
   std::string name;   // cluster_0, ...
@@ -37,9 +38,13 @@ struct CompiledCluster {
   int gpu_device = -1;
   std::shared_ptr<GpuModule> gpu_module;
   std::vector<std::string> gpu_kernels;
+  std::shared_ptr<GpuRunState> gpu_state;  // constants, launch plan, status word (gpu_cluster.cc)
 
   // inputs follow program->inputs; returns values for program->outputs.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+  // A GPU cluster's run (runtime/gpu/gpu_cluster.cc). A defined into[k] (a device tensor of
+  // output k's dtype and shape) receives output k in place of a fresh buffer.
+  std::vector<Tensor> run_gpu(const std::vector<Tensor>& inputs, const std::vector<Tensor>& into = {}) const;
 
   // A While whose step graph (body, then the condition on its results) is this one cluster
   // runs here whole (jit_pass.cc): the shapes are prepared once, the loop variables live in
@@ -127,12 +132,9 @@ struct CompiledCluster {
   mutable std::atomic<bool> warned_{false};
   mutable std::atomic<int64_t> loop_fallbacks_{0};
   mutable std::atomic<bool> loop_warned_{false};
-  mutable std::string loop_fallback_reason_;                             // under spec_mu_
-  mutable std::string fallback_reason_;                                  // under spec_mu_
-  std::vector<Tensor> run_gpu(const std::vector<Tensor>& inputs) const;  // runtime/gpu/gpu_cluster.cc
+  mutable std::string loop_fallback_reason_;  // under spec_mu_
+  mutable std::string fallback_reason_;       // under spec_mu_
   Parked<RunState> state_;
-  mutable std::mutex gpu_mu_;
-  mutable std::vector<Tensor> gpu_constants_;  // program constants, uploaded on first run
 };
 
 // The JIT pass's ClusterCompiler: compiles a lowered cluster for the CPU (compile_cpu) or

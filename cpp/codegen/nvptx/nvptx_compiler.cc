@@ -16,6 +16,7 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -55,15 +56,30 @@ llvm::Value* sreg(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) {
   return b.CreateZExt(b.CreateCall(llvm::Intrinsic::getDeclaration(m, id)), b.getInt64Ty());
 }
 
-// `void name(ptr bufs, ptr params, i64 total)` as a PTX entry, marked for the NVPTX backend
-// through nvvm.annotations.
-llvm::Function* create_kernel(llvm::Module& m, const std::string& name) {
+// `void name(bufs, params, i64 total)` as a PTX entry, marked for the NVPTX backend through
+// nvvm.annotations. With `tables` (Tables::by_value) the buffer and parameter tables are
+// kernel parameters themselves (byval arrays the backend reads with ld.param), so a launch
+// needs no device copy of them; otherwise they are pointers to device memory.
+struct Tables {
+  bool by_value = false;
+  uint64_t buffers = 0, params = 0;  // entries (by value only)
+};
+llvm::Function* create_kernel(llvm::Module& m, const std::string& name, const Tables& tables) {
   llvm::LLVMContext& ctx = m.getContext();
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
   auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, i64}, false);
   auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
   fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  if (tables.by_value) {
+    uint64_t n[2] = {tables.buffers, tables.params};
+    for (unsigned a = 0; a < 2; ++a) {
+      fn->addParamAttr(a, llvm::Attribute::getWithByValType(ctx, llvm::ArrayType::get(i64, n[a])));
+      fn->addParamAttr(a, llvm::Attribute::getWithAlignment(ctx, llvm::Align(8)));
+      fn->addParamAttr(a, llvm::Attribute::NoAlias);
+      fn->addParamAttr(a, llvm::Attribute::ReadOnly);
+    }
+  }
   llvm::NamedMDNode* ann = m.getOrInsertNamedMetadata("nvvm.annotations");
   ann->addOperand(llvm::MDNode::get(
       ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
@@ -71,10 +87,11 @@ llvm::Function* create_kernel(llvm::Module& m, const std::string& name) {
   return fn;
 }
 
-void emit_kernel(llvm::Module& m, const Step& s, const std::string& name, int status_slot) {
+void emit_kernel(llvm::Module& m, const Step& s, const std::string& name, int status_slot,
+                 const Tables& tables) {
   llvm::LLVMContext& ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
-  llvm::Function* fn = create_kernel(m, name);
+  llvm::Function* fn = create_kernel(m, name, tables);
   auto args = fn->arg_begin();
   llvm::Value *bufs = args++, *params = args++, *total = args++;
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
@@ -122,10 +139,11 @@ llvm::Value* warp_reduce(llvm::IRBuilder<>& b, ElementalEmitter& em, const KExpr
 // A reduction root as a block reduction: block c reduces outputs c, c + nctaid, ...; its
 // threads stride over the reduced extent, then combine with warp shuffles and a 32-slot
 // shared scratch (one per warp). Launch with a multiple of 32 threads, at most 1024.
-void emit_reduce_kernel(llvm::Module& m, const Step& s, const std::string& name, int status_slot) {
+void emit_reduce_kernel(llvm::Module& m, const Step& s, const std::string& name, int status_slot,
+                        const Tables& tables) {
   llvm::LLVMContext& ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
-  llvm::Function* fn = create_kernel(m, name);
+  llvm::Function* fn = create_kernel(m, name, tables);
   auto args = fn->arg_begin();
   llvm::Value *bufs = args++, *params = args++, *total = args++;
   auto block = [&](const char* n) { return llvm::BasicBlock::Create(ctx, n, fn); };
@@ -287,9 +305,16 @@ std::string libdevice_path() {
 
 PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std::string& arch) {
   init_nvptx();
-  // PTX is cached on disk like CPU object code (key: kernel IR, target arch, versions).
-  std::string key =
-      compile_cache_key(p.fingerprint + "|label=" + label, std::string("nvptx|") + kTriple + "|" + arch);
+  // The tables go by value while they fit the 4 KB of kernel parameters every GPU takes
+  // (with the status word after the buffers, and `total`).
+  Tables tables;
+  tables.buffers = static_cast<uint64_t>(p.num_buffers) + 1;
+  tables.params = static_cast<uint64_t>(std::max(1, p.num_params));
+  tables.by_value = (tables.buffers + tables.params + 1) * 8 <= kMaxKernelParamBytes;
+  // PTX is cached on disk like CPU object code (key: kernel IR, target arch, versions); the
+  // entry's first line lists the kernels, after "byval " when the tables go by value.
+  std::string key = compile_cache_key(p.fingerprint + "|label=" + label,
+                                      std::string("nvptx|") + kTriple + "|" + arch + "|tables");
   std::string cached;
   bool hit = disk_cache_load(key, &cached);
   if (hit && cached.find('\n') == std::string::npos) {
@@ -302,6 +327,9 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
     out.from_cache = true;
     size_t nl = cached.find('\n');
     std::string names = cached.substr(0, nl);
+    const std::string byval = "byval ";
+    out.tables_by_value = names.rfind(byval, 0) == 0;
+    if (out.tables_by_value) names = names.substr(byval.size());
     for (size_t a = 0, b; a < names.size(); a = b + 1) {
       b = names.find(',', a);
       if (b == std::string::npos) b = names.size();
@@ -324,13 +352,14 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   m.setDataLayout(tm->createDataLayout());
   PtxModule out;
   out.arch = arch;
+  out.tables_by_value = tables.by_value;
   auto emit_step = [&](const Step& s, std::string name) {
     for (char& c : name)
       if (!isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
     if (s.root->kind == KKind::kReduce)
-      emit_reduce_kernel(m, s, name, p.num_buffers);
+      emit_reduce_kernel(m, s, name, p.num_buffers, tables);
     else
-      emit_kernel(m, s, name, p.num_buffers);
+      emit_kernel(m, s, name, p.num_buffers, tables);
     out.kernels.push_back(name);
   };
   for (size_t k = 0; k < p.steps.size(); ++k) {
@@ -350,8 +379,8 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   link_libdevice(m);
   run_pipeline(m, tm.get());
   out.ptx = emit_module(m, tm.get(), true);
-  std::string names;
-  for (const auto& k : out.kernels) names += (names.empty() ? "" : ",") + k;
+  std::string names = out.tables_by_value ? "byval " : "";
+  for (size_t i = 0; i < out.kernels.size(); ++i) names += (i ? "," : "") + out.kernels[i];
   disk_cache_store(key, names + "\n" + out.ptx);
   if (const char* dir = std::getenv("JITFLOW_DUMP"))
     if (*dir) std::ofstream(std::string(dir) + "/" + label + "." + arch + ".ptx") << out.ptx;

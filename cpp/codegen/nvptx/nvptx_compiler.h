@@ -1,6 +1,7 @@
 // The GPU backend: the same elemental emitter wrapped in grid-stride kernels, libdevice
 // linked for transcendental functions, and LLVM's NVPTX backend producing PTX text.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -13,11 +14,18 @@ struct PtxModule {
   std::vector<std::string> kernels;  // entry names, one per loop step (library steps excluded)
   std::string arch;
   bool from_cache = false;  // loaded from the on-disk compile cache
+  // The buffer and parameter tables are kernel parameters (arrays of num_buffers + 1 and
+  // max(1, num_params) 64-bit entries), not pointers to device memory: see emit_ptx.
+  bool tables_by_value = false;
 };
 
+// Kernel parameter space every CUDA GPU offers; larger tables go through device memory.
+constexpr size_t kMaxKernelParamBytes = 4096;
+
 // Compiles the loop steps of a program to PTX for `arch` ("sm_80", "sm_90", ...). Works
-// without a GPU. Each kernel is `void k(ptr bufs, ptr params, i64 total)` and covers output
-// elements [0, total) with a grid-stride loop.
+// without a GPU. Each kernel is `void k(bufs, params, i64 total)` and covers output elements
+// [0, total) with a grid-stride loop; bufs and params are the tables by value when they fit
+// the kernel parameter space (tables_by_value), else pointers to device copies.
 PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std::string& arch);
 
 // Path of libdevice (CUDA toolkit), or "" when not found.

@@ -33,12 +33,13 @@ bool resolve_all(void* lib) {
   return JF_RESOLVE(cuInit) && JF_RESOLVE(cuDriverGetVersion) && JF_RESOLVE(cuDeviceGetCount) &&
          JF_RESOLVE(cuDeviceGet) && JF_RESOLVE(cuDeviceGetName) && JF_RESOLVE(cuDeviceGetAttribute) &&
          JF_RESOLVE(cuGetErrorName) && JF_RESOLVE(cuDevicePrimaryCtxRetain) && JF_RESOLVE(cuCtxSetCurrent) &&
-         JF_RESOLVE(cuMemAlloc_v2) && JF_RESOLVE(cuMemFree_v2) && JF_RESOLVE(cuMemcpyHtoDAsync_v2) &&
-         JF_RESOLVE(cuMemcpyDtoHAsync_v2) && JF_RESOLVE(cuMemcpyDtoDAsync_v2) && JF_RESOLVE(cuStreamCreate) &&
-         JF_RESOLVE(cuStreamSynchronize) && JF_RESOLVE(cuStreamDestroy_v2) && JF_RESOLVE(cuLinkCreate_v2) &&
-         JF_RESOLVE(cuLinkAddData_v2) && JF_RESOLVE(cuLinkComplete) && JF_RESOLVE(cuLinkDestroy) &&
-         JF_RESOLVE(cuModuleLoadData) && JF_RESOLVE(cuModuleUnload) && JF_RESOLVE(cuModuleGetFunction) &&
-         JF_RESOLVE(cuLaunchKernel);
+         JF_RESOLVE(cuMemAlloc_v2) && JF_RESOLVE(cuMemFree_v2) && JF_RESOLVE(cuMemHostAlloc) &&
+         JF_RESOLVE(cuMemHostGetDevicePointer_v2) && JF_RESOLVE(cuMemFreeHost) &&
+         JF_RESOLVE(cuMemcpyHtoDAsync_v2) && JF_RESOLVE(cuMemcpyDtoHAsync_v2) &&
+         JF_RESOLVE(cuMemcpyDtoDAsync_v2) && JF_RESOLVE(cuStreamCreate) && JF_RESOLVE(cuStreamSynchronize) &&
+         JF_RESOLVE(cuStreamDestroy_v2) && JF_RESOLVE(cuLinkCreate_v2) && JF_RESOLVE(cuLinkAddData_v2) &&
+         JF_RESOLVE(cuLinkComplete) && JF_RESOLVE(cuLinkDestroy) && JF_RESOLVE(cuModuleLoadData) &&
+         JF_RESOLVE(cuModuleUnload) && JF_RESOLVE(cuModuleGetFunction) && JF_RESOLVE(cuLaunchKernel);
 #undef JF_RESOLVE
 }
 

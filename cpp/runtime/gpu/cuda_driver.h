@@ -36,6 +36,9 @@ struct CudaApi {
   CUresult (*cuCtxSetCurrent)(void*);
   CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t);
   CUresult (*cuMemFree_v2)(CUdeviceptr);
+  CUresult (*cuMemHostAlloc)(void**, size_t, unsigned);
+  CUresult (*cuMemHostGetDevicePointer_v2)(CUdeviceptr*, void*, unsigned);
+  CUresult (*cuMemFreeHost)(void*);
   CUresult (*cuMemcpyHtoDAsync_v2)(CUdeviceptr, const void*, size_t, void*);
   CUresult (*cuMemcpyDtoHAsync_v2)(void*, CUdeviceptr, size_t, void*);
   CUresult (*cuMemcpyDtoDAsync_v2)(CUdeviceptr, CUdeviceptr, size_t, void*);

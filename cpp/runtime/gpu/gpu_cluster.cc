@@ -1,5 +1,9 @@
-// GPU cluster execution: the same parameter preparation as on the CPU, device buffers for
-// every materialized value, the loop kernels launched in order and matmuls on cuBLAS.
+// GPU cluster execution: the same parameter preparation as on the CPU, device buffers from
+// the device's caching pool, the loop kernels launched in order and matmuls on cuBLAS, all
+// queued on the device's one stream. A run neither copies nor waits: the kernels take their
+// buffer and parameter tables as launch parameters, the run-time checks report through a
+// mapped status word read at the next synchronization, and the launch plan (kernels, grid
+// and block sizes) is kept until the input shapes change.
 #include "runtime/gpu/gpu_cluster.h"
 
 #include "codegen/nvptx/nvptx_compiler.h"
@@ -10,6 +14,17 @@
 #include "support/stats.h"
 
 namespace jf {
+
+struct GpuRunState {
+  std::mutex mu;
+  bool tables_by_value = false;
+  std::vector<char> read;         // per input: a kernel or matmul reads it (else a host shape value)
+  std::vector<Tensor> constants;  // the program's constants on the device, from the first run
+  std::shared_ptr<GpuDevice::StatusWord> status;
+  LaunchPlan plan;  // for plan.totals and plan.extents
+  bool planned = false;
+  std::vector<CUdeviceptr> ptrs;  // the buffer table: one per buffer, then the status word
+};
 
 namespace {
 bool is_matmul(const Node* n) { return n->op == OpId::MatMul || n->op == OpId::BatchMatMulV2; }
@@ -45,59 +60,88 @@ void compile_for_gpu(CompiledCluster& cc, int device, const std::string& label) 
   cc.gpu_module = GpuModule::load(d, ptx.ptx);
   cc.gpu_kernels = ptx.kernels;
   cc.gpu_device = device;
+  auto state = std::make_shared<GpuRunState>();
+  state->tables_by_value = ptx.tables_by_value;
+  state->read = buffers_read(p);
+  state->read.resize(p.inputs.size());
+  cc.gpu_state = std::move(state);
 }
 
-std::vector<Tensor> CompiledCluster::run_gpu(const std::vector<Tensor>& inputs) const {
+std::vector<Tensor> CompiledCluster::run_gpu(const std::vector<Tensor>& inputs,
+                                             const std::vector<Tensor>& into) const {
   const ClusterProgram& p = *program;
+  GpuRunState& gs = *gpu_state;
   const Device dev{DeviceType::kGPU, gpu_device};
   GpuDevice& device = GpuDevice::get(gpu_device);
-  std::vector<char> read = buffers_read(p);
   std::vector<Tensor> in(inputs);
-  for (size_t i = 0; i < in.size(); ++i) in[i] = in[i].to_device(read[i] ? dev : Device{});
-  Prepared pr;
+  for (size_t i = 0; i < in.size(); ++i) in[i] = in[i].to_device(gs.read[i] ? dev : Device{});
+  auto lease = state_.take([&] {
+    auto* st = new RunState();
+    st->recycle.resize(p.num_buffers);
+    return st;
+  });
+  RunState& st = *lease;
+  std::string pattern;
+  const Prepared* prepared = prepared_for(st, in, &pattern);
   // Another size-1 (broadcast) pattern than traced: GPU clusters have no specializations yet.
-  if (!prepare(in, &pr))
-    return fall_back(in, "a broadcast pattern other than traced (no GPU specialization yet)");
+  if (!prepared) return fall_back(in, "a broadcast pattern other than traced (no GPU specialization yet)");
+  const Prepared& pr = *prepared;
   stats().cluster_runs.fetch_add(1, std::memory_order_relaxed);
-  int nin = static_cast<int>(in.size());
-  {
-    std::lock_guard<std::mutex> lock(gpu_mu_);
-    if (gpu_constants_.empty())
-      for (const Tensor& c : p.constants) gpu_constants_.push_back(c.to_device(dev));
-  }
-  std::vector<Tensor> bufs(p.num_buffers);
-  std::vector<CUdeviceptr> ptrs(p.num_buffers, 0);
+  const int nin = static_cast<int>(in.size());
+  std::lock_guard<std::mutex> lock(gs.mu);
+  if (gs.constants.size() != p.constants.size())
+    for (const Tensor& c : p.constants) gs.constants.push_back(c.to_device(dev));
+  if (!gs.status) gs.status = device.status_word([this](int64_t code) { raise_check(code); });
+  std::vector<Tensor>& bufs = st.bufs;
+  bufs.assign(p.num_buffers, Tensor());
   for (int i = 0; i < nin; ++i) bufs[i] = in[i];
-  for (size_t c = 0; c < p.constants.size(); ++c) bufs[nin + c] = gpu_constants_[c];
+  for (size_t c = 0; c < p.constants.size(); ++c) bufs[nin + c] = gs.constants[c];
+  // Outputs written in place (a variable's update): only into buffers the run would allocate.
+  for (size_t k = 0; k < into.size() && k < p.output_exprs.size(); ++k) {
+    const int b = p.output_exprs[k]->buffer;
+    const Tensor& t = into[k];
+    if (t.defined() && !bufs[b].defined() && t.device() == dev && t.dtype() == p.buffer_expr[b]->dtype &&
+        t.shape() == pr.buffer_shapes[b])
+      bufs[b] = t;
+  }
+  gs.ptrs.assign(p.num_buffers + 1, 0);
   for (int b = 0; b < p.num_buffers; ++b) {
     if (!bufs[b].defined() && p.buffer_expr[b]) {
       const Shape& s = pr.buffer_shapes[b];
       DType dt = p.buffer_expr[b]->dtype;
       bufs[b] = Tensor(dt, s, allocate_gpu_buffer(gpu_device, s.num_elements() * dtype_size(dt)));
     }
-    if (bufs[b].defined() && !bufs[b].on_host()) ptrs[b] = device_ptr(bufs[b]);
+    if (bufs[b].defined() && !bufs[b].on_host()) gs.ptrs[b] = device_ptr(bufs[b]);
   }
-  std::vector<int64_t> totals, extents;
-  for (const Step& s : p.steps) {
-    totals.push_back(pr.buffer_shapes[s.root->buffer].num_elements());
-    extents.push_back(reduced_extent(s, pr.params.data()));
+  gs.ptrs[p.num_buffers] = gs.status->device_address;
+  // The launch plan holds while every step has the same output count and reduced extent.
+  bool same = gs.planned;
+  for (size_t k = 0; same && k < p.steps.size(); ++k) {
+    const Step& s = p.steps[k];
+    same = gs.plan.totals[k] == pr.buffer_shapes[s.root->buffer].num_elements() &&
+           gs.plan.extents[k] == reduced_extent(s, pr.params.data());
+  }
+  if (!same) {
+    std::vector<int64_t> totals, extents;
+    for (const Step& s : p.steps) {
+      totals.push_back(pr.buffer_shapes[s.root->buffer].num_elements());
+      extents.push_back(reduced_extent(s, pr.params.data()));
+    }
+    plan_launches(device, *gpu_module, p, gpu_kernels, gs.tables_by_value, totals, extents, &gs.plan);
+    gs.planned = true;
   }
   auto library = [&](size_t k) {
     const Step& s = p.steps[k];
     auto view = [&](const KExpr* e) { return bufs[e->buffer].reshaped(pr.buffer_shapes[e->buffer]); };
+    // An argument's buffer may hold the value it reshapes: the node's input shape says which.
+    auto arg = [&](int i) { return bufs[s.args[i]->buffer].reshaped(pr.step_in_shapes[k][i]); };
     bool mm = s.node->op == OpId::MatMul;
     bool ta = s.node->attrs.get<bool>(mm ? "transpose_a" : "adj_x", false);
     bool tb = s.node->attrs.get<bool>(mm ? "transpose_b" : "adj_y", false);
-    gpu_matmul(device, view(s.args[0]), view(s.args[1]), ta, tb, view(s.root));
+    gpu_matmul(device, arg(0), arg(1), ta, tb, view(s.root));
   };
-  // The run-time checks' status word (kernel_ir.h: CheckKind), zeroed, after the buffers.
-  GpuDevice::Block status_word(device, sizeof(int64_t));
-  int64_t status = 0;
-  device.copy_to_device(status_word.ptr, &status, sizeof status);
-  ptrs.push_back(status_word.ptr);
-  launch_program(device, *gpu_module, p, gpu_kernels, ptrs, pr.params, totals, extents, library);
-  device.copy_to_host(&status, status_word.ptr, sizeof status);
-  if (status) raise_check(status);
+  launch_planned(device, p, gs.plan, gs.ptrs, pr.params, library);
+  device.mark_pending(gs.status);
   std::vector<Tensor> out;
   for (const KExpr* e : p.output_exprs) out.push_back(bufs[e->buffer]);
   return out;

@@ -1,5 +1,5 @@
 // Compiled clusters on a GPU: the NVPTX module of a lowered cluster loaded on a device, and
-// the NVPTX target chosen for the device.
+// the NVPTX target chosen for the device. CompiledCluster::run_gpu runs them.
 #pragma once
 #include <string>
 

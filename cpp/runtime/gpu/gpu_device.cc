@@ -89,7 +89,7 @@ void GpuDevice::empty_cache() {
     stats_.bytes_cached = 0;
   }
   make_current();
-  synchronize();  // a cached block may still be read by queued work
+  synchronize(false);  // a cached block may still be read by queued work
   for (auto& kv : blocks)
     for (CUdeviceptr p : kv.second) cuda_check(cuda_api().cuMemFree_v2(p), "cuMemFree");
 }
@@ -110,7 +110,54 @@ void GpuDevice::copy_on_device(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
   cuda_check(cuda_api().cuMemcpyDtoDAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoDAsync");
 }
 
-void GpuDevice::synchronize() { cuda_check(cuda_api().cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
+void GpuDevice::synchronize(bool check) {
+  cuda_check(cuda_api().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  if (!check) return;
+  std::vector<std::weak_ptr<StatusWord>> words;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pending_.empty()) return;
+    words.swap(pending_);
+  }
+  std::shared_ptr<StatusWord> failed;
+  int64_t code = 0;
+  for (auto& weak : words)
+    if (auto w = weak.lock()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        w->pending = false;
+      }
+      int64_t v = *static_cast<volatile int64_t*>(w->host);
+      if (v && !failed) failed = w, code = v;
+      *w->host = 0;
+    }
+  if (failed) failed->raise(code);
+}
+
+std::shared_ptr<GpuDevice::StatusWord> GpuDevice::status_word(std::function<void(int64_t)> raise) {
+  constexpr unsigned kDeviceMap = 2;  // CU_MEMHOSTALLOC_DEVICEMAP
+  make_current();
+  auto w = std::make_shared<StatusWord>();
+  void* host = nullptr;
+  cuda_check(cuda_api().cuMemHostAlloc(&host, sizeof(int64_t), kDeviceMap), "cuMemHostAlloc");
+  w->host = static_cast<int64_t*>(host);
+  *w->host = 0;
+  cuda_check(cuda_api().cuMemHostGetDevicePointer_v2(&w->device_address, host, 0),
+             "cuMemHostGetDevicePointer");
+  w->raise = std::move(raise);
+  return w;
+}
+
+GpuDevice::StatusWord::~StatusWord() {
+  if (host && cuda_status().available) cuda_api().cuMemFreeHost(host);
+}
+
+void GpuDevice::mark_pending(const std::shared_ptr<StatusWord>& w) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (w->pending) return;
+  w->pending = true;
+  pending_.push_back(w);
+}
 
 GpuDevice::Stats GpuDevice::stats() const {
   std::lock_guard<std::mutex> lock(mu_);

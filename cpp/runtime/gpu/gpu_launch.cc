@@ -21,44 +21,85 @@ LaunchDims launch_dims(const Step& s, int64_t total, int64_t reduced_extent, int
   return d;
 }
 
-void launch_program(GpuDevice& device, GpuModule& module, const ClusterProgram& p,
-                    const std::vector<std::string>& kernel_names, const std::vector<CUdeviceptr>& buffers,
-                    const std::vector<int64_t>& params, const std::vector<int64_t>& totals,
-                    const std::vector<int64_t>& extents, const LibraryStepFn& library) {
-  // One pointer per buffer, and the status word of the run-time checks after them (kernels
-  // without checks never read it).
-  JF_CHECK(buffers.size() == static_cast<size_t>(p.num_buffers) ||
-               buffers.size() == static_cast<size_t>(p.num_buffers) + 1,
-           "launch_program: one pointer per buffer (and the status word)");
+void plan_launches(GpuDevice& device, GpuModule& module, const ClusterProgram& p,
+                   const std::vector<std::string>& kernel_names, bool tables_by_value,
+                   const std::vector<int64_t>& totals, const std::vector<int64_t>& extents,
+                   LaunchPlan* plan) {
   JF_CHECK(totals.size() == p.steps.size() && extents.size() == p.steps.size(),
-           "launch_program: one total and extent per step");
+           "plan_launches: one total and extent per step");
+  plan->tables_by_value = tables_by_value;
+  plan->totals = totals;
+  plan->extents = extents;
+  plan->functions.assign(p.steps.size(), nullptr);
+  plan->dims.assign(p.steps.size(), LaunchDims{});
+  plan->names.assign(p.steps.size(), std::string());
+  size_t loop_index = 0;
+  for (size_t k = 0; k < p.steps.size(); ++k) {
+    JF_CHECK(p.steps[k].kind != Step::kRowGroup, "plan_launches: GPU programs have no row groups");
+    if (p.steps[k].kind == Step::kLibrary) continue;
+    plan->names[k] = kernel_names.at(loop_index++);
+    plan->functions[k] = module.function(plan->names[k]);
+    plan->dims[k] = launch_dims(p.steps[k], totals[k], extents[k], device.multiprocessors());
+  }
+}
+
+void launch_planned(GpuDevice& device, const ClusterProgram& p, const LaunchPlan& plan,
+                    const std::vector<CUdeviceptr>& buffers, const std::vector<int64_t>& params,
+                    const LibraryStepFn& library) {
+  JF_CHECK(buffers.size() == static_cast<size_t>(p.num_buffers) + 1,
+           "launch_planned: one pointer per buffer and the status word");
   if (!library)
     for (const Step& s : p.steps)
       if (s.kind == Step::kLibrary)
         throw_unimplemented(s.node->name, " (", s.node->type(), "): no GPU library routine for this step");
-  // The kernels read the pointer and parameter arrays from device memory.
-  GpuDevice::Block dbufs(device, buffers.size() * sizeof(CUdeviceptr));
-  GpuDevice::Block dparams(device, std::max<size_t>(1, params.size()) * 8);
-  device.copy_to_device(dbufs.ptr, buffers.data(), dbufs.bytes);
-  if (!params.empty()) device.copy_to_device(dparams.ptr, params.data(), params.size() * 8);
-  size_t loop_index = 0;
+  // By value, the kernel parameters are the host tables themselves (a parameter table holds
+  // at least one entry, as the kernels declare it); else device copies of them.
+  std::vector<int64_t> one_param(1, 0);
+  const std::vector<int64_t>& ptable = params.empty() ? one_param : params;
+  std::unique_ptr<GpuDevice::Block> dbufs, dparams;
+  CUdeviceptr bufs_arg = 0, params_arg = 0;
+  if (!plan.tables_by_value) {
+    dbufs = std::make_unique<GpuDevice::Block>(device, buffers.size() * sizeof(CUdeviceptr));
+    dparams = std::make_unique<GpuDevice::Block>(device, ptable.size() * 8);
+    device.copy_to_device(dbufs->ptr, buffers.data(), dbufs->bytes);
+    device.copy_to_device(dparams->ptr, ptable.data(), ptable.size() * 8);
+    bufs_arg = dbufs->ptr, params_arg = dparams->ptr;
+  }
+  device.make_current();
   for (size_t k = 0; k < p.steps.size(); ++k) {
     if (p.steps[k].kind == Step::kLibrary) {
       library(k);
       continue;
     }
-    const std::string& name = kernel_names.at(loop_index++);
-    int64_t total = totals[k];
+    int64_t total = plan.totals[k];
     if (total == 0) continue;
-    LaunchDims d = launch_dims(p.steps[k], total, extents[k], device.multiprocessors());
-    void* args[] = {&dbufs.ptr, &dparams.ptr, &total};
+    const LaunchDims& d = plan.dims[k];
+    void* args[3];
+    if (plan.tables_by_value) {
+      args[0] = const_cast<CUdeviceptr*>(buffers.data());
+      args[1] = const_cast<int64_t*>(ptable.data());
+    } else {
+      args[0] = &bufs_arg;
+      args[1] = &params_arg;
+    }
+    args[2] = &total;
     unsigned shared = 0;  // reductions use a static 32-slot scratch
-    device.make_current();
-    cuda_check(cuda_api().cuLaunchKernel(module.function(name), d.grid, 1, 1, d.block, 1, 1, shared,
-                                         device.stream(), args, nullptr),
-               ("cuLaunchKernel(" + name + ")").c_str());
+    CUresult r = cuda_api().cuLaunchKernel(plan.functions[k], d.grid, 1, 1, d.block, 1, 1, shared,
+                                           device.stream(), args, nullptr);
+    if (r != 0) cuda_check(r, ("cuLaunchKernel(" + plan.names[k] + ")").c_str());
   }
-  device.synchronize();  // before the arrays are released; a failed kernel reports here too
+  // The table copies go back to the pool now: whatever reuses them is queued behind these
+  // kernels on the same stream.
+}
+
+void launch_program(GpuDevice& device, GpuModule& module, const ClusterProgram& p,
+                    const std::vector<std::string>& kernel_names, bool tables_by_value,
+                    const std::vector<CUdeviceptr>& buffers, const std::vector<int64_t>& params,
+                    const std::vector<int64_t>& totals, const std::vector<int64_t>& extents,
+                    const LibraryStepFn& library) {
+  LaunchPlan plan;
+  plan_launches(device, module, p, kernel_names, tables_by_value, totals, extents, &plan);
+  launch_planned(device, p, plan, buffers, params, library);
 }
 
 }  // namespace jf

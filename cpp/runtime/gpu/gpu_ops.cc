@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "codegen/kernel_ir.h"
+#include "core/variables.h"
 #include "runtime/gpu/gpu_cluster.h"
 
 namespace jf {
@@ -101,26 +102,83 @@ std::shared_ptr<Entry> build(const OpDef& def, const std::vector<Tensor>& in, co
   return e;
 }
 
+// The built kernel for these inputs (or a remembered "no kernel"); null when none can be
+// built for them.
+std::shared_ptr<Entry> entry_for(const OpDef& def, const std::vector<Tensor>& in, const Attrs& attrs,
+                                 int device) {
+  std::string key = signature(def, in, attrs, device);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = g_entries->find(key);
+    if (it != g_entries->end()) {
+      g_hits.fetch_add(1);
+      return it->second;
+    }
+  }
+  auto e = build(def, in, attrs, device, key);  // outside the lock: compiling takes milliseconds
+  if (e) {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_entries->emplace(key, e);
+  }
+  return e;
+}
+
+// assign_add / assign_sub of a variable on this GPU: the AddV2 / Sub kernel writes the sum
+// into the variable's own buffer when nothing else holds it (an earlier read would see the
+// change otherwise), else into a fresh one; a dtype without a GPU kernel is computed on the
+// host and copied back. False, with nothing changed, when the variable lives elsewhere or
+// the shapes differ (the CPU kernel then raises TF's error).
+bool update_variable_on_gpu(const OpDef& def, const std::vector<Tensor>& in, const Attrs& attrs, int device) {
+  const int64_t id = attrs.get<int64_t>("var_id", 0);
+  const Device dev{DeviceType::kGPU, device};
+  {
+    Tensor now = read_variable(id);
+    if (now.device() != dev || in.size() != 1 || in[0].shape() != now.shape() || in[0].dtype() != now.dtype())
+      return false;
+  }
+  const OpDef& op = op_def(def.id == OpId::AssignAddVariableOp ? OpId::AddV2 : OpId::Sub);
+  update_variable(
+      id,
+      [&](const Tensor& cur) {
+        std::vector<Tensor> args = {cur, in[0].to_device(dev)};
+        std::shared_ptr<Entry> e = entry_for(op, args, Attrs(), device);
+        if (!e || !e->cluster)
+          return run_kernel(op, {cur.to_device(Device{}), in[0].to_device(Device{})}, Attrs())[0];
+        // Held by the variable, `cur` and `args` (three references) and no one else.
+        Tensor into = cur.buffer().use_count() == 3 ? cur : Tensor();
+        std::vector<Tensor> feed;
+        for (int i : e->feed) feed.push_back(args[i]);
+        args.clear();
+        return e->cluster->run_gpu(feed, {into})[0];
+      },
+      def.name);
+  return true;
+}
+
+// Whether variable `attrs.var_id` lives on /GPU:<device>.
+bool variable_on(const Attrs& attrs, int device) {
+  return read_variable(attrs.get<int64_t>("var_id", 0)).device() == Device{DeviceType::kGPU, device};
+}
+
 }  // namespace
 
 bool gpu_run_op(const OpDef& def, const std::vector<Tensor>& in, const Attrs& attrs, int device,
                 std::vector<Tensor>* out) {
-  std::string key = signature(def, in, attrs, device);
-  std::shared_ptr<Entry> e;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    auto it = g_entries->find(key);
-    if (it != g_entries->end()) e = it->second;
-  }
-  if (e) {
-    g_hits.fetch_add(1);
-  } else {
-    e = build(def, in, attrs, device, key);  // outside the lock: compiling takes milliseconds
-    if (e) {
-      std::lock_guard<std::mutex> lock(g_mu);
-      g_entries->emplace(key, e);
+  // Variables on this GPU are read, assigned and updated there: their kernels take device
+  // tensors as they are (a read returns the variable's tensor; an assignment stores one).
+  if (def.id == OpId::AssignAddVariableOp || def.id == OpId::AssignSubVariableOp) {
+    if (update_variable_on_gpu(def, in, attrs, device)) {
+      out->clear();
+      return true;
     }
+    g_fallbacks.fetch_add(1);
+    return false;
   }
+  if ((def.id == OpId::ReadVariableOp || def.id == OpId::AssignVariableOp) && variable_on(attrs, device)) {
+    *out = run_kernel(def, in, attrs);
+    return true;
+  }
+  std::shared_ptr<Entry> e = entry_for(def, in, attrs, device);
   if (!e || !e->cluster) {
     g_fallbacks.fetch_add(1);
     return false;

@@ -1,17 +1,21 @@
 """jf.Variable: a resource variable. Reads and writes are ops (ReadVariableOp,
 AssignVariableOp, ...) carrying the variable's id, so traced functions capture variables by
 reference and see later assignments."""
+
 import contextlib
 import threading
 import weakref
 
 from .. import _C
+from ..core import device as _device
 from ..core.errors import _at_caller
 from ..core.name_scope import current_module_scope
 from ..core.tensor import Reference, unhashable
 
-_ID = {n: _C.op_id(n) for n in ("ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp",
-                                 "AssignSubVariableOp")}
+_ID = {
+    n: _C.op_id(n)
+    for n in ("ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "Identity", "AssignSubVariableOp")
+}
 _counter = [0]
 
 
@@ -32,20 +36,27 @@ _by_id = weakref.WeakValueDictionary()
 
 class Variable:
     _id = None
+
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         guard = _creation_guard.stack
         if guard and not guard[-1][0]:
-            raise ValueError(_at_caller(
-                "jf.function only supports singleton jf.Variables created on the first call. Make sure the "
-                "jf.Variable is only created once or created outside jf.function. See "
-                "https://www.tensorflow.org/guide/function#creating_tfvariables for more information. "
-                f"(jf.function {guard[-1][1]!r}; create it guarded by `if self.v is None`.)"))
+            raise ValueError(
+                _at_caller(
+                    "jf.function only supports singleton jf.Variables created on the first call. Make sure the "
+                    "jf.Variable is only created once or created outside jf.function. See "
+                    "https://www.tensorflow.org/guide/function#creating_tfvariables for more information. "
+                    f"(jf.function {guard[-1][1]!r}; create it guarded by `if self.v is None`.)"
+                )
+            )
         with _C.init_scope():  # initial values are computed eagerly, even inside a trace
             if callable(initial_value):
                 initial_value = initial_value()
             value = _C.convert_to_tensor(initial_value, dtype)
             if value._is_symbolic:  # built inside a trace from constants: lift it out
                 value = _C.evaluate_lifted(value)
+            # As in TF, a variable made under a GPU scope lives on that GPU.
+            if _device.gpu_scope_open() and _device.current().startswith("/GPU"):
+                value = _C.execute(_ID["Identity"], (value,), {})
         if name is None:
             name = "Variable" if _counter[0] == 0 else f"Variable_{_counter[0]}"
             _counter[0] += 1
@@ -90,11 +101,15 @@ class Variable:
         v = _C.convert_to_tensor(value, None, self._dtype)
         # TF checks assign's static shape and dtype in Python: ValueError, with its messages.
         if v.dtype != self._dtype:
-            raise ValueError(f"Tensor conversion requested dtype {self._dtype.name} for Tensor with dtype "
-                             f"{v.dtype.name}: {v!r}")
+            raise ValueError(
+                f"Tensor conversion requested dtype {self._dtype.name} for Tensor with dtype "
+                f"{v.dtype.name}: {v!r}"
+            )
         if not v.shape.is_compatible_with(self._shape):
-            raise ValueError(f"Cannot assign value to variable ' {self.name}': Shape mismatch.The variable "
-                             f"shape {self._shape}, and the assigned value shape {v.shape} are incompatible.")
+            raise ValueError(
+                f"Cannot assign value to variable ' {self.name}': Shape mismatch.The variable "
+                f"shape {self._shape}, and the assigned value shape {v.shape} are incompatible."
+            )
         return self._write("AssignVariableOp", v, read_value)
 
     def assign_add(self, delta, read_value=True):
@@ -112,30 +127,58 @@ class Variable:
             return self.read_value().__array__(dtype, copy)
 
     def __repr__(self):
-        return (f"<jf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, "
-                f"numpy={self.numpy()!r}>")
+        return (
+            f"<jf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={self.numpy()!r}>"
+        )
 
 
 def _delegate(op):
     def f(self, *args):
         return getattr(self.read_value(), op)(*args)
+
     f.__name__ = op
     return f
 
 
-for _op in ["__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
-            "__rtruediv__", "__matmul__", "__rmatmul__", "__pow__", "__rpow__", "__neg__",
-            "__abs__", "__lt__", "__le__", "__gt__", "__ge__", "__getitem__", "__floordiv__",
-            "__mod__", "__float__", "__int__", "__bool__", "__len__", "__iter__"]:
+for _op in [
+    "__add__",
+    "__radd__",
+    "__sub__",
+    "__rsub__",
+    "__mul__",
+    "__rmul__",
+    "__truediv__",
+    "__rtruediv__",
+    "__matmul__",
+    "__rmatmul__",
+    "__pow__",
+    "__rpow__",
+    "__neg__",
+    "__abs__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__getitem__",
+    "__floordiv__",
+    "__mod__",
+    "__float__",
+    "__int__",
+    "__bool__",
+    "__len__",
+    "__iter__",
+]:
     setattr(Variable, _op, _delegate(_op))
 
 
 def _compare(name, incompatible):
     """TF 2's `==`/`!=` of a variable: its value's, elementwise; None compares as a Python bool."""
+
     def f(self, other):
         if other is None:
             return incompatible
         return getattr(self.read_value(), name)(other)
+
     f.__name__ = name
     return f
 

@@ -2,6 +2,7 @@
 // API entry points jitflow calls, with device memory in host memory, "cubin" that carries
 // its PTX, and kernel launches recorded instead of run (tests read the record through the
 // fake_cuda_* functions). Loaded through $JITFLOW_CUDA_DRIVER.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -19,13 +20,17 @@ struct Launch {
   std::string kernel;
   unsigned grid, block;
   int64_t total;
-  uint64_t bufs, params;
+  uint64_t bufs, params;            // the tables' addresses: device memory, or `tables` below
+  std::vector<uint64_t> tables[2];  // tables passed by value, copied at the launch
 };
 
 struct State {
   std::mutex mu;
   std::vector<Launch> launches;
   int allocs = 0, frees = 0, links = 0;
+  // Copies by direction (0: host to device, 1: device to host, 2: on the device), their
+  // bytes, and stream synchronizations: what a step costs besides its launches.
+  int64_t copies[3] = {0, 0, 0}, copy_bytes[3] = {0, 0, 0}, syncs = 0;
   size_t in_use = 0;
   std::map<uint64_t, size_t> blocks;
 };
@@ -37,10 +42,31 @@ State& state() {
 struct LinkState {
   std::string ptx, cubin;
 };
+// A kernel: its name and, per table parameter, its size in bytes when it is passed by
+// value (`.param .align 8 .b8 k_param_0[N]`), 0 when it is a pointer (`.param .u64`).
+struct Function {
+  std::string name;
+  size_t table_bytes[2] = {0, 0};
+};
 struct Module {
   std::string ptx;
-  std::map<std::string, std::string*> functions;
+  std::map<std::string, Function*> functions;
 };
+
+void parse_params(const std::string& ptx, size_t entry, Function* f) {
+  size_t end = ptx.find(')', entry);
+  size_t at = entry;
+  for (int k = 0; k < 2; ++k) {
+    at = ptx.find(".param", at);
+    if (at == std::string::npos || at > end) return;
+    size_t line_end = std::min(ptx.find('\n', at), end);
+    std::string decl = ptx.substr(at, line_end - at);
+    size_t lb = decl.find('[');
+    if (decl.find(".b8") != std::string::npos && lb != std::string::npos)
+      f->table_bytes[k] = std::strtoull(decl.c_str() + lb + 1, nullptr, 10);
+    at = line_end;
+  }
+}
 
 }  // namespace
 
@@ -90,17 +116,41 @@ int cuMemFree_v2(uint64_t p) {
   std::free(reinterpret_cast<void*>(p));
   return kSuccess;
 }
+// Page-locked host memory the device maps: host memory here, its device address the same.
+int cuMemHostAlloc(void** p, size_t bytes, unsigned) {
+  *p = std::calloc(1, bytes);
+  return *p ? kSuccess : kOutOfMemory;
+}
+int cuMemHostGetDevicePointer_v2(uint64_t* d, void* p, unsigned) {
+  return *d = reinterpret_cast<uint64_t>(p), kSuccess;
+}
+int cuMemFreeHost(void* p) { return std::free(p), kSuccess; }
+
+namespace {
+void count_copy(int kind, size_t n) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().copies[kind]++;
+  state().copy_bytes[kind] += static_cast<int64_t>(n);
+}
+}  // namespace
 int cuMemcpyHtoDAsync_v2(uint64_t dst, const void* src, size_t n, void*) {
+  count_copy(0, n);
   return std::memcpy(reinterpret_cast<void*>(dst), src, n), kSuccess;
 }
 int cuMemcpyDtoHAsync_v2(void* dst, uint64_t src, size_t n, void*) {
+  count_copy(1, n);
   return std::memcpy(dst, reinterpret_cast<const void*>(src), n), kSuccess;
 }
 int cuMemcpyDtoDAsync_v2(uint64_t dst, uint64_t src, size_t n, void*) {
+  count_copy(2, n);
   return std::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n), kSuccess;
 }
 int cuStreamCreate(void** s, unsigned) { return *s = &state(), kSuccess; }
-int cuStreamSynchronize(void*) { return kSuccess; }
+int cuStreamSynchronize(void*) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().syncs++;
+  return kSuccess;
+}
 int cuStreamDestroy_v2(void*) { return kSuccess; }
 
 int cuLinkCreate_v2(unsigned, int*, void**, void** out) { return *out = new LinkState(), kSuccess; }
@@ -131,27 +181,42 @@ int cuModuleLoadData(void** m, const void* image) {
 int cuModuleUnload(void* m) { return delete static_cast<Module*>(m), kSuccess; }
 int cuModuleGetFunction(void** f, void* mod, const char* name) {
   auto* m = static_cast<Module*>(mod);
-  if (m->ptx.find(std::string(".entry ") + name + "(") == std::string::npos) return kNotFound;
+  size_t entry = m->ptx.find(std::string(".entry ") + name + "(");
+  if (entry == std::string::npos) return kNotFound;
   auto& slot = m->functions[name];
-  if (!slot) slot = new std::string(name);
+  if (!slot) {
+    slot = new Function{name};
+    parse_params(m->ptx, entry, slot);
+  }
   *f = slot;
   return kSuccess;
 }
 int cuLaunchKernel(void* f, unsigned gx, unsigned, unsigned, unsigned bx, unsigned, unsigned, unsigned, void*,
                    void** args, void**) {
-  Launch l{*static_cast<std::string*>(f),
-           gx,
-           bx,
-           *static_cast<int64_t*>(args[2]),
-           *static_cast<uint64_t*>(args[0]),
-           *static_cast<uint64_t*>(args[1])};
+  const auto* fn = static_cast<const Function*>(f);
+  Launch l{fn->name, gx, bx, *static_cast<int64_t*>(args[2]), 0, 0, {}};
+  uint64_t* addr[2] = {&l.bufs, &l.params};
+  for (int k = 0; k < 2; ++k) {
+    if (fn->table_bytes[k]) {
+      const auto* t = static_cast<const uint64_t*>(args[k]);
+      l.tables[k].assign(t, t + fn->table_bytes[k] / 8);
+    } else {
+      *addr[k] = *static_cast<uint64_t*>(args[k]);
+    }
+  }
   std::lock_guard<std::mutex> lock(state().mu);
-  state().launches.push_back(l);
+  state().launches.push_back(std::move(l));
+  Launch& kept = state().launches.back();
+  // Moving a Launch keeps its tables' storage, so these addresses outlive later launches.
+  if (fn->table_bytes[0]) kept.bufs = reinterpret_cast<uint64_t>(kept.tables[0].data());
+  if (fn->table_bytes[1]) kept.params = reinterpret_cast<uint64_t>(kept.tables[1].data());
   return kSuccess;
 }
 
 // ---- for the tests ----------------------------------------------------------------------
 int fake_cuda_launch_count() { return static_cast<int>(state().launches.size()); }
+// The tables' addresses (host copies of tables passed by value) stay valid until
+// fake_cuda_clear_launches.
 const char* fake_cuda_launch(int i, unsigned* grid, unsigned* block, int64_t* total, uint64_t* bufs,
                              uint64_t* params) {
   const Launch& l = state().launches.at(i);
@@ -162,5 +227,9 @@ int fake_cuda_allocations() { return state().allocs; }
 int fake_cuda_frees() { return state().frees; }
 int fake_cuda_links() { return state().links; }
 void fake_cuda_clear_launches() { state().launches.clear(); }
+// kind 0: host to device, 1: device to host, 2: device to device.
+int64_t fake_cuda_copies(int kind) { return state().copies[kind]; }
+int64_t fake_cuda_copy_bytes(int kind) { return state().copy_bytes[kind]; }
+int64_t fake_cuda_synchronizations() { return state().syncs; }
 
 }  // extern "C"

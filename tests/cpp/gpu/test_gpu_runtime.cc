@@ -36,6 +36,7 @@ F fake(const char* name) {
   return reinterpret_cast<F>(dlsym(lib, name));
 }
 int fake_count(const char* name) { return fake<int (*)()>(name)(); }
+int64_t fake_count64(const char* name, int kind) { return fake<int64_t (*)(int)>(name)(kind); }
 
 std::string message_of(const std::function<void()>& f) {
   try {
@@ -159,14 +160,17 @@ TEST(GpuRuntime, LaunchDimensions) {
   EXPECT_EQ(launch_dims(*red, 1000, 20, 4).grid, 128u);
 }
 
-TEST(GpuRuntime, ProgramLaunchesEveryLoopStepWithItsArrays) {
+TEST(GpuRuntime, ProgramLaunchesEveryLoopStepWithItsTablesByValue) {
   GpuDevice& d = GpuDevice::get(0);
   Program prog(8);
   const ClusterProgram& p = *prog.p;
   PtxModule ptx = emit_ptx(p, "gpu_runtime_launch", "sm_80");
+  ASSERT_TRUE(ptx.tables_by_value);  // a few buffers and dims fit the parameter space
   auto m = GpuModule::load(d, ptx.ptx);
-  std::vector<CUdeviceptr> bufs(p.num_buffers, 0);
+  std::vector<CUdeviceptr> bufs(p.num_buffers + 1, 0);  // and the status word
   for (int b = 0; b < p.num_buffers; ++b) bufs[b] = d.allocate(8 * 300 * 4);
+  bufs[p.num_buffers] = 0x5700;
+  int64_t copies = fake_count64("fake_cuda_copies", 0);
   std::vector<int64_t> params = static_params(p);
   std::vector<int64_t> totals, extents;
   for (const Step& s : p.steps) {
@@ -175,7 +179,8 @@ TEST(GpuRuntime, ProgramLaunchesEveryLoopStepWithItsArrays) {
     extents.push_back(red ? 300 : 1);
   }
   fake<void (*)()>("fake_cuda_clear_launches")();
-  launch_program(d, *m, p, ptx.kernels, bufs, params, totals, extents);
+  launch_program(d, *m, p, ptx.kernels, ptx.tables_by_value, bufs, params, totals, extents);
+  EXPECT_EQ(fake_count64("fake_cuda_copies", 0), copies);  // no table went through device memory
   auto launch =
       fake<const char* (*)(int, unsigned*, unsigned*, int64_t*, uint64_t*, uint64_t*)>("fake_cuda_launch");
   ASSERT_EQ(fake_count("fake_cuda_launch_count"), static_cast<int>(p.steps.size()));
@@ -188,7 +193,7 @@ TEST(GpuRuntime, ProgramLaunchesEveryLoopStepWithItsArrays) {
     EXPECT_EQ(grid, want.grid);
     EXPECT_EQ(block, want.block);
     EXPECT_EQ(total, totals[k]);
-    // The fake's device memory is host memory: the uploaded arrays can be read back.
+    // The stand-in keeps a copy of each table passed by value.
     EXPECT_EQ(std::vector<uint64_t>(reinterpret_cast<uint64_t*>(dbufs),
                                     reinterpret_cast<uint64_t*>(dbufs) + bufs.size()),
               std::vector<uint64_t>(bufs.begin(), bufs.end()));
@@ -196,7 +201,7 @@ TEST(GpuRuntime, ProgramLaunchesEveryLoopStepWithItsArrays) {
                                    reinterpret_cast<int64_t*>(dparams) + params.size()),
               params);
   }
-  for (CUdeviceptr b : bufs) d.release(b, 8 * 300 * 4);
+  for (int b = 0; b < p.num_buffers; ++b) d.release(bufs[b], 8 * 300 * 4);
 }
 
 TEST(GpuRuntime, LibraryStepsGoToTheLibraryCallbackInOrder) {
@@ -214,16 +219,16 @@ TEST(GpuRuntime, LibraryStepsGoToTheLibraryCallbackInOrder) {
   PtxModule ptx = emit_ptx(*p, "gpu_runtime_library", "sm_80");
   ASSERT_EQ(ptx.kernels.size(), 1u);  // the tanh loop; the matmul is a library step
   auto m = GpuModule::load(d, ptx.ptx);
-  std::vector<CUdeviceptr> bufs(p->num_buffers, 0);
+  std::vector<CUdeviceptr> bufs(p->num_buffers + 1, 0);
   std::vector<int64_t> params(p->num_params, 4), totals(p->steps.size(), 16), extents(p->steps.size(), 1);
-  std::string msg =
-      message_of([&] { launch_program(d, *m, *p, ptx.kernels, bufs, params, totals, extents); });
+  std::string msg = message_of(
+      [&] { launch_program(d, *m, *p, ptx.kernels, ptx.tables_by_value, bufs, params, totals, extents); });
   EXPECT_NE(msg.find("mm (MatMul): no GPU library routine"), std::string::npos) << msg;
 
   fake<void (*)()>("fake_cuda_clear_launches")();
   std::vector<size_t> library_steps;
   int launches_before_library = -1;
-  launch_program(d, *m, *p, ptx.kernels, bufs, params, totals, extents, [&](size_t k) {
+  launch_program(d, *m, *p, ptx.kernels, ptx.tables_by_value, bufs, params, totals, extents, [&](size_t k) {
     library_steps.push_back(k);
     launches_before_library = fake_count("fake_cuda_launch_count");
   });

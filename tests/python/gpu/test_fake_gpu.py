@@ -4,6 +4,7 @@ The stand-in driver keeps device memory in host memory and records kernel launch
 of running them; the stand-in cuBLAS computes its GEMMs on the host. So these tests check
 placement, copies, caching, launches and the cuBLAS call mapping, but not kernel values:
 those need a GPU (tests/python/gpu/test_gpu_execution.py)."""
+
 import os
 import pathlib
 import shutil
@@ -24,10 +25,21 @@ def _build(src, out):
 def test_fake_gpu_suite(tmp_path):
     driver = _build(FAKES / "fake_cuda.cc", tmp_path / "libfake_cuda.so")
     blas = _build(FAKES / "fake_cublas.cc", tmp_path / "libfake_cublas.so")
-    env = dict(os.environ, JITFLOW_FAKE_GPU="1", JITFLOW_CUDA_DRIVER=str(driver), JITFLOW_CUBLAS=str(blas),
-               JITFLOW_CACHE_DIR=str(tmp_path / "cache"))
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(HERE / "fake_gpu")],
-                       check=False, env=env, capture_output=True, text=True, timeout=900)
+    env = dict(
+        os.environ,
+        JITFLOW_FAKE_GPU="1",
+        JITFLOW_CUDA_DRIVER=str(driver),
+        JITFLOW_CUBLAS=str(blas),
+        JITFLOW_CACHE_DIR=str(tmp_path / "cache"),
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(HERE / "fake_gpu")],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert " passed" in out and "skipped" not in out and "error" not in out.lower(), out

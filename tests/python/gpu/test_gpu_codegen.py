@@ -1,5 +1,6 @@
 """GPU code generation, checked without a GPU: PTX for every op with a CPU emitter and for
 fused clusters, assembled by ptxas for sm_80 and sm_90; the no-GPU placement path."""
+
 import re
 import shutil
 import subprocess
@@ -22,6 +23,7 @@ def ptx_for(name, arch):
     def compiled(x, y):
         with jf.jit_scope():
             return body(x, y)
+
     f = jf.function(compiled)
     x = rng.standard_normal((4, 8)).astype(np.float32)
     y = rng.standard_normal((4, 8)).astype(np.float32)
@@ -37,10 +39,14 @@ def test_ptx_emitted_with_kernel_signatures(name):
         assert ".target sm_80" in text and ".address_size 64" in text
         assert kernels[cluster]
         for k in kernels[cluster]:
-            # (bufs, params, total): three 64-bit parameters, grid-stride over tid/ctaid.
+            # (bufs, params, total): the buffer and parameter tables by value (8-byte entries,
+            # read with ld.param, never copied to local memory), then the 64-bit total.
             m = re.search(r"\.visible \.entry " + re.escape(k) + r"\(([^)]*)\)", text)
             assert m, f"entry {k} missing"
-            assert m.group(1).count(".param .u64") == 3
+            tables = re.findall(r"\.param \.align 8 \.b8 \w+\[(\d+)\]", m.group(1))
+            assert len(tables) == 2 and all(int(n) % 8 == 0 and int(n) >= 8 for n in tables), m.group(1)
+            assert m.group(1).count(".param .u64") == 1
+            assert "ld.param.u64" in text and not re.search(r"st\.local(\.v\d)?\.[ub]64", text)
         assert "%tid.x" in text and "%ctaid.x" in text and "%nctaid.x" in text
         assert "call" not in re.sub(r"//.*", "", text) or "__nv_" not in text  # libdevice inlined
 
@@ -53,8 +59,12 @@ def test_ptxas_assembles(name, arch, tmp_path):
     for cluster, text in ptx.items():
         path = tmp_path / f"{cluster}.ptx"
         path.write_text(text)
-        out = subprocess.run([PTXAS, f"-arch={arch}", str(path), "-o", str(tmp_path / f"{cluster}.cubin")],
-                             capture_output=True, text=True, check=False)
+        out = subprocess.run(
+            [PTXAS, f"-arch={arch}", str(path), "-o", str(tmp_path / f"{cluster}.cubin")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert out.returncode == 0, out.stderr
 
 
@@ -63,10 +73,12 @@ def test_bad_arch_is_an_error():
     assert ptx
     f = jf.function(lambda x: x)
     with pytest.raises(jf.errors.InvalidArgumentError, match="sm_80"):
+
         @jf.function
         def g(x):
             with jf.jit_scope():
                 return x * 2.0 + 1.0
+
         jf.experimental.emit_ptx(g, jf.constant([1.0]), arch="compute80")
     assert f(jf.constant(1.0)) is not None
 
@@ -103,7 +115,7 @@ def test_ptx_is_cached_on_disk(tmp_path, monkeypatch):
     g(x)
     first = g.get_concrete_function(x)._cf.emit_ptx("sm_80")
     second = g.get_concrete_function(x)._cf.emit_ptx("sm_80")
-    (name, a), = first.items()
+    ((name, a),) = first.items()
     assert not a["from_cache"] and second[name]["from_cache"]
     assert second[name]["ptx"] == a["ptx"] and list(second[name]["kernels"]) == list(a["kernels"])
     other = g.get_concrete_function(x)._cf.emit_ptx("sm_90")
@@ -126,6 +138,10 @@ def test_reductions_are_block_reductions_with_warp_shuffles(dtype, tmp_path):
         if PTXAS:
             path = tmp_path / "r.ptx"
             path.write_text(text)
-            out = subprocess.run([PTXAS, "-arch=sm_80", str(path), "-o", str(tmp_path / "r.cubin")],
-                                 capture_output=True, text=True, check=False)
+            out = subprocess.run(
+                [PTXAS, "-arch=sm_80", str(path), "-o", str(tmp_path / "r.cubin")],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             assert out.returncode == 0, out.stderr

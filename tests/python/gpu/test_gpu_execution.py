@@ -2,6 +2,7 @@
 fused clusters of gpu_bodies.py (whose PTX test_gpu_codegen.py checks), eagerly on /GPU:0 and
 compiled; placement and copies; the seed's LSTM cell. These need a real GPU and skip without one (the stand-in driver of
 test_fake_gpu.py records launches but does not run kernels)."""
+
 import os
 
 import numpy as np
@@ -12,7 +13,8 @@ import jitflow as jf
 
 pytestmark = pytest.mark.skipif(
     not jf._C.cuda_status()["available"] or bool(os.environ.get("JITFLOW_FAKE_GPU")),
-    reason="GPU execution tests need a GPU (the CUDA driver is not available)")
+    reason="GPU execution tests need a GPU (the CUDA driver is not available)",
+)
 
 GPU = "/job:localhost/replica:0/task:0/device:GPU:0"
 
@@ -23,7 +25,9 @@ def as_list(v):
 
 def reference(body, x, y):
     """The body on the CPU in float64: the numpy-backed reference for the GPU results."""
-    return [r.numpy() for r in as_list(body(jf.constant(x.astype(np.float64)), jf.constant(y.astype(np.float64))))]
+    return [
+        r.numpy() for r in as_list(body(jf.constant(x.astype(np.float64)), jf.constant(y.astype(np.float64))))
+    ]
 
 
 @pytest.mark.parametrize("mode", ["eager", "compiled"])
@@ -37,9 +41,11 @@ def test_op_families_on_gpu_match_float64(name, mode, rng):
     if mode == "eager":
         out = as_list(body(gx, gy))
     else:
+
         def compiled(a, b):
             with jf.jit_scope():
                 return body(a, b)
+
         f = jf.function(compiled)
         out = as_list(f(gx, gy))
         clusters = f.get_concrete_function(gx, gy).clusters

@@ -1,6 +1,7 @@
 """Eager GPU ops and GPU-placed functions against the stand-in driver: which kernels are
 built and launched, how often, and the cuBLAS matmuls' values (the stand-in cuBLAS computes
 them, so the row-major mapping is checked against numpy)."""
+
 import numpy as np
 import pytest
 
@@ -26,7 +27,7 @@ def test_an_eager_op_is_compiled_once_per_rank_and_broadcast_pattern(fake, rng):
     s1 = stats()
     assert y.device == GPU and y.shape == (8, 16) and y.dtype == jf.float32
     assert s1["op_compilations"] == s0["op_compilations"] + 1
-    (name, _grid, block, total), = fake.launches()
+    ((name, _grid, block, total),) = fake.launches()
     assert name.startswith("jf_gpu_op_") and total == 8 * 16 and block == 256
     # Other sizes of the same rank reuse the kernel (dims are parameters) ...
     jf.math.tanh(on_gpu(rng.standard_normal((3, 40)).astype(np.float32)))
@@ -46,7 +47,7 @@ def test_a_reduction_keeps_its_axis_on_the_host_and_launches_a_block_reduction(f
     with jf.device("/GPU:0"):
         s = jf.reduce_sum(x, axis=1)
     assert s.device == GPU and s.shape == (6,)
-    (_name, grid, block, total), = fake.launches()
+    ((_name, grid, block, total),) = fake.launches()
     assert (grid, total) == (6, 6) and block % 32 == 0  # one block per output element
     jf.reduce_sum(x, axis=0)  # another axis value: another kernel
     assert fake.launches()[-1][3] == 300
@@ -76,7 +77,9 @@ def test_matmul_runs_on_cublas_with_tf_transposes(fake, rng, ta, tb, dtype):
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
-@pytest.mark.parametrize("sa,sb", [((2, 3), (2, 3)), ((2, 3), ()), ((), (4,)), ((2, 1), (1, 3)), ((3,), (2, 1))])
+@pytest.mark.parametrize(
+    "sa,sb", [((2, 3), (2, 3)), ((2, 3), ()), ((), (4,)), ((2, 1), (1, 3)), ((3,), (2, 1))]
+)
 def test_batched_matmul_broadcasts_batches_like_tf(fake, rng, sa, sb):
     a = rng.standard_normal(sa + (4, 6))
     b = rng.standard_normal(sb + (6, 2))
@@ -153,7 +156,9 @@ def test_input_signature_functions_keep_one_trace_per_placement(rng):
 
 def test_bad_shapes_raise_the_cpu_kernels_error_and_do_not_poison_the_cache(fake, rng):
     a = on_gpu(rng.standard_normal((3, 4)).astype(np.float32))
-    with pytest.raises(jf.errors.InvalidArgumentError, match=r"MatMul: Matrix size-incompatible: In\[0\]: \[3,4\]"):
+    with pytest.raises(
+        jf.errors.InvalidArgumentError, match=r"MatMul: Matrix size-incompatible: In\[0\]: \[3,4\]"
+    ):
         jf.matmul(a, a)
     with pytest.raises(jf.errors.InvalidArgumentError, match=r"Incompatible shapes: \[3,4\] vs. \[5\]"):
         a + on_gpu(np.ones(5, np.float32))

@@ -1,5 +1,6 @@
 """Placement, copies and device errors against the stand-in driver (device memory is host
 memory there, so copies round-trip real values; kernels are recorded, not run)."""
+
 import numpy as np
 import pytest
 
@@ -69,8 +70,10 @@ def test_explicit_device_policy_names_both_devices():
     host = jf.constant(np.ones(3, np.float32))
     jf.config.experimental.set_device_policy("explicit")
     try:
-        with pytest.raises(jf.errors.InvalidArgumentError,
-                           match=r"AddV2: input 1 \(float32\[3\]\) is on /CPU:0 but the op runs on /GPU:0"):
+        with pytest.raises(
+            jf.errors.InvalidArgumentError,
+            match=r"AddV2: input 1 \(float32\[3\]\) is on /CPU:0 but the op runs on /GPU:0",
+        ):
             x + host
         assert (x + 1.0).device == GPU  # scalars still cross
         with jf.device("/GPU:0"):
@@ -85,7 +88,10 @@ def test_explicit_device_policy_names_both_devices():
 def test_gpu_index_out_of_range_is_named():
     jf.config.set_soft_device_placement(False)
     try:
-        with pytest.raises(RuntimeError, match=r"Cannot place ops on /GPU:1: only 1 GPU\(s\)"), jf.device("/GPU:1"):
+        with (
+            pytest.raises(RuntimeError, match=r"Cannot place ops on /GPU:1: only 1 GPU\(s\)"),
+            jf.device("/GPU:1"),
+        ):
             pass
     finally:
         jf.config.set_soft_device_placement(True)
