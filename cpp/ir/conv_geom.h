@@ -52,4 +52,9 @@ struct ConvPostOps {
 };
 ConvPostOps conv_post_ops(const OpCall& c);
 
+// The channel block of oneDNN's preferred blocked activation layout on this CPU (16 for
+// nChw16c, 8 for nChw8c), or 0 where it prefers TF's NHWC: passes/conv_layout.cc keeps a
+// chain of convolutions in it (kernels/conv_ops.cc asks oneDNN).
+int64_t conv_blocked_block();
+
 }  // namespace jf

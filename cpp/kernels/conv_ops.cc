@@ -47,7 +47,17 @@ struct DnnlConv {
   std::vector<dnnl::memory::desc> binary_desc;  // and its operand's
   bool reorder = false;
   dnnl::reorder w_reorder;
+  // A forward in a chain of convolutions (kBlockedIn / kBlockedOut): the primitive reads and
+  // writes oneDNN's blocked layout (prim_src, prim_dst); an end of the chain that is TF's
+  // layout is reordered here, the only reorders the chain makes.
+  dnnl::memory::desc prim_src, prim_dst;
+  bool src_reorder = false, dst_reorder = false;
+  dnnl::reorder to_prim_src, from_prim_dst;
 };
+
+// A forward's place in a chain of convolutions (passes/conv_layout.cc): its input, output or
+// both in oneDNN's blocked layout instead of TF's.
+constexpr int kBlockedIn = 1, kBlockedOut = 2;
 
 dnnl::engine& cpu_engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -64,8 +74,9 @@ int64_t op_code(const std::string& o) {
   return 0;
 }
 
-std::vector<int64_t> cache_key(ConvKind k, const ConvGeom& g, const ConvPostOps* post) {
-  std::vector<int64_t> key = {static_cast<int64_t>(k), g.channels_first, g.batch, g.c_in, g.c_out, g.groups};
+std::vector<int64_t> cache_key(ConvKind k, const ConvGeom& g, const ConvPostOps* post, int layout) {
+  std::vector<int64_t> key = {
+      static_cast<int64_t>(k), g.channels_first, g.batch, g.c_in, g.c_out, g.groups, layout};
   for (int i = 0; i < g.sp; ++i)
     for (int64_t v : {g.in[i], g.out[i], g.k[i], g.stride[i], g.dil[i], g.pad_lo[i], g.pad_hi[i]})
       key.push_back(v);
@@ -118,7 +129,36 @@ dnnl::post_ops make_post_ops(const ConvPostOps& post, const dnnl::memory::desc& 
   return po;
 }
 
-std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g, const ConvPostOps* post) {
+// oneDNN's preferred activation layout on this CPU for a convolution with `any` layouts,
+// nChw16c or nChw8c (its block of channels), or 0 when it prefers TF's NHWC (AVX-512 cores'
+// brgconv kernels do): asked once, of a typical 32-channel 3x3 convolution.
+int64_t preferred_block() {
+  static const int64_t block = [] {
+    using dnnl::memory;
+    try {
+      const memory::dims src = {1, 32, 8, 8}, w = {32, 32, 3, 3};
+      const auto f32 = memory::data_type::f32;
+      dnnl::convolution_forward::desc d(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+          memory::desc(src, f32, memory::format_tag::any), memory::desc(w, f32, memory::format_tag::any),
+          memory::desc(src, f32, memory::format_tag::any), {1, 1}, {1, 1}, {1, 1});
+      dnnl::convolution_forward::primitive_desc pd(d, cpu_engine());
+      if (pd.dst_desc() == memory::desc(src, f32, memory::format_tag::nChw16c)) return int64_t{16};
+      if (pd.dst_desc() == memory::desc(src, f32, memory::format_tag::nChw8c)) return int64_t{8};
+    } catch (const dnnl::error&) {
+    }
+    return int64_t{0};
+  }();
+  return block;
+}
+
+dnnl::memory::desc blocked_desc(const dnnl::memory::dims& dims) {
+  return dnnl::memory::desc(
+      dims, dnnl::memory::data_type::f32,
+      preferred_block() == 16 ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c);
+}
+
+std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g, const ConvPostOps* post, int layout) {
   using dnnl::memory;
   using tag = memory::format_tag;
   const auto f32 = memory::data_type::f32;
@@ -191,16 +231,25 @@ std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g, const Conv
       attr.set_post_ops(make_post_ops(*post, dst, g.c_out, g.sp, &r->binary_post_ops, &r->binary_desc));
     const bool bias = post && post->bias >= 0;
     if (bias) r->bias = memory::desc({g.c_out}, f32, tag::a);
-    auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, src, w_any,
-                                                    r->bias, dst, strides, dil, pl, pr)
-                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, src, w_any, dst,
-                                                    strides, dil, pl, pr);
+    // In a chain both ends run blocked (oneDNN has no fast kernel mixing the layouts).
+    r->prim_src = layout ? blocked_desc(src_dims) : src;
+    r->prim_dst = layout ? blocked_desc(dst_dims) : dst;
+    auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, r->prim_src,
+                                                    w_any, r->bias, r->prim_dst, strides, dil, pl, pr)
+                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, r->prim_src,
+                                                    w_any, r->prim_dst, strides, dil, pl, pr);
     dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
     r->conv = dnnl::convolution_forward(pd);
     r->prim_w = pd.weights_desc();
     r->scratch = pd.scratchpad_desc();
-    r->act_in = src;
-    r->act_out = dst;
+    r->act_in = layout & kBlockedIn ? r->prim_src : src;
+    r->act_out = layout & kBlockedOut ? r->prim_dst : dst;
+    r->src_reorder = r->act_in != r->prim_src;
+    r->dst_reorder = r->act_out != r->prim_dst;
+    if (r->src_reorder)
+      r->to_prim_src = dnnl::reorder(dnnl::reorder::primitive_desc(eng, src, eng, r->prim_src));
+    if (r->dst_reorder)
+      r->from_prim_dst = dnnl::reorder(dnnl::reorder::primitive_desc(eng, r->prim_dst, eng, dst));
   } else {
     dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, algo, src, w_any, dst, strides, dil,
                                        pl, pr);
@@ -235,16 +284,16 @@ std::shared_ptr<DnnlConv> make_conv(ConvKind kind, const ConvGeom& g, const Conv
 
 // The primitive for a signature, made on first use. Thread-safe: the map is guarded, and a
 // cached primitive is only executed (with its own scratchpad per call) after that.
-std::shared_ptr<DnnlConv> cached_conv(ConvKind kind, const ConvGeom& g, const ConvPostOps* post) {
+std::shared_ptr<DnnlConv> cached_conv(ConvKind kind, const ConvGeom& g, const ConvPostOps* post, int layout) {
   static std::mutex mu;
   static std::map<std::vector<int64_t>, std::shared_ptr<DnnlConv>> cache;
-  std::vector<int64_t> key = cache_key(kind, g, post);
+  std::vector<int64_t> key = cache_key(kind, g, post, layout);
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
-  std::shared_ptr<DnnlConv> made = make_conv(kind, g, post);  // outside the lock: creation is slow
+  std::shared_ptr<DnnlConv> made = make_conv(kind, g, post, layout);  // outside the lock: creation is slow
   std::lock_guard<std::mutex> lock(mu);
   if (cache.size() >= 512) cache.clear();  // a bound for programs that see endless shapes
   return cache.emplace(std::move(key), std::move(made)).first->second;
@@ -270,6 +319,7 @@ struct PostArgs {
   const float* bias = nullptr;
   std::vector<const float*> binary;
   std::vector<bool> per_image;
+  int layout = 0;  // kBlockedIn | kBlockedOut
 };
 
 // One convolution of `kind` on a batch of g.batch images: for the forward, a = input, w =
@@ -278,7 +328,7 @@ struct PostArgs {
 void dnnl_conv_part(ConvKind kind, const ConvGeom& g, const float* a, const float* w_or_b, float* out,
                     const PostArgs& pa = {}) {
   OneThread one;
-  std::shared_ptr<DnnlConv> p = cached_conv(kind, g, pa.post);
+  std::shared_ptr<DnnlConv> p = cached_conv(kind, g, pa.post, pa.layout);
   auto& eng = cpu_engine();
   dnnl::stream s(eng);
   std::unique_ptr<char[]> scratch_buf(new char[p->scratch.get_size() + 1]);  // uninitialized
@@ -310,6 +360,18 @@ void dnnl_conv_part(ConvKind kind, const ConvGeom& g, const float* a, const floa
     }
     dnnl::memory in(p->act_in, eng, const_cast<float*>(a));
     dnnl::memory res(p->act_out, eng, out);
+    std::unique_ptr<char[]> src_buf, dst_buf;  // a chain's ends in the blocked layout
+    dnnl::memory user_out = res;
+    if (p->src_reorder) {
+      src_buf.reset(new char[p->prim_src.get_size() + 1]);
+      dnnl::memory t(p->prim_src, eng, src_buf.get());
+      p->to_prim_src.execute(s, in, t);
+      in = t;
+    }
+    if (p->dst_reorder) {
+      dst_buf.reset(new char[p->prim_dst.get_size() + 1]);
+      res = dnnl::memory(p->prim_dst, eng, dst_buf.get());
+    }
     if (kind == ConvKind::kForward || kind == ConvKind::kTransposed) {
       std::unordered_map<int, dnnl::memory> args = {
           {DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, res}, {DNNL_ARG_SCRATCHPAD, scratch}};
@@ -321,6 +383,7 @@ void dnnl_conv_part(ConvKind kind, const ConvGeom& g, const float* a, const floa
             dnnl::memory(p->binary_desc[i], eng, const_cast<float*>(pa.binary[i]));
       }
       p->conv.execute(s, args);
+      if (p->dst_reorder) p->from_prim_dst.execute(s, res, user_out);
     } else
       p->conv.execute(s, {{DNNL_ARG_DIFF_DST, in},
                           {DNNL_ARG_WEIGHTS, w},
@@ -665,8 +728,31 @@ void run_conv(OpCall& c, ConvKind kind, const ConvGeom& g, const Tensor& a, cons
 
 }  // namespace
 
+int64_t conv_blocked_block() { return preferred_block(); }
+
+// A forward's place in a chain (attrs set by passes/conv_layout.cc), counted per run with the
+// reorders at the chain's ends it makes.
+static int chain_layout(const OpCall& c) {
+  const int layout = (c.attrs.get<bool>("_blocked_in", false) ? kBlockedIn : 0) |
+                     (c.attrs.get<bool>("_blocked_out", false) ? kBlockedOut : 0);
+  if (layout) {
+    stats().conv_blocked_runs.fetch_add(1, std::memory_order_relaxed);
+    const int ends = (layout & kBlockedIn ? 0 : 1) + (layout & kBlockedOut ? 0 : 1);
+    stats().conv_layout_reorders.fetch_add(ends, std::memory_order_relaxed);
+  }
+  return layout;
+}
+
 void k_Conv2D(OpCall& c) {
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
+  if (c.in[0].dtype() == DType::kFloat32 && (c.attrs.has("_blocked_in") || c.attrs.has("_blocked_out"))) {
+    Tensor& y = c.alloc(0);
+    if (y.num_elements() == 0) return;
+    PostArgs pa;
+    pa.layout = chain_layout(c);
+    dnnl_conv(ConvKind::kForward, g, c.in[0].data<float>(), c.in[1].data<float>(), y.data<float>(), pa);
+    return;
+  }
   run_conv<op_types(OpId::Conv2D)>(c, ConvKind::kForward, g, c.in[0], c.in[1]);
 }
 
@@ -684,6 +770,7 @@ static void fused_conv(OpCall& c, ConvKind kind) {
   JF_CHECK(taps > 0, c.name(), ": an empty filter or input (", c.input_desc(), ") cannot be fused");
   PostArgs pa;
   pa.post = &post;
+  if (!tr) pa.layout = chain_layout(c);
   for (size_t i = 0; i < post.ops.size(); ++i) {
     if (post.input[i] < 0) continue;
     const float* v = c.in[post.input[i]].data<float>();

@@ -18,6 +18,9 @@ void constant_folding(Graph& g);
 void shape_inference(Graph& g);
 // Conv2D -> BiasAdd -> residual Add / activation chains to FusedConv2D (oneDNN post-ops).
 void fuse_conv(Graph& g);
+// Chains of float32 NHWC convolutions kept in oneDNN's blocked layout between them (attrs
+// _blocked_out / _blocked_in), where oneDNN prefers one on this CPU (conv_layout.cc).
+void conv_blocked_layout(Graph& g);
 
 // Copies `g` and runs the pipeline on the copy. With JITFLOW_DUMP=<dir>, writes the graph
 // after each pass as <dir>/<label>.<NN>.<pass>.txt.

@@ -15,6 +15,7 @@ const Pass kPipeline[] = {
     {"dce", dead_code_elimination},       {"cse", common_subexpression_elimination},
     {"constant_fold", constant_folding},  {"dce_after_fold", dead_code_elimination},
     {"shape_inference", shape_inference}, {"fuse_conv", fuse_conv},
+    {"conv_layout", conv_blocked_layout},
 };
 
 void dump(const Graph& g, const std::string& label, int step, const char* pass) {

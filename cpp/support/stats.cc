@@ -27,6 +27,8 @@ std::map<std::string, int64_t> stats_snapshot() {
           {"compiled_loop_iterations", s.compiled_loop_iterations},
           {"compiled_loop_fallbacks", s.compiled_loop_fallbacks},
           {"conv_postop_runs", s.conv_postop_runs},
+          {"conv_blocked_runs", s.conv_blocked_runs},
+          {"conv_layout_reorders", s.conv_layout_reorders},
           {"small_pipeline_compilations", s.small_pipeline_compilations}};
 }
 
@@ -46,6 +48,8 @@ void reset_stats() {
   s.compiled_loop_iterations = 0;
   s.compiled_loop_fallbacks = 0;
   s.conv_postop_runs = 0;
+  s.conv_blocked_runs = 0;
+  s.conv_layout_reorders = 0;
   s.small_pipeline_compilations = 0;
 }
 

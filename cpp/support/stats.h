@@ -32,6 +32,10 @@ struct Stats {
   // Convolutions run with their bias add, activation or residual add as oneDNN post-ops
   // (FusedConv2D, made by passes/fuse_conv.cc).
   std::atomic<int64_t> conv_postop_runs{0};
+  // Convolutions run with their input or output in oneDNN's blocked layout (a chain of them,
+  // passes/conv_layout.cc), and the reorders to and from TF's layout at the chains' ends.
+  std::atomic<int64_t> conv_blocked_runs{0};
+  std::atomic<int64_t> conv_layout_reorders{0};
   // CPU compilations that took the small LLVM pipeline (kernels of few iterations, no
   // vectorizer: codegen/llvm_pipeline.h).
   std::atomic<int64_t> small_pipeline_compilations{0};

@@ -53,7 +53,21 @@ def fused_ops(cf):
             for n in r.get_attr("_fused_from")}
 
 
-FUSED_WHY = "fused into {} (a convolution with its bias, residual add and activation as oneDNN post-ops), "
+FUSED_WHY = ("fused into {} (a convolution with its bias, residual add, batch norm and activation as oneDNN "
+             "post-ops), ")
+
+
+def blocked_layouts(cf):
+    """The optimized graph's convolutions that pass a value in oneDNN's blocked layout to the
+    next (a chain of convolutions, passes/conv_layout.cc), each mapped to what it says."""
+    why = {}
+    for r in cf._cf.optimized_graph.nodes():
+        ends = [w for a, w in (("_blocked_in", "input"), ("_blocked_out", "output")) if r.has_attr(a)]
+        if ends:
+            verb = "stay" if len(ends) == 2 else "stays"
+            why[r.name] = (f"; its {' and '.join(ends)} {verb} in oneDNN's blocked layout (a chain of "
+                           "convolutions, reordered from and to TF's layout only at the chain's ends)")
+    return why
 
 
 def explain(f, *args, **kwargs):
@@ -114,4 +128,9 @@ def explain(f, *args, **kwargs):
         explain_op(op.name, op.type, True)
         if op.type in ("If", "While") and op.name in optimized:
             walk_body(op.node_def, "")
+    blocked = blocked_layouts(cf)
+    for i, r in enumerate(rows):
+        node = fused.get(r.op, r.op)
+        if node in blocked and r.type in ("Conv2D", "FusedConv2D"):
+            rows[i] = r._replace(reason=r.reason + blocked[node])
     return rows
