@@ -6,15 +6,17 @@ einsums, a squared-error loss and the gradients of the two weight tensors. Measu
   eager      op by op
   function   a jf.function (traced once, run from C++)
   compiled   the same function with jit_compile=True
-  jax.jit    the same math in JAX, when importable here
+  jax.jit    the same math in JAX, in this Python when it imports jax, else in the
+             interpreter --jax-python names (a child process)
   TF XLA     the same code under tf.function(jit_compile=True), in this Python when it imports
              tensorflow, else in the interpreter --tf-python names (a child process)
 
 Timings are interleaved repeat by repeat and the best is kept; compare the ratios, not the
 absolute numbers. Losses and gradients are checked against each other first.
 
-    python benchmarks/attention.py [--quick] [--tf-python /path/to/python]
+    python benchmarks/attention.py [--quick] [--tf-python /path/to/python] [--jax-python /path/to/python]
 """
+
 import argparse
 import json
 import os
@@ -40,6 +42,7 @@ def init(b, t, h, d, seed=0):
 
 def make_step(tf):
     """loss and the gradients of (wqkv, wo) for one batch, as one function of the TF API."""
+
     def step(x, wqkv, wo):
         with tf.GradientTape() as tape:
             tape.watch([wqkv, wo])
@@ -55,6 +58,7 @@ def make_step(tf):
             loss = tf.reduce_mean(tf.square(out - x))
         gq, go = tape.gradient(loss, [wqkv, wo])
         return loss, gq, go
+
     return step
 
 
@@ -85,6 +89,7 @@ def best_times(fns, repeat, target):
 
 def tf_runs(x, wqkv, wo):
     import tensorflow as tf
+
     f = tf.function(make_step(tf), jit_compile=True)
     args = [tf.constant(a) for a in (x, wqkv, wo)]
     return {"TF XLA": lambda: [t.numpy() for t in f(*args)]}
@@ -112,6 +117,7 @@ def jax_runs(x, wqkv, wo):
 
 def jitflow_runs(x, wqkv, wo):
     import jitflow as jf
+
     step = make_step(jf)
     args = [jf.constant(a) for a in (x, wqkv, wo)]
     function = jf.function(step)
@@ -119,13 +125,15 @@ def jitflow_runs(x, wqkv, wo):
     before = jf.debugging.stats()["cluster_runs"]
     compiled(*args)
     assert jf.debugging.stats()["cluster_runs"] > before, "the compiled step ran no compiled code"
-    return {"eager": lambda: [t.numpy() for t in step(*args)],
-            "function": lambda: [t.numpy() for t in function(*args)],
-            "compiled": lambda: [t.numpy() for t in compiled(*args)]}
+    return {
+        "eager": lambda: [t.numpy() for t in step(*args)],
+        "function": lambda: [t.numpy() for t in function(*args)],
+        "compiled": lambda: [t.numpy() for t in compiled(*args)],
+    }
 
 
 def child_main(args):
-    """Run as --child in another interpreter: time its TF XLA and JAX steps, print JSON."""
+    """Run as --child in another interpreter: time its TF XLA and/or JAX steps, print JSON."""
     out = {}
     for name, b, t, h, d in CONFIGS:
         x, wqkv, wo = init(b, t, h, d)
@@ -144,6 +152,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     ap.add_argument("--tf-python", default=None, help="an interpreter with tensorflow (and maybe jax)")
+    ap.add_argument("--jax-python", default=None, help="an interpreter with jax")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--repeat", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--target", type=float, default=None, help=argparse.SUPPRESS)
@@ -154,23 +163,34 @@ def main():
     if args.child:
         return child_main(args)
     import jitflow as jf
+
     os.environ.setdefault("JITFLOW_CACHE_DIR", tempfile.mkdtemp(prefix="jf-bench-cache-"))
-    child = {}
-    if args.tf_python:
-        cmd = [args.tf_python, os.path.abspath(__file__), "--child", "--repeat", str(args.repeat),
-               "--target", str(args.target)]
+    child = {}  # per config: "times" and "losses" of every child's runs
+    for python in dict.fromkeys(p for p in (args.tf_python, args.jax_python) if p):
+        cmd = [
+            python,
+            os.path.abspath(__file__),
+            "--child",
+            "--repeat",
+            str(args.repeat),
+            "--target",
+            str(args.target),
+        ]
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
         res = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-        if res.returncode == 0:
-            child = json.loads(res.stdout.strip().splitlines()[-1])
-        else:
-            print(f"(the TF child failed: {res.stderr.strip().splitlines()[-1:]})")
+        if res.returncode != 0:
+            print(f"(the child {python} failed: {res.stderr.strip().splitlines()[-1:]})")
+            continue
+        for name, got in json.loads(res.stdout.strip().splitlines()[-1]).items():
+            mine = child.setdefault(name, {"times": {}, "losses": {}})
+            for key in ("times", "losses"):
+                mine[key].update({k: v for k, v in got[key].items() if k not in mine[key]})
     print(f"jitflow {jf.__version__}, {jf._C.num_threads()} threads")
     for name, b, t, h, d in CONFIGS:
         x, wqkv, wo = init(b, t, h, d)
         ref = numpy_reference(x, wqkv, wo)
         runs = jitflow_runs(x, wqkv, wo)
-        if not args.tf_python:
+        if not (args.tf_python or args.jax_python):
             for maker in (tf_runs, jax_runs):
                 try:
                     runs.update(maker(x, wqkv, wo))
@@ -191,8 +211,10 @@ def main():
         print(f"\ncausal attention forward + backward, {name} (ms/step; compiled's speed relative to each)")
         for k, v in times.items():
             print(f"  {k:<10}{v * 1e3:>9.3f} ms   compiled is {v / times['compiled']:>5.2f}x faster")
-    print("\n'compiled is Nx faster' = that column's time / the jit_compile=True time (> 1: jitflow's "
-          "compiled step is faster).")
+    print(
+        "\n'compiled is Nx faster' = that column's time / the jit_compile=True time (> 1: jitflow's "
+        "compiled step is faster)."
+    )
 
 
 if __name__ == "__main__":

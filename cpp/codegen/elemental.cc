@@ -329,6 +329,12 @@ Value* ElementalEmitter::emit_new(const KExpr* e, const std::vector<Value*>& idx
     }
     case KKind::kReshape: {
       const KExpr* o = e->operands[0];
+      if (!e->out_of_in.empty()) {  // only 1s inserted or removed (lowering's map_unit_reshape)
+        std::vector<Value*> oi(o->rank());
+        for (int d = 0; d < o->rank(); ++d)
+          oi[d] = e->out_of_in[d] < 0 ? b_.getInt64(0) : idx[e->out_of_in[d]];
+        return emit(o, oi, root);
+      }
       return emit(o, delinearize(o, linearize(e, idx), o->rank()), root);
     }
     case KKind::kSlice: {

@@ -82,6 +82,17 @@ class Lowering {
         e->iscalar = c->get_int(0);
       else
         e->scalar = c->get_double(0);
+    } else if (c && is_member(o.node) && is_splat(*c)) {
+      // One value repeated (a folded zeros Fill, as a slice's gradient pads with): that
+      // scalar broadcast to the constant's dims, so no kernel reads a buffer of copies.
+      KExpr* v = make(KKind::kScalar, c->dtype(), {});
+      if (is_int(c->dtype()))
+        v->iscalar = c->get_int(0);
+      else
+        v->scalar = c->get_double(0);
+      e = make(KKind::kUnary, c->dtype(), node_dims(o.node, o.index));
+      e->op = OpId::Identity;
+      e->operands = {v};
     } else if (c) {
       std::vector<int> dims;
       int ci = static_cast<int>(p_->constants.size());
@@ -101,6 +112,24 @@ class Lowering {
     }
     values_[key] = e;
     return e;
+  }
+
+  // A float or integer constant of more than one element, all of them the same value.
+  static bool is_splat(const Tensor& c) {
+    const DType dt = c.dtype();
+    if (!(is_float(dt) || is_int(dt)) || c.num_elements() < 2) return false;
+    if (is_int(dt)) {
+      const int64_t v = c.get_int(0);
+      for (int64_t i = 1; i < c.num_elements(); ++i)
+        if (c.get_int(i) != v) return false;
+      return true;
+    }
+    const double v = c.get_double(0);
+    for (int64_t i = 1; i < c.num_elements(); ++i) {
+      const double w = c.get_double(i);  // bit-equal: -0.0 and NaN payloads stay as they are
+      if (std::memcmp(&v, &w, sizeof v) != 0) return false;
+    }
+    return true;
   }
 
   KExpr* operand(Node* n, int i) {
@@ -303,6 +332,7 @@ class Lowering {
         }
         KExpr* e = make(KKind::kReshape, n->outputs[0].dtype, node_dims(n, 0));
         e->operands = {in(data.at(0))};
+        map_unit_reshape(n, e);
         outs.push_back(e);
         break;
       }
@@ -523,6 +553,31 @@ class Lowering {
     for (int i = 0; i < static_cast<int>(outs.size()); ++i) values_[{n, i}] = outs[i];
   }
 
+  // A reshape that only inserts or removes 1s (a gradient's [1, b, t, h, d] of [b, t, h, d])
+  // reads its operand at the same index with the 1s dropped: out_of_in gives, per operand
+  // dim, the output dim indexing it (-1: a static 1), instead of a divide per dim to split
+  // the linear index. The paired dims are checked equal at run time (equal_slots); shapes
+  // where they are not run a specialization, lowered without the mapping.
+  void map_unit_reshape(const Node* n, KExpr* e) {
+    const Output& src = n->inputs[0];
+    const Shape &from = src.node->outputs[src.index].shape, &to = n->outputs[0].shape;
+    const KExpr* x = e->operands[0];
+    if (x->rank() != from.rank()) return;
+    std::vector<int> of(from.rank(), -1);
+    int j = 0;
+    for (int d = 0; d < from.rank(); ++d) {
+      if (from[d] == 1) continue;
+      while (j < to.rank() && to[j] == 1) ++j;
+      if (from[d] < 0 || j == to.rank() || to[j] != from[d] || x->dims[d] < 0 || e->dims[j] < 0) return;
+      of[d] = j++;
+    }
+    for (; j < to.rank(); ++j)
+      if (to[j] != 1) return;
+    for (int d = 0; d < from.rank(); ++d)
+      if (of[d] >= 0) p_->equal_slots.push_back({x->dims[d], e->dims[of[d]]});
+    e->out_of_in = std::move(of);
+  }
+
   // ReverseV2, Tile, PadV2, MirrorPad, Roll: one DimMapKind (and parameter) per dim, from
   // the op's constant shape inputs.
   KExpr* index_map(Node* n) {
@@ -620,6 +675,15 @@ class Lowering {
     return false;
   }
 
+  // A library step reads a reshape of a value from that value's buffer: the runner hands the
+  // kernel the buffer with the node's input shape. Materializing the reshape instead would
+  // copy every element through a divide per index (the reshape of a transposed gradient to a
+  // matrix took 11 of an attention step's 50 ms), where the value's own loop walks its rows.
+  static KExpr* reshape_source(KExpr* a) {
+    while (a->kind == KKind::kReshape && !a->materialized) a = a->operands[0];
+    return a;
+  }
+
   // Decides which expressions get their own buffer, and orders the steps.
   void plan_materialization() {
     // Constant buffers follow the inputs.
@@ -657,9 +721,11 @@ class Lowering {
         if (expensive[o->id] && o->kind != KKind::kBuffer && (rereads || is_broadcast(o, e.get())))
           o->materialized = true;
     }
-    for (const Step& s : pending_matmuls_)
-      for (KExpr* a : s.args)
+    for (Step& s : pending_matmuls_)
+      for (KExpr*& a : s.args) {
+        a = reshape_source(a);
         if (a->kind != KKind::kBuffer) a->materialized = true;
+      }
     for (const Output& o : p_->outputs) {
       KExpr* e = values_.at({o.node, o.index});
       if (e->kind == KKind::kBuffer && !e->materialized) {
@@ -713,6 +779,8 @@ class Lowering {
       for (size_t i = 0; i < e->map_kind.size(); ++i) os << "M" << e->map_kind[i] << "," << e->map_param[i];
       for (size_t i = 0; i < e->start_slot.size(); ++i)
         os << "S" << e->start_slot[i] << "," << e->stride_slot[i] << "," << e->out_of_in[i];
+      if (e->kind == KKind::kReshape)  // a unit reshape's index mapping (map_unit_reshape)
+        for (int v : e->out_of_in) os << "R" << v;
       os << ";";
     }
     for (const Step& s : p_->steps) {

@@ -301,10 +301,13 @@ bool CompiledCluster::prepare(const std::vector<Tensor>& inputs, Prepared* pr) c
   for (const auto& node_specs : specs)
     for (const TensorSpec& s : node_specs) add_pattern(s.shape, &pr->pattern);
   pr->step_specs.assign(p.steps.size(), {});
+  pr->step_in_shapes.assign(p.steps.size(), {});
   pr->library_out.assign(p.num_buffers, 0);
   for (size_t k = 0; k < p.steps.size(); ++k)
     if (p.steps[k].kind == Step::kLibrary) {
-      pr->step_specs[k] = specs[index.at(p.steps[k].node)];
+      const int m = index.at(p.steps[k].node);
+      pr->step_specs[k] = specs[m];
+      for (const Tensor& v : views[m]) pr->step_in_shapes[k].push_back(v.shape());
       pr->library_out[p.steps[k].root->buffer] = 1;
       for (const KExpr* o : p.steps[k].siblings) pr->library_out[o->buffer] = 1;
     }
@@ -427,7 +430,8 @@ void CompiledCluster::run_steps(RunState& st, const Prepared& pr, bool loop) con
     if (s.kind == Step::kLibrary) {
       // Specs were inferred once per input shapes: run the Eigen kernel directly.
       st.lib_in.clear();
-      for (KExpr* a : s.args) st.lib_in.push_back(bufs[a->buffer].reshaped(pr.buffer_shapes[a->buffer]));
+      for (size_t i = 0; i < s.args.size(); ++i)
+        st.lib_in.push_back(bufs[s.args[i]->buffer].reshaped(pr.step_in_shapes[k][i]));
       OpCall call(&s.node->def(), st.lib_in, s.node->attrs);
       call.fixed_out = &pr.step_specs[k];
       call.recycle = &st.recycle[s.root->buffer];

@@ -76,8 +76,11 @@ struct CompiledCluster {
     std::vector<int64_t> params;
     std::vector<Shape> buffer_shapes;
     std::vector<std::vector<TensorSpec>> step_specs;  // library steps: their node's output specs
-    std::vector<char> library_out;                    // per buffer: a library step allocates it
-    std::string pattern;  // which input and member dims are 1 (the specialization key)
+    // Library steps: their node's input shapes (an argument's buffer may hold the value it
+    // reshapes: lowering passes reshapes to library steps as views).
+    std::vector<std::vector<Shape>> step_in_shapes;
+    std::vector<char> library_out;  // per buffer: a library step allocates it
+    std::string pattern;            // which input and member dims are 1 (the specialization key)
     bool ok = false;
   };
   // What a run needs besides its inputs, parked between runs like the executor's arena:
