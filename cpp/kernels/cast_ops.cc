@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "ir/op_registry.h"
+#include "kernels/half_convert.h"
 #include "kernels/kernels.h"
 #include "support/thread_pool.h"
 
@@ -82,7 +83,15 @@ void convert_all(const Tensor& x, Tensor& y) {
   const From* src = x.data<From>();
   To* dst = y.data<To>();
   parallel_for(x.num_elements(), 2.0, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dst[i] = convert<From, To>(src[i]);
+    // float32 <-> half types in vector blocks (the same bits as convert's)
+    if constexpr (kHalf<From> && std::is_same_v<To, float>) {
+      halves_to_floats(reinterpret_cast<const uint16_t*>(src) + b, dst + b, e - b,
+                       std::is_same_v<From, bfloat16>);
+    } else if constexpr (std::is_same_v<From, float> && kHalf<To>) {
+      floats_to_halves(src + b, reinterpret_cast<uint16_t*>(dst) + b, e - b, std::is_same_v<To, bfloat16>);
+    } else {
+      for (int64_t i = b; i < e; ++i) dst[i] = convert<From, To>(src[i]);
+    }
   });
 }
 

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "ir/op_registry.h"
+#include "kernels/half_convert.h"
 
 namespace jf {
 
@@ -82,14 +83,14 @@ Tensor widen_to_float(const Tensor& x) {
   Tensor f = Tensor::empty(DType::kFloat32, x.shape());
   const T* s = x.data<T>();
   float* d = f.data<float>();
-  for (int64_t i = 0, n = x.num_elements(); i < n; ++i) d[i] = static_cast<float>(s[i]);
+  widen_block(s, d, x.num_elements());
   return f;
 }
 template <class T>
 void round_from_float(const Tensor& f, Tensor& y) {
   const float* s = f.data<float>();
   T* d = y.data<T>();
-  for (int64_t i = 0, n = y.num_elements(); i < n; ++i) d[i] = static_cast<T>(s[i]);
+  narrow_block(s, d, y.num_elements());
 }
 
 // JF_SWITCH_CLAIMED(op_types(OpId::Exp), dt, T, body): runs `body` with T bound to dt's C++

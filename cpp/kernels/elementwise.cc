@@ -9,6 +9,7 @@
 #include "ir/op_registry.h"
 #include "kernels/dispatch.h"
 #include "kernels/elementwise_functors.h"
+#include "kernels/half_convert.h"
 #include "kernels/strings.h"
 
 namespace jf {
@@ -55,14 +56,18 @@ void unary_apply(const Tensor& x, Tensor& y, double cost) {
   Out* dst = y.data<Out>();
   if constexpr (kEigenHalf<In>) {  // computed in float, rounded on store (kernels/dispatch.h)
     using W = std::conditional_t<std::is_same_v<In, Out>, float, Out>;
+    auto segment = unary_segment_for<F, float, W>();
     parallel_for(x.num_elements(), cost + 2, [&](int64_t b, int64_t e) {
       float wi[kHalfBlock];
       W wo[kHalfBlock];
       for (int64_t i = b; i < e; i += kHalfBlock) {
         const int64_t m = std::min(kHalfBlock, e - i);
-        for (int64_t k = 0; k < m; ++k) wi[k] = static_cast<float>(src[i + k]);
-        unary_segment<F, float, W>(wi, wo, m);
-        for (int64_t k = 0; k < m; ++k) dst[i + k] = static_cast<Out>(wo[k]);
+        widen_block(src + i, wi, m);
+        segment(wi, wo, m);
+        if constexpr (std::is_same_v<W, float>)
+          narrow_block(wo, dst + i, m);
+        else
+          for (int64_t k = 0; k < m; ++k) dst[i + k] = static_cast<Out>(wo[k]);
       }
     });
   } else {
@@ -94,6 +99,7 @@ void binary_apply(const Tensor& a, const Tensor& b, Tensor& out, double cost) {
   R* po = out.data<R>();
   if constexpr (kEigenHalf<T>) {  // computed in float, rounded on store (kernels/dispatch.h)
     using W = std::conditional_t<std::is_same_v<T, R>, float, R>;
+    auto segment = binary_segment_for<F, float, W>();
     for_each_segment(p, cost + 3, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
       float wa[kHalfBlock], wb[kHalfBlock];
       W wo[kHalfBlock];
@@ -101,10 +107,14 @@ void binary_apply(const Tensor& a, const Tensor& b, Tensor& out, double cost) {
         const int64_t m = std::min(kHalfBlock, n - i);
         const T* xa = pa + off[0] + (is[0] ? i : 0);
         const T* xb = pb + off[1] + (is[1] ? i : 0);
-        for (int64_t k = 0; k < m; ++k) wa[k] = static_cast<float>(xa[is[0] ? k : 0]);
-        for (int64_t k = 0; k < m; ++k) wb[k] = static_cast<float>(xb[is[1] ? k : 0]);
-        binary_segment<F, float, W>(wa, wb, wo, m, true, true);
-        for (int64_t k = 0; k < m; ++k) po[o + i + k] = static_cast<R>(wo[k]);
+        // A broadcast operand is one value: the segment reads it as such.
+        is[0] ? widen_block(xa, wa, m) : void(wa[0] = static_cast<float>(xa[0]));
+        is[1] ? widen_block(xb, wb, m) : void(wb[0] = static_cast<float>(xb[0]));
+        segment(wa, wb, wo, m, is[0] != 0, is[1] != 0);
+        if constexpr (std::is_same_v<W, float>)
+          narrow_block(wo, po + o + i, m);
+        else
+          for (int64_t k = 0; k < m; ++k) po[o + i + k] = static_cast<R>(wo[k]);
       }
     });
   } else {
