@@ -9,6 +9,7 @@ cross-entropy), then backward and Adam. Each is measured in one run:
   compiled   the same function with jit_compile=True (one LLVM-compiled program)
   jax.jit    the same math in JAX, when installed
   TF XLA     the same code under tf.function(jit_compile=True), when tensorflow is installed
+  no conv rw (CNN) compiled with the convolution rewrites off (no oneDNN post-ops or layouts)
 
 Timings are interleaved repeat by repeat and the best is kept; compare the ratios, not the
 absolute numbers (the machines are noisy). Before timing, every implementation's first three
@@ -121,6 +122,8 @@ def jax_run(params0, x, y):
 def all_runs(params0, x, y, model="ffn"):
     fwd, jax_make = (forward, jax_run) if model == "ffn" else (cnn_forward, cnn_jax_run)
     runs = jitflow_runs(params0, x, y, fwd)
+    if model == "cnn":
+        runs["no conv rw"] = unrewritten_run(params0, x, y, fwd)
     for name, make in (("jax.jit", lambda *a: jax_make(*a)), ("TF XLA", lambda *a: tf_xla_run(*a, fwd))):
         r = make(params0, x, y)
         if r is not None:
@@ -147,6 +150,32 @@ def cnn_forward(tf, p, x, y):
     h = tf.nn.max_pool2d(tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, k2, 1, "SAME"), c2)), 2, 2, "VALID")
     logits = tf.matmul(tf.reshape(h, [-1, 8 * 8 * 32]), w3) + b3
     return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+
+
+def unrewritten_run(params0, x, y, fwd):
+    """The compiled step traced with jitflow's convolution rewrites off (JITFLOW_CONV_FUSION=0,
+    JITFLOW_CONV_BLOCKED=0: no oneDNN post-ops, no blocked layouts), to measure what they gain."""
+    f = jf.function(tf_api_step(jf, params0, fwd), jit_compile=True)
+    xt, yt = jf.constant(x), jf.constant(y)
+    traced = []
+
+    def run():
+        if traced:
+            return f(xt, yt).numpy()
+        off = {"JITFLOW_CONV_FUSION": "0", "JITFLOW_CONV_BLOCKED": "0"}
+        saved = {k: os.environ.get(k) for k in off}
+        os.environ.update(off)
+        try:
+            out = f(xt, yt).numpy()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k)
+                else:
+                    os.environ[k] = v
+        traced.append(True)
+        return out
+    return run
 
 
 def cnn_jax_run(params0, x, y):

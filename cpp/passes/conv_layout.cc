@@ -5,6 +5,8 @@
 // are reordered from and to TF's layout by the convolutions themselves (kernels/conv_ops.cc).
 // Only where oneDNN prefers a blocked layout on this CPU, and only for channel counts that
 // fill its blocks, so the blocked value has the byte size of the TF-shaped tensor holding it.
+#include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include "ir/conv_geom.h"
@@ -47,6 +49,8 @@ void conv_blocked_layout(Graph& g) {
   bool any = false;
   for (const auto& n : g.nodes()) any = any || n->op == OpId::Conv2D || n->op == OpId::FusedConv2D;
   if (!any) return;
+  // JITFLOW_CONV_BLOCKED=0 keeps every value in TF's layout (to measure what the chains gain).
+  if (const char* v = std::getenv("JITFLOW_CONV_BLOCKED"); v && std::strcmp(v, "0") == 0) return;
   const int64_t block = conv_blocked_block();
   if (block <= 0) return;
   std::map<std::pair<Node*, int>, std::vector<std::pair<Node*, int>>> readers;

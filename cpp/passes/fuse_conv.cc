@@ -5,6 +5,8 @@
 // one node running them as oneDNN post-ops: the output is written once instead of once per op.
 // It runs after differentiation, so the backward ops read the values they read before (an
 // activation's gradient its output, which the fused node computes).
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -128,6 +130,8 @@ bool per_channel(const TensorSpec& v, const Shape& out, bool cf) {
 }  // namespace
 
 void fuse_conv(Graph& g) {
+  // JITFLOW_CONV_FUSION=0 keeps every convolution as traced (to measure what fusion gains).
+  if (const char* v = std::getenv("JITFLOW_CONV_FUSION"); v && std::strcmp(v, "0") == 0) return;
   // Readers of each output (graph outputs and control edges count as readers that forbid fusion).
   std::map<std::pair<Node*, int>, std::vector<Node*>> readers;
   std::map<Node*, int> pinned;
