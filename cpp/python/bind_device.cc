@@ -52,6 +52,11 @@ void bind_device(py::module_& m) {
     bool ok = cublas_available(&why);
     return py::make_tuple(ok, why);
   });
+  // Waits for the device's queued work (benchmarks; compiled GPU runs do not wait) and
+  // raises a failed run-time check of it.
+  m.def(
+      "gpu_synchronize", [](int index) { GpuDevice::get(index).synchronize(); }, py::arg("index") = 0,
+      py::call_guard<py::gil_scoped_release>());
   // Seconds per device-to-device copy of `bytes` (benchmarks: the bandwidth baseline).
   m.def("gpu_time_copy", [](int index, size_t bytes, int iters) {
     GpuDevice& d = GpuDevice::get(index);

@@ -143,3 +143,27 @@ def test_a_failed_run_time_check_surfaces_at_the_next_synchronization(fake):
         q.numpy()
     assert word.value == 0  # reported once
     np.testing.assert_array_equal(q.numpy(), q.numpy())
+
+
+def test_an_op_without_a_gpu_routine_is_named_and_refused(fake, rng):
+    with jf.device("/GPU:0"):
+        x = jf.constant(rng.standard_normal((4, 6)).astype(np.float32))
+
+    @jf.function(jit_compile=True)
+    def must(x):
+        return jf.math.cumsum(x, axis=1) * 2.0
+
+    with pytest.raises(
+        jf.errors.InvalidArgumentError, match=r"cannot be compiled: Cumsum \(Cumsum on float32\): no GPU"
+    ):
+        must(x)
+
+    @jf.function
+    def hinted(x):
+        with jf.jit_scope():
+            return jf.math.cumsum(x, axis=1) * 2.0
+
+    with pytest.warns(RuntimeWarning, match="could not be compiled and runs on eager kernels"):
+        assert hinted(x).device == GPU
+    rows = jf.explain(hinted, x).by_op()
+    assert rows["Cumsum"].status == "eager" and "no GPU routine" in rows["Cumsum"].reason
