@@ -269,3 +269,55 @@ def test_channel_ops_that_do_not_fuse(rng):
         y = jf.function(fn, jit_compile=True)(jf.constant(R.nchw(x) if nchw else x), jf.constant(w))
         assert _postop_runs() == before, name
         np.testing.assert_allclose(y.numpy(), want, rtol=3e-5, atol=3e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("head", ["depthwise", "conv3d", "transpose"])
+def test_training_steps_keep_their_gradients(head, rng):
+    """The forward fuses (its relu's gradient reads the fused node's output); the filter and
+    bias gradients against float64 references."""
+    if head == "depthwise":
+        x, w = _f32(rng, 2, 6, 5, 3), _f32(rng, 3, 3, 3, 2)
+        pre_conv = R.depthwise(x, w, (1, 1), "SAME")
+
+        def op(a, k):
+            return jf.nn.depthwise_conv2d(a, k, [1, 1, 1, 1], "SAME")
+
+        def filter_grad(g):
+            return R.depthwise_filter_grad(x, w.shape, g, (1, 1), "SAME")
+    elif head == "conv3d":
+        x, w = _f32(rng, 2, 3, 5, 4, 3), _f32(rng, 2, 3, 3, 3, 4)
+        pre_conv = R.conv3d(x, w, (1, 1, 1), "SAME")
+
+        def op(a, k):
+            return jf.nn.conv3d(a, k, [1] * 5, "SAME")
+
+        def filter_grad(g):
+            return R.conv3d_filter_grad(x, w.shape, g, (1, 1, 1), "SAME")
+    else:
+        x, w = _f32(rng, 2, 3, 3, 5), _f32(rng, 3, 3, 4, 5)
+        pre_conv = R.conv2d_input_grad((2, 6, 6, 4), w, x, (2, 2), "SAME")
+
+        def op(a, k):
+            return jf.nn.conv2d_transpose(a, k, [2, 6, 6, 4], 2, "SAME")
+
+        def filter_grad(g):  # conv2d_transpose's filter gradient: its input convolved with g
+            return R.conv2d_filter_grad(g, w.shape, x, (2, 2), "SAME")
+
+    b = _f32(rng, pre_conv.shape[-1])
+    q = rng.standard_normal(pre_conv.shape)
+
+    def step(a, k, v):
+        with jf.GradientTape() as tape:
+            tape.watch([k, v])
+            y = jf.nn.relu(jf.nn.bias_add(op(a, k), v))
+            loss = jf.reduce_sum(y * jf.constant(q.astype(np.float32)))
+        return [y, *tape.gradient(loss, [k, v])]
+
+    before = _postop_runs()
+    y, gk, gv = run_mode("jit_compile", step, *(jf.constant(t) for t in (x, w, b)))
+    assert _postop_runs() > before
+    pre = pre_conv + b
+    g = q * (pre > 0)
+    np.testing.assert_allclose(y.numpy(), np.maximum(pre, 0), rtol=3e-5, atol=3e-5)
+    np.testing.assert_allclose(gv.numpy(), g.reshape(-1, g.shape[-1]).sum(0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gk.numpy(), filter_grad(g), rtol=1e-4, atol=1e-4)
