@@ -211,10 +211,7 @@ void k_BroadcastTo(OpCall& c) {
   });
 }
 
-void k_StridedSlice(OpCall& c) {
-  const Tensor& x = c.in[0];
-  SlicePlan p =
-      strided_slice_plan(c, x.shape(), c.in[1].to_int64s(), c.in[2].to_int64s(), c.in[3].to_int64s());
+void strided_slice_into(const Tensor& x, const SlicePlan& p, const Shape& out, OpCall* c, Tensor* result) {
   int64_t st[kMaxRank], dims[kMaxRank], steps[kMaxRank], base = 0, n = 1;
   row_major_strides(x.shape(), st);
   for (int d = 0; d < x.rank(); ++d) {
@@ -235,16 +232,27 @@ void k_StridedSlice(OpCall& c) {
     inner *= dims[d];
   }
   if (contiguous) {
-    if (c.results.size() < c.num_outputs()) c.results.resize(c.num_outputs());
     const size_t offset =
         static_cast<size_t>(static_cast<char*>(x.raw()) - static_cast<char*>(x.buffer()->data));
-    c.results[0] = Tensor(x.dtype(), c.spec(0).shape, x.buffer(), offset + static_cast<size_t>(base) * es);
+    *result = Tensor(x.dtype(), out, x.buffer(), offset + static_cast<size_t>(base) * es);
     return;
   }
-  Tensor& y = c.alloc(0);
+  if (c)
+    c->alloc(0);
+  else
+    *result = Tensor::empty(x.dtype(), out);
+  Tensor& y = *result;
   if (y.num_elements())
     strided_copy(static_cast<const char*>(x.raw()) + base * es, es, x.rank(), dims, steps,
                  static_cast<char*>(y.raw()));
+}
+
+void k_StridedSlice(OpCall& c) {
+  const Tensor& x = c.in[0];
+  SlicePlan p =
+      strided_slice_plan(c, x.shape(), c.in[1].to_int64s(), c.in[2].to_int64s(), c.in[3].to_int64s());
+  if (c.results.size() < c.num_outputs()) c.results.resize(c.num_outputs());
+  strided_slice_into(x, p, c.spec(0).shape, &c, &c.results[0]);
 }
 
 void k_Shape(OpCall& c) {

@@ -1,9 +1,13 @@
 // Binds the op dispatcher: every jf.* op function and operator reaches C++ through here.
 #include <pybind11/stl.h>
 
+#include "ir/shape_fns.h"
+#include "kernels/kernels.h"
 #include "python/bindings.h"
 #include "python/convert.h"
 #include "runtime/frontend.h"
+#include "runtime/placement.h"
+#include "support/stats.h"
 #include "tracing/trace_context.h"
 
 namespace jf::py_bridge {
@@ -142,6 +146,34 @@ Tensor bounds_tensor(const std::vector<Bound>& v) {
 }
 }  // namespace
 
+// An eager tensor[key] with Python-int bounds, on the CPU with no tape recording: the
+// StridedSlice kernel's work (plan, then a view or a copy) without building the three bound
+// tensors and dispatching, most of a small slice's cost. Anything else, and any key the plan
+// refuses, takes the op, so its errors are the op's.
+static bool eager_slice(const Tensor& t, const std::vector<Bound>& begin, const std::vector<Bound>& end,
+                        const std::vector<Bound>& strides, const Attrs& attrs, Tensor* out) {
+  if (t.is_symbolic() || !t.on_host() || t.dtype() == DType::kString || is_tracing() || tapes_active())
+    return false;
+  Device d;
+  if (placement_needed({t}, &d)) return false;
+  std::vector<int64_t> b, e, s;
+  for (size_t i = 0; i < begin.size(); ++i) {
+    if (begin[i].tensor.defined() || end[i].tensor.defined() || strides[i].tensor.defined()) return false;
+    b.push_back(begin[i].value), e.push_back(end[i].value), s.push_back(strides[i].value);
+  }
+  const std::vector<Tensor> in{t};
+  OpCall call(&op_def(OpId::StridedSlice), in, attrs);
+  SlicePlan plan;
+  try {
+    plan = strided_slice_plan(call, t.shape(), b, e, s);
+  } catch (const Error&) {
+    return false;
+  }
+  stats().eager_ops.fetch_add(1, std::memory_order_relaxed);
+  strided_slice_into(t, plan, plan.out, nullptr, out);
+  return true;
+}
+
 // tensor[key] as one StridedSlice: the key (ints, slices, Ellipsis, None, int tensors) turns
 // into begin/end/strides and the masks, as TF's _slice_helper does. A list key is read as a
 // tuple, as TF 2 does (x[[0, 1]] is x[0, 1]).
@@ -166,7 +198,8 @@ Tensor getitem(const Tensor& t, py::handle key) {
     py::handle s = k[i];
     int64_t bit = int64_t(1) << i;
     if (PySlice_Check(s.ptr())) {
-      py::object st = s.attr("start"), sp = s.attr("stop"), stp = s.attr("step");
+      auto* sl = reinterpret_cast<PySliceObject*>(s.ptr());
+      py::handle st(sl->start), sp(sl->stop), stp(sl->step);
       begin.push_back(st.is_none() ? Bound{} : to_bound(st));
       end.push_back(sp.is_none() ? Bound{} : to_bound(sp));
       strides.push_back(stp.is_none() ? Bound{1, {}} : to_bound(stp));
@@ -193,6 +226,7 @@ Tensor getitem(const Tensor& t, py::handle key) {
   a.set("ellipsis_mask", elm);
   a.set("new_axis_mask", nam);
   a.set("shrink_axis_mask", sam);
+  if (Tensor view; eager_slice(t, begin, end, strides, a, &view)) return view;
   return run1(OpId::StridedSlice, {t, bounds_tensor(begin), bounds_tensor(end), bounds_tensor(strides)}, a);
 }
 
@@ -258,6 +292,17 @@ void bind_ops(py::module_& m) {
         return tensors_to_py(run(op, inputs, attrs, name));
       },
       py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::none(), py::arg("name") = py::none());
+  // jf.constant(ndarray) with nothing else asked: the array's tensor when the op would run
+  // eagerly on the CPU and the dtype is a number, else None (the general path runs). One
+  // positional argument: pybind's keyword handling was a third of a small constant's cost.
+  m.def("eager_array_tensor", [](py::handle v) -> py::object {
+    if (Py_TYPE(v.ptr()) != py::detail::npy_api::get().PyArray_Type_ || is_tracing()) return py::none();
+    Device d;
+    if (placement_needed({}, &d)) return py::none();
+    const char k = py::reinterpret_borrow<py::array>(v).dtype().kind();
+    if (k != 'b' && k != 'i' && k != 'u' && k != 'f' && k != 'c') return py::none();
+    return py::cast(to_tensor(v));
+  });
   m.def(
       "convert_to_tensor",
       [](py::handle v, py::handle dtype, py::handle hint, bool soft_hint) {

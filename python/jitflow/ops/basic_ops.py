@@ -32,11 +32,12 @@ from .dispatch import (
 # ---- creation ------------------------------------------------------------------------
 @export('constant')
 def constant(value, dtype=None, shape=None, name=None):
-    if type(value) is _np.ndarray and dtype is None and shape is None and name is None and \
-            value.dtype.kind in "biufc" and not _C.is_tracing() and not _device.gpu_scope_open():
-        # The common eager case (a numeric array, nothing else asked): converted in C++,
-        # which copies a contiguous native-order array's bytes as they are.
-        return _C.convert_to_tensor(value)
+    if type(value) is _np.ndarray and dtype is None and shape is None and name is None:
+        # The common eager case (a numeric array, nothing else asked, not tracing, no GPU
+        # scope): converted in C++, which copies a contiguous native-order array's bytes.
+        t = _C.eager_array_tensor(value)
+        if t is not None:
+            return t
     if _strings.is_string_value(value, dtype):  # jf.string tensors are Python values (core/strings.py)
         return _strings.constant(value, dtype, shape)
     if (isinstance(value, Tensor) and value._is_symbolic) or \
