@@ -4,6 +4,7 @@ operands are contracted pairwise from the left, each pair transposed and reshape
 batched matrix product and reshaped back. Built from transpose, reshape, (Batch)MatMul,
 select and reduce_sum, so einsum traces with unknown dims, compiles and differentiates through
 its parts."""
+
 import re
 
 import numpy as np
@@ -81,7 +82,9 @@ def _parse(equation, n):
             if named.count(c) > 1:
                 raise ValueError(f"Output subscripts contain a label appearing more than once: {equation}")
             if c not in letters:
-                raise ValueError(f"Output subscripts contain the label {c} not present in the input subscripts.")
+                raise ValueError(
+                    f"Output subscripts contain the label {c} not present in the input subscripts."
+                )
     return terms, out
 
 
@@ -94,7 +97,9 @@ def _expand_ellipses(terms, out, xs):
         rank = len(x.shape)
         if "..." in t:
             if rank < named:
-                raise InvalidArgumentError(f"Expected input {i} to have rank at least {named} but got: {rank}")
+                raise InvalidArgumentError(
+                    f"Expected input {i} to have rank at least {named} but got: {rank}"
+                )
             widths.append(rank - named)
         else:
             if rank != named:
@@ -102,12 +107,14 @@ def _expand_ellipses(terms, out, xs):
             widths.append(0)
     e = max(widths) if widths else 0
     ell = [chr(0x100 + k) for k in range(e)]
-    labels = [t.replace("...", "".join(ell[e - w:])) for t, w in zip(terms, widths)]
+    labels = [t.replace("...", "".join(ell[e - w :])) for t, w in zip(terms, widths)]
     if "..." in out:
         out = out.replace("...", "".join(ell))
     elif e and any(w for w in widths):
-        raise InvalidArgumentError(f"Output contains {e} broadcasting dimension(s) but no ellipsis (...) was "
-                                   "found in the output subscripts.")
+        raise InvalidArgumentError(
+            f"Output contains {e} broadcasting dimension(s) but no ellipsis (...) was "
+            "found in the output subscripts."
+        )
     return labels, out
 
 
@@ -120,8 +127,10 @@ def _check_sizes(labels, xs):
             want = seen.setdefault(c, d)
             broadcast = ord(c) >= 0x100 and 1 in (want, d)
             if want != d and not broadcast:
-                raise InvalidArgumentError(f"Expected dimension {want} at axis {axis} of the input shaped "
-                                           f"{list(x.shape)} but got dimension {d}")
+                raise InvalidArgumentError(
+                    f"Expected dimension {want} at axis {axis} of the input shaped "
+                    f"{list(x.shape)} but got dimension {d}"
+                )
             if broadcast:
                 seen[c] = max(want, d)
 
@@ -152,6 +161,14 @@ def _sum_unused(x, lab, keep):
     return _ops.reduce_sum(x, gone), "".join(c for c in lab if c in keep)
 
 
+def _reads_transposed(labels, plain, transposed):
+    """Whether the product reads an operand with these labels in its transposed layout."""
+    labels = list(labels)
+    if labels == plain or labels == transposed:
+        return labels != plain
+    return bool(labels) and transposed[-1:] == labels[-1:] != plain[-1:]
+
+
 def _contract(a, la, b, lb, keep):
     """a (labels la) times b (labels lb), summing the shared labels not in keep."""
     batch = [c for c in la if c in lb and c in keep]
@@ -162,9 +179,11 @@ def _contract(a, la, b, lb, keep):
     db = dict(zip(lb, dims(b)))
     # Each operand is laid out [batch, rows, cols] for the product; where its own order is
     # [batch, cols, rows] the matmul reads it transposed instead (adj_x / adj_y, as TF's
-    # kernel), saving a transpose.
-    ta = list(la) == batch + summed + free_a and list(la) != batch + free_a + summed
-    tb = list(lb) == batch + free_b + summed and list(lb) != batch + summed + free_b
+    # kernel), saving a transpose. An operand transposed either way keeps its last label last
+    # where a layout allows: the copy then moves whole rows (attention's k, [b, k, h, d], goes
+    # to [b, h, k, d] read transposed rather than to [b, h, d, k] gathering every element).
+    ta = _reads_transposed(la, batch + free_a + summed, batch + summed + free_a)
+    tb = _reads_transposed(lb, batch + summed + free_b, batch + free_b + summed)
     a = _transpose(a, la, batch + (summed + free_a if ta else free_a + summed))
     b = _transpose(b, lb, batch + (free_b + summed if tb else summed + free_b))
     k = prod(da[c] for c in summed)
@@ -172,7 +191,7 @@ def _contract(a, la, b, lb, keep):
     a = _reshape(a, [da[c] for c in batch] + ([k, fa] if ta else [fa, k]))
     b = _reshape(b, [db[c] for c in batch] + ([fb, k] if tb else [k, fb]))
     r = _ops.matmul(a, b, transpose_a=ta, transpose_b=tb)
-    out_batch = dims(r)[:len(batch)]
+    out_batch = dims(r)[: len(batch)]
     r = _reshape(r, out_batch + [da[c] for c in free_a] + [db[c] for c in free_b])
     return r, "".join(batch + free_a + free_b)
 
@@ -184,16 +203,22 @@ def einsum(equation, *inputs, **kwargs):
     name = kwargs.pop("name", None)
     kwargs.pop("optimize", None)
     if kwargs:
-        raise TypeError(f"Invalid keyword arguments for this function: {', '.join(sorted(kwargs))}. "
-                        "Valid arguments: name, optimize")
+        raise TypeError(
+            f"Invalid keyword arguments for this function: {', '.join(sorted(kwargs))}. "
+            "Valid arguments: name, optimize"
+        )
     xs = [to_tensor(x) for x in inputs]
     terms, out = _parse(equation, len(xs))
     for x in xs:
         if x.dtype not in _EINSUM_TYPES:
-            raise TypeError(f"Value passed to parameter 'inputs' has DataType {x.dtype.name} not in list of "
-                            "allowed values: float32, float64, int32, int64")
+            raise TypeError(
+                f"Value passed to parameter 'inputs' has DataType {x.dtype.name} not in list of "
+                "allowed values: float32, float64, int32, int64"
+            )
         if x.dtype != xs[0].dtype:
-            raise TypeError(f"einsum: all inputs must have one dtype, got {xs[0].dtype.name} and {x.dtype.name}")
+            raise TypeError(
+                f"einsum: all inputs must have one dtype, got {xs[0].dtype.name} and {x.dtype.name}"
+            )
     labels, out = _expand_ellipses(terms, out, xs)
     _check_sizes(labels, xs)
     ops = []
@@ -203,7 +228,7 @@ def einsum(equation, *inputs, **kwargs):
         ops.append(_sum_unused(x, lab, elsewhere))
     x, lab = ops[0]
     for k in range(1, len(ops)):
-        keep = set(out).union(*(set(lb) for _, lb in ops[k + 1:]))
+        keep = set(out).union(*(set(lb) for _, lb in ops[k + 1 :]))
         x, lab = _contract(x, lab, ops[k][0], ops[k][1], keep)
     x, lab = _sum_unused(x, lab, set(out))
     y = _transpose(x, lab, list(out))
@@ -231,9 +256,11 @@ def tensordot(a, b, axes, name=None):
         if axes < 0:
             raise ValueError(f"`axes` must be at least 0. Received: {axes}.")
         if axes > ra or axes > rb:
-            raise ValueError(f"`axes` must not be larger than the number of dimensions of tensor "
-                             f"{a if axes > ra else b}.  Received {axes}, vs tensor dimensions "
-                             f"{ra if axes > ra else rb}.")
+            raise ValueError(
+                f"`axes` must not be larger than the number of dimensions of tensor "
+                f"{a if axes > ra else b}.  Received {axes}, vs tensor dimensions "
+                f"{ra if axes > ra else rb}."
+            )
         ax_a, ax_b = list(range(ra - axes, ra)), list(range(axes))
     else:
         axes = list(axes)
@@ -242,9 +269,11 @@ def tensordot(a, b, axes, name=None):
         ax_a, ax_b = _axes_list(axes[0], ra, "a"), _axes_list(axes[1], rb, "b")
         if len(ax_a) != len(ax_b):
             raise ValueError(f"Different number of contraction axes `a` and `b`, {len(ax_a)} != {len(ax_b)}.")
-    letters = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [chr(c) for c in range(ord("A"), ord("Z") + 1)]
+    letters = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [
+        chr(c) for c in range(ord("A"), ord("Z") + 1)
+    ]
     la = letters[:ra]
-    lb = letters[ra:ra + rb]
+    lb = letters[ra : ra + rb]
     for i, j in zip(ax_a, ax_b):
         lb[j] = la[i]
     out = [c for k, c in enumerate(la) if k not in ax_a] + [c for k, c in enumerate(lb) if k not in ax_b]

@@ -4,6 +4,7 @@ of one repeated value (a slice gradient's zero padding), and a causal attention 
 gradients. Values and gradients against float64 numpy, at batched and transposed shapes and
 with 0- and 1-sized dims; every case asserts that compiled code ran (cluster_runs), and the
 number of loops emitted (a child's JITFLOW_DUMP) shows a reshaped operand is not copied."""
+
 import os
 import subprocess
 import sys
@@ -42,7 +43,7 @@ def test_matmul_of_reshaped_input_and_computed_value(shape, dtype, rng):
     w = rng.standard_normal((k, n)).astype(dtype)
 
     def f(x, w):
-        flat = jf.reshape(x, [b * m, k])                   # a reshape of an input
+        flat = jf.reshape(x, [b * m, k])  # a reshape of an input
         y = jf.matmul(flat, w)
         t = jf.reshape(jf.transpose(x * 2.0, [1, 0, 2]), [m * b, k])  # of a computed, transposed value
         z = jf.matmul(t, jf.reshape(w * w, [k, n]), transpose_b=False)
@@ -62,13 +63,14 @@ def test_batched_matmul_of_reshapes_with_adjoints(shape, dtype, rng):
     c = rng.standard_normal((b, n * k)).astype(dtype)
 
     def f(a, c):
-        aa = jf.reshape(a, [b, k, m])                      # used transposed: adj_x
-        cc = jf.reshape(c, [b, n, k])                      # used transposed: adj_y
+        aa = jf.reshape(a, [b, k, m])  # used transposed: adj_x
+        cc = jf.reshape(c, [b, n, k])  # used transposed: adj_y
         return jf.matmul(aa, cc, adjoint_a=True, adjoint_b=True)
 
     (got,) = run_compiled(f, a, c)
     want = np.swapaxes(a.astype(np.float64).reshape(b, k, m), 1, 2) @ np.swapaxes(
-        c.astype(np.float64).reshape(b, n, k), 1, 2)
+        c.astype(np.float64).reshape(b, n, k), 1, 2
+    )
     close(got, want, dtype)
 
 
@@ -108,9 +110,17 @@ def test_compiled_einsum_and_its_gradients(eq, shapes, rng):
     close(db, np.einsum(f"{out},{sa}->{sb}", g, a), np.float64)
 
 
-@pytest.mark.parametrize("shape,target", [((4, 6), (1, 4, 6, 1)), ((1, 5, 1, 3), (5, 3)),
-                                          ((3, 1, 2), (1, 3, 2, 1)), ((0, 4), (1, 0, 4)),
-                                          ((2, 3), (3, 2)), ((6, 4), (4, 1, 6))])
+@pytest.mark.parametrize(
+    "shape,target",
+    [
+        ((4, 6), (1, 4, 6, 1)),
+        ((1, 5, 1, 3), (5, 3)),
+        ((3, 1, 2), (1, 3, 2, 1)),
+        ((0, 4), (1, 0, 4)),
+        ((2, 3), (3, 2)),
+        ((6, 4), (4, 1, 6)),
+    ],
+)
 def test_reshapes_that_insert_or_remove_ones_fused(shape, target, rng):
     x = rng.standard_normal(shape).astype(np.float32)
     y = rng.standard_normal(target).astype(np.float32)
