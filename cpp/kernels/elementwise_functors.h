@@ -6,6 +6,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -150,7 +151,7 @@ struct SigmoidF {
     using T = typename A::Scalar;
     return (T(1) + (-a).exp()).inverse();
   }
-  template <class T>
+  template <class T, class = std::enable_if_t<std::is_floating_point_v<T>>>  // none for complex
   static void fixup(const T* x, T* y, int64_t n) {
     const T lo = std::is_same_v<T, float> ? T(-80) : T(-700);
     for (int64_t i = 0; i < n; ++i)
@@ -247,9 +248,17 @@ struct RoundF {
     });
   }
 };
-// TF's sign: NaN stays NaN, -0 gives +0.
+// TF's sign: NaN stays NaN, -0 gives +0; a complex value's is z / |z| (0 for 0).
+template <class T>
+struct IsStdComplex : std::false_type {};
+template <class R>
+struct IsStdComplex<std::complex<R>> : std::true_type {};
 JF_UNARY_FUNCTOR(SignF, a.unaryExpr([](T x) {
-  return x > T(0) ? T(1) : x < T(0) ? T(-1) : x == x ? T(0) : x;
+  if constexpr (IsStdComplex<T>::value) {
+    return x == T(0) ? T(0) : x / T(std::abs(x));
+  } else {
+    return x > T(0) ? T(1) : x < T(0) ? T(-1) : x == x ? T(0) : x;
+  }
 }))
 JF_UNARY_FUNCTOR(ReciprocalF, a.inverse())
 JF_UNARY_FUNCTOR(IsNanF, a.isNaN())

@@ -64,18 +64,18 @@ def _log_grad(op, g):
 
 @_grad("Log1p")
 def _log1p_grad(op, g):
-    return [g / (1.0 + op.inputs[0])]
+    return [g / (1.0 + ops.conj(op.inputs[0]))]
 
 
 @_grad("Tanh")
 def _tanh_grad(op, g):
-    y = op.outputs[0]
+    y = ops.conj(op.outputs[0])
     return [g * (1.0 - y * y)]
 
 
 @_grad("Sigmoid")
 def _sigmoid_grad(op, g):
-    y = op.outputs[0]
+    y = ops.conj(op.outputs[0])
     return [g * (y * (1.0 - y))]
 
 
@@ -86,18 +86,18 @@ def _sqrt_grad(op, g):
 
 @_grad("Rsqrt")
 def _rsqrt_grad(op, g):
-    y = op.outputs[0]
+    y = ops.conj(op.outputs[0])
     return [g * (-0.5 * y * y * y)]
 
 
 @_grad("Sin")
 def _sin_grad(op, g):
-    return [g * ops.cos(op.inputs[0])]
+    return [g * ops.cos(ops.conj(op.inputs[0]))]
 
 
 @_grad("Cos")
 def _cos_grad(op, g):
-    return [-g * ops.sin(op.inputs[0])]
+    return [-g * ops.sin(ops.conj(op.inputs[0]))]
 
 
 @_grad("Erf")
@@ -108,52 +108,52 @@ def _erf_grad(op, g):
 
 @_grad("Expm1")
 def _expm1_grad(op, g):
-    return [g * ops.exp(op.inputs[0])]
+    return [g * ops.exp(ops.conj(op.inputs[0]))]
 
 
 @_grad("Tan")
 def _tan_grad(op, g):
-    return [g * ops.square(1.0 / ops.cos(op.inputs[0]))]
+    return [g * ops.square(1.0 / ops.cos(ops.conj(op.inputs[0])))]
 
 
 @_grad("Atan")
 def _atan_grad(op, g):
-    return [g / (1.0 + ops.square(op.inputs[0]))]
+    return [g / (1.0 + ops.square(ops.conj(op.inputs[0])))]
 
 
 @_grad("Asin")
 def _asin_grad(op, g):
-    return [g * ops.rsqrt(1.0 - ops.square(op.inputs[0]))]
+    return [g * ops.rsqrt(1.0 - ops.square(ops.conj(op.inputs[0])))]
 
 
 @_grad("Acos")
 def _acos_grad(op, g):
-    return [-g * ops.rsqrt(1.0 - ops.square(op.inputs[0]))]
+    return [-g * ops.rsqrt(1.0 - ops.square(ops.conj(op.inputs[0])))]
 
 
 @_grad("Sinh")
 def _sinh_grad(op, g):
-    return [g * ops.cosh(op.inputs[0])]
+    return [g * ops.cosh(ops.conj(op.inputs[0]))]
 
 
 @_grad("Cosh")
 def _cosh_grad(op, g):
-    return [g * ops.sinh(op.inputs[0])]
+    return [g * ops.sinh(ops.conj(op.inputs[0]))]
 
 
 @_grad("Asinh")
 def _asinh_grad(op, g):
-    return [g / ops.cosh(op.outputs[0])]
+    return [g / ops.cosh(ops.conj(op.outputs[0]))]
 
 
 @_grad("Acosh")
 def _acosh_grad(op, g):
-    return [g / ops.sinh(op.outputs[0])]
+    return [g / ops.sinh(ops.conj(op.outputs[0]))]
 
 
 @_grad("Atanh")
 def _atanh_grad(op, g):
-    return [g / (1.0 - ops.square(op.inputs[0]))]
+    return [g / (1.0 - ops.square(ops.conj(op.inputs[0])))]
 
 
 @_grad("Erfc")

@@ -65,6 +65,16 @@ def test_parts_of_real_values_follow_tf():
         jf.math.conj(jf.constant(["a"]))
 
 
+def test_sign_of_complex_values_is_z_over_its_modulus_and_has_a_zero_gradient():
+    # TF 2.21: sign([3+4j, 0j]) = [0.6+0.8j, 0j]; its gradient is zeros (TF's _SignGrad).
+    z = jf.constant(np.array([3 + 4j, 0j], C64))
+    np.testing.assert_allclose(jf.sign(z).numpy(), [0.6 + 0.8j, 0j], rtol=1e-6)
+    with jf.GradientTape() as t:
+        t.watch(z)
+        y = jf.math.real(jf.reduce_sum(jf.sign(z) * z))
+    np.testing.assert_allclose(t.gradient(y, z).numpy(), [0.6 - 0.8j, 0j], rtol=1e-6)
+
+
 def test_complex_abs_does_not_overflow():
     z = jf.constant(np.array([3e30 + 4e30j, 0j], C64))
     np.testing.assert_allclose(jf.abs(z).numpy(), [5e30, 0.0], rtol=1e-6)
@@ -87,6 +97,24 @@ _OPS = {
                      lambda z: (z.T @ z)[None]),
     "batch_adjoint": (lambda z: jf.matmul(jf.reshape(z, [1, 3, 3]), jf.reshape(z, [1, 3, 3]), adjoint_b=True),
                       lambda z: (z @ z.conj().T)[None]),
+    "tanh": (jf.tanh, np.tanh),
+    "sigmoid": (jf.sigmoid, lambda z: 1 / (1 + np.exp(-z))),
+    "sin": (jf.sin, np.sin),
+    "cos": (jf.cos, np.cos),
+    "tan": (jf.math.tan, np.tan),
+    "sinh": (jf.math.sinh, np.sinh),
+    "cosh": (jf.math.cosh, np.cosh),
+    "asin": (jf.math.asin, np.arcsin),
+    "acos": (jf.math.acos, np.arccos),
+    "atan": (jf.math.atan, np.arctan),
+    "asinh": (jf.math.asinh, np.arcsinh),
+    "acosh": (jf.math.acosh, np.arccosh),
+    "atanh": (jf.math.atanh, np.arctanh),
+    "expm1": (jf.math.expm1, np.expm1),
+    "log1p": (jf.math.log1p, np.log1p),
+    "rsqrt": (jf.math.rsqrt, lambda z: 1 / np.sqrt(z)),
+    "cumsum": (lambda z: jf.cumsum(z, axis=1, exclusive=True, reverse=True),
+               lambda z: np.concatenate([np.cumsum(z[:, ::-1], axis=1)[:, ::-1][:, 1:], np.zeros((3, 1))], axis=1)),
 }
 
 
