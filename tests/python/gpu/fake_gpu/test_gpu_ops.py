@@ -207,3 +207,18 @@ def test_a_gpu_loop_keeps_one_step_per_iteration_and_says_why(fake):
     assert "CPU-only" in rows["While"].reason
     body = [r for k, r in rows.items() if k.startswith("While/body/") and r.status == "compiled"]
     assert body
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["matmul", "batch_matmul"])
+def test_a_compiled_gpu_matmul_reads_a_reshaped_input_in_the_nodes_shape(fake, rng, batched):
+    # The reshape is no kernel: cuBLAS reads the input's buffer with the matmul's input shape.
+    @jf.function(jit_compile=True)
+    def f(x, w):
+        return jf.matmul(jf.reshape(x, [2, 3, 4] if batched else [6, 4]), w)
+
+    x = rng.standard_normal(24)
+    w = rng.standard_normal((2, 4, 5) if batched else (4, 5))
+    jf._C.reset_stats()
+    y = f(on_gpu(x), on_gpu(w))
+    assert y.device == GPU and jf._C.stats()["cluster_runs"] == 1
+    np.testing.assert_allclose(y.numpy(), np.matmul(x.reshape((2, 3, 4) if batched else (6, 4)), w), rtol=1e-12)
