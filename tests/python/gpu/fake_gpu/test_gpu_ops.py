@@ -221,4 +221,6 @@ def test_a_compiled_gpu_matmul_reads_a_reshaped_input_in_the_nodes_shape(fake, r
     jf._C.reset_stats()
     y = f(on_gpu(x), on_gpu(w))
     assert y.device == GPU and jf._C.stats()["cluster_runs"] == 1
-    np.testing.assert_allclose(y.numpy(), np.matmul(x.reshape((2, 3, 4) if batched else (6, 4)), w), rtol=1e-12)
+    np.testing.assert_allclose(
+        y.numpy(), np.matmul(x.reshape((2, 3, 4) if batched else (6, 4)), w), rtol=1e-12
+    )
