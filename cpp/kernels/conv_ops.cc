@@ -16,6 +16,7 @@
 
 #include "ir/conv_geom.h"
 #include "kernels/dispatch.h"
+#include "kernels/dnnl_layout.h"
 #include "support/stats.h"
 #include "support/thread_pool.h"
 
@@ -729,6 +730,8 @@ void run_conv(OpCall& c, ConvKind kind, const ConvGeom& g, const Tensor& a, cons
 }  // namespace
 
 int64_t conv_blocked_block() { return preferred_block(); }
+dnnl::engine& dnnl_engine() { return cpu_engine(); }
+dnnl::memory::desc dnnl_blocked_desc(const dnnl::memory::dims& dims) { return blocked_desc(dims); }
 
 // A forward's place in a chain (attrs set by passes/conv_layout.cc), counted per run with the
 // reorders at the chain's ends it makes.

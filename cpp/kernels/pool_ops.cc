@@ -3,14 +3,22 @@
 // the first largest value (starting from the dtype's lowest, so NaN is skipped), its gradient
 // goes to the window's first maximum (TF's argmax), and an average divides by the number of
 // window elements inside the input (SAME padding counts none of its zeros). A 2-D pool is a 3-D
-// one of depth 1; windows are read in place in either layout.
+// one of depth 1; windows are read in place in either layout. Inside a chain of convolutions
+// kept in oneDNN's blocked layout (passes/conv_layout.cc), a 2-D float32 pool runs oneDNN's.
+#include <omp.h>
+
 #include <cstring>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
 #include "ir/conv_geom.h"
 #include "kernels/dispatch.h"
+#include "kernels/dnnl_layout.h"
+#include "support/stats.h"
 #include "support/thread_pool.h"
 
 namespace jf {
@@ -113,7 +121,97 @@ void pool_forward(const ConvGeom& g, const T* x, T* out, CS cs, CO co, T init, F
   });
 }
 
+// A 2-D pool inside a chain kept in oneDNN's blocked layout (passes/conv_layout.cc): oneDNN's
+// pooling on that layout, its input or output reordered from or to NHWC where the chain
+// starts or ends there. oneDNN's max keeps the larger of each comparison as TF's kernel (a NaN
+// never wins, padding is not a candidate) and its average excludes padding, as TF's.
+struct DnnlPool {
+  dnnl::primitive pool;
+  dnnl::memory::desc user_src, user_dst, prim_src, prim_dst;
+  dnnl::reorder to_prim, from_prim;
+  bool src_reorder = false, dst_reorder = false;
+};
+
+std::shared_ptr<DnnlPool> make_pool(const ConvGeom& g, bool max, int layout) {
+  using dnnl::memory;
+  const auto f32 = memory::data_type::f32;
+  const memory::dims src = {g.batch, g.c_in, g.in[0], g.in[1]}, dst = {g.batch, g.c_in, g.out[0], g.out[1]};
+  auto r = std::make_shared<DnnlPool>();
+  r->prim_src = dnnl_blocked_desc(src);
+  r->prim_dst = dnnl_blocked_desc(dst);
+  r->user_src = layout & 1 ? r->prim_src : memory::desc(src, f32, memory::format_tag::nhwc);
+  r->user_dst = layout & 2 ? r->prim_dst : memory::desc(dst, f32, memory::format_tag::nhwc);
+  auto& eng = dnnl_engine();
+  dnnl::pooling_forward::desc d(
+      dnnl::prop_kind::forward_inference,
+      max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, r->prim_src,
+      r->prim_dst, {g.stride[0], g.stride[1]}, {g.k[0], g.k[1]}, {g.pad_lo[0], g.pad_lo[1]},
+      {g.pad_hi[0], g.pad_hi[1]});
+  r->pool = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(d, eng));
+  r->src_reorder = r->user_src != r->prim_src;
+  r->dst_reorder = r->user_dst != r->prim_dst;
+  if (r->src_reorder)
+    r->to_prim = dnnl::reorder(dnnl::reorder::primitive_desc(eng, r->user_src, eng, r->prim_src));
+  if (r->dst_reorder)
+    r->from_prim = dnnl::reorder(dnnl::reorder::primitive_desc(eng, r->prim_dst, eng, r->user_dst));
+  return r;
+}
+
+// True when the pool is a chain's and ran here.
+bool blocked_pool(OpCall& c, bool max) {
+  const int layout =
+      (c.attrs.get<bool>("_blocked_in", false) ? 1 : 0) | (c.attrs.get<bool>("_blocked_out", false) ? 2 : 0);
+  if (!layout || c.in[0].dtype() != DType::kFloat32) return false;
+  const ConvGeom g = pool_geom(c, c.in[0].shape());
+  Tensor& y = c.alloc(0);
+  stats().conv_blocked_runs.fetch_add(1, std::memory_order_relaxed);
+  stats().conv_layout_reorders.fetch_add((layout & 1 ? 0 : 1) + (layout & 2 ? 0 : 1),
+                                         std::memory_order_relaxed);
+  if (y.num_elements() == 0) return true;
+  static std::mutex mu;
+  static std::map<std::vector<int64_t>, std::shared_ptr<DnnlPool>> cache;
+  std::vector<int64_t> key = {max, layout, g.batch, g.c_in};
+  for (int i = 0; i < 2; ++i)
+    for (int64_t v : {g.in[i], g.out[i], g.k[i], g.stride[i], g.pad_lo[i], g.pad_hi[i]}) key.push_back(v);
+  std::shared_ptr<DnnlPool> p;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) p = it->second;
+  }
+  if (!p) {
+    p = make_pool(g, max, layout);
+    std::lock_guard<std::mutex> lock(mu);
+    if (cache.size() >= 256) cache.clear();
+    cache.emplace(key, p);
+  }
+  // On this thread only, as the convolutions (kernels/conv_ops.cc): a pool is cheap.
+  const int saved = omp_get_max_threads();
+  if (saved != 1) omp_set_num_threads(1);
+  auto& eng = dnnl_engine();
+  dnnl::stream s(eng);
+  dnnl::memory in(p->user_src, eng, const_cast<void*>(c.in[0].raw()));
+  dnnl::memory out(p->user_dst, eng, y.raw());
+  std::unique_ptr<char[]> sbuf, dbuf;
+  dnnl::memory src = in, dst = out;
+  if (p->src_reorder) {
+    sbuf.reset(new char[p->prim_src.get_size() + 1]);
+    src = dnnl::memory(p->prim_src, eng, sbuf.get());
+    p->to_prim.execute(s, in, src);
+  }
+  if (p->dst_reorder) {
+    dbuf.reset(new char[p->prim_dst.get_size() + 1]);
+    dst = dnnl::memory(p->prim_dst, eng, dbuf.get());
+  }
+  p->pool.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  if (p->dst_reorder) p->from_prim.execute(s, dst, out);
+  s.wait();
+  if (saved != 1) omp_set_num_threads(saved);
+  return true;
+}
+
 void max_pool(OpCall& c) {
+  if (blocked_pool(c, true)) return;
   const ConvGeom g = as_3d(pool_geom(c, c.in[0].shape()));
   Tensor& y = c.alloc(0);
   const Strides si = strides_of(g, g.in, g.c_in), so = strides_of(g, g.out, g.c_in);
@@ -127,6 +225,7 @@ void max_pool(OpCall& c) {
 }
 
 void avg_pool(OpCall& c) {
+  if (blocked_pool(c, false)) return;
   const ConvGeom g = as_3d(pool_geom(c, c.in[0].shape()));
   Tensor& y = c.alloc(0);
   const Strides si = strides_of(g, g.in, g.c_in), so = strides_of(g, g.out, g.c_in);

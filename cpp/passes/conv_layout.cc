@@ -1,8 +1,9 @@
 // Chains of convolutions kept in oneDNN's blocked activation layout: where every reader of a
-// float32 NHWC convolution's output is another such convolution (its input), in the same
+// float32 NHWC convolution's or pool's output is another such convolution or pool, in the same
 // compile scope, the producer writes oneDNN's blocked layout (nChw8c / nChw16c) and the
 // readers read it, so the value is never reordered; the chain's first input and last output
-// are reordered from and to TF's layout by the convolutions themselves (kernels/conv_ops.cc).
+// are reordered from and to TF's layout by the convolutions and pools themselves
+// (kernels/conv_ops.cc, pool_ops.cc).
 // Only where oneDNN prefers a blocked layout on this CPU, and only for channel counts that
 // fill its blocks, so the blocked value has the byte size of the TF-shaped tensor holding it.
 #include <cstdlib>
@@ -27,11 +28,20 @@ bool same_scope(const Node& a, const Node& b) {
 }
 
 // A float32 NHWC 2-D convolution, ungrouped, its dims known (but the batch), with no residual
-// post-op (its operand would have to be blocked too).
+// post-op (its operand would have to be blocked too); or such a max or average pool.
 bool chain_member(const Node& n) {
-  if (n.op != OpId::Conv2D && n.op != OpId::FusedConv2D) return false;
+  const bool pool = n.op == OpId::MaxPool || n.op == OpId::AvgPool;
+  if (n.op != OpId::Conv2D && n.op != OpId::FusedConv2D && !pool) return false;
   if (n.outputs[0].dtype != DType::kFloat32 || !n.control_inputs.empty()) return false;
   if (n.attrs.get<std::string>("data_format", "NHWC") != "NHWC") return false;
+  if (pool) {  // oneDNN's pooling for SAME and VALID windows (kernels/pool_ops.cc)
+    const std::string pad = n.attrs.get<std::string>("padding", "");
+    const Shape& x = spec_of(n.inputs[0]).shape;
+    if (n.inputs.size() != 1 || (pad != "SAME" && pad != "VALID") || x.rank() != 4) return false;
+    for (int d = 1; d < 4; ++d)
+      if (x[d] <= 0 || n.outputs[0].shape[d] <= 0) return false;
+    return true;
+  }
   if (n.op == OpId::FusedConv2D)
     for (const std::string& o : n.attrs.get<std::vector<std::string>>("fused_ops", {}))
       if (o == "Add") return false;

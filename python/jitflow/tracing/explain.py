@@ -58,8 +58,8 @@ FUSED_WHY = ("fused into {} (a convolution with its bias, residual add, batch no
 
 
 def blocked_layouts(cf):
-    """The optimized graph's convolutions that pass a value in oneDNN's blocked layout to the
-    next (a chain of convolutions, passes/conv_layout.cc), each mapped to what it says."""
+    """The optimized graph's convolutions and pools that pass a value in oneDNN's blocked layout
+    to the next (a chain of convolutions, passes/conv_layout.cc), each mapped to what it says."""
     why = {}
     for r in cf._cf.optimized_graph.nodes():
         ends = [w for a, w in (("_blocked_in", "input"), ("_blocked_out", "output")) if r.has_attr(a)]
@@ -131,6 +131,6 @@ def explain(f, *args, **kwargs):
     blocked = blocked_layouts(cf)
     for i, r in enumerate(rows):
         node = fused.get(r.op, r.op)
-        if node in blocked and r.type in ("Conv2D", "FusedConv2D"):
+        if node in blocked and r.type in ("Conv2D", "MaxPool", "AvgPool"):
             rows[i] = r._replace(reason=r.reason + blocked[node])
     return rows

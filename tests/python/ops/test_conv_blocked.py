@@ -96,18 +96,45 @@ def _training(x, w1, w2, w3, b):
     return [y] + tape.gradient(loss, [w1, w2])
 
 
+def _pools(x, w1, w2, w3, b):
+    h = jf.nn.relu(jf.nn.bias_add(jf.nn.conv2d(x, w1, 1, "SAME"), b))
+    h = jf.nn.max_pool2d(h, 2, 2, "VALID")
+    h = jf.nn.avg_pool2d(jf.nn.conv2d(h, w2, 1, "SAME"), 3, 2, "SAME")
+    return jf.nn.conv2d(h, w3, 1, "VALID")
+
+
+def _pools_ref(x, w1, w2, w3, b):
+    h = R.max_pool(np.maximum(R.conv2d(x, w1, (1, 1), "SAME") + b, 0), (2, 2), (2, 2), "VALID")
+    h = R.avg_pool(R.conv2d(h, w2, (1, 1), "SAME"), (3, 3), (2, 2), "SAME")
+    return R.conv2d(h, w3, (1, 1), "VALID")
+
+
+def _nan_data():
+    """NaN pixels, each alone in its 2x2 window, through 1x1 convolutions."""
+    x, w1, w2, w3, b = _data(11)
+    x[0, 2, 2, :], x[1, 5, 4, 1] = np.nan, np.nan
+    return x, np.ascontiguousarray(w1[:1, :1]), w2, w3, b
+
+
+def _pool_nan(x, w1, w2, w3, b):
+    h = jf.nn.max_pool2d(jf.nn.conv2d(x, w1, 1, "VALID"), 2, 2, "VALID")
+    return jf.nn.conv2d(h, w2[:1, :1], 1, "VALID")
+
+
 CASES = {
     "chain_compiled": (_chain, "compiled"),
     "chain_function": (_chain, "function"),
     "read_elsewhere": (_read_elsewhere, "compiled"),
     "twelve_channels": (_twelve_channels, "compiled"),
     "training": (_training, "compiled"),
+    "pools": (_pools, "compiled"),
+    "pool_nan": (_pool_nan, "compiled"),
 }
 
 
 def case(name):
     fn, mode = CASES[name]
-    return fn, _data(len(name)), mode
+    return fn, _nan_data() if name == "pool_nan" else _data(len(name)), mode
 
 
 @pytest.fixture(scope="module")
@@ -181,3 +208,25 @@ def test_this_process_gives_the_same_values_whatever_layout_onednn_prefers(rng):
     x, w1, w2, w3, b = _data(7)
     y = jf.function(_chain, jit_compile=True)(*(jf.constant(t) for t in (x, w1, w2, w3, b)))
     np.testing.assert_allclose(y.numpy(), _chain_ref(x, w1, w2, w3, b), rtol=3e-5, atol=3e-5)
+
+
+def test_pools_between_convolutions_stay_blocked(child):
+    """conv-relu, 2x2 max pool, conv, 3x3 SAME average pool, conv: oneDNN's pooling on the
+    blocked layout, five links, reordered only at the ends."""
+    got = child["pools"]
+    np.testing.assert_allclose(got["values"][0], _pools_ref(*_data(len("pools"))), rtol=3e-5, atol=3e-5)
+    assert got["conv_blocked_runs"] == 5 and got["conv_layout_reorders"] == 2, got
+    assert "its input and output stay in oneDNN's blocked layout" in got["explain"]["MaxPool"], got["explain"]
+
+
+def test_a_blocked_max_pool_skips_nan_as_tf(child):
+    """TF's max pool never picks NaN (its comparisons keep the larger value); oneDNN's on the
+    blocked layout gives the same: a window holding one NaN gives the others' maximum."""
+    got = child["pool_nan"]
+    x, w1, w2, _, _ = _nan_data()
+    with np.errstate(invalid="ignore"):
+        h = R.max_pool(R.conv2d(x, w1, (1, 1), "VALID"), (2, 2), (2, 2), "VALID")
+        want = R.conv2d(h, w2[:1, :1], (1, 1), "VALID")
+    assert not np.isnan(want).any()
+    np.testing.assert_allclose(got["values"][0], want, rtol=3e-5, atol=3e-5)
+    assert got["conv_blocked_runs"] == 3 and got["conv_layout_reorders"] == 2, got
