@@ -1095,4 +1095,9 @@ ROWS.update({
     "Conj": _complex_row(jf.math.conj, np.conj),
     "Angle": _complex_row(jf.math.angle, np.angle),
     "ComplexAbs": _complex_row(jf.abs, np.abs),
+    # FFTs (tests/python/ops/test_signal.py covers lengths, 2-D/3-D and TF's conventions).
+    "FFT": _complex_row(jf.signal.fft, lambda z: np.fft.fft(z).astype(z.dtype)),
+    "IFFT": _complex_row(jf.signal.ifft, lambda z: np.fft.ifft(z).astype(z.dtype)),
+    "RFFT": Row(inputs(data((2, 3))), lambda x: jf.signal.rfft(x, [4]), lambda x: np.fft.rfft(x, 4), (0,)),
+    "IRFFT": _complex_row(lambda z: jf.signal.irfft(z, [4]), lambda z: np.fft.irfft(z, 4)),
 })

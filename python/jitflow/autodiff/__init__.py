@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (importing them registers the gradients)
     grads_py_function,
     grads_scan,
     grads_scatter,
+    grads_signal,
     grads_stats,
     grads_tensor_array,
     jacobian,

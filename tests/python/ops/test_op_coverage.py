@@ -296,6 +296,8 @@ _COMPOSED |= {"LeakyRelu"}
 # tf.abs of a complex value is ComplexAbs; real, imag, conj and angle answer for real values
 # themselves, as TF's do (test_complex.py).
 _COMPOSED |= {"Abs", "Real", "Imag", "Conj", "Angle", "ComplexAbs"}
+# (their rows build complex inputs from real ones for the gradient check)
+_COMPOSED |= {"FFT", "IFFT", "IRFFT"}
 
 
 @pytest.mark.parametrize("name,dtype", [(n, d) for n, r in RECORDS.items() if n in ROWS and n not in _COMPOSED
