@@ -59,6 +59,7 @@ class ElementalEmitter {
   llvm::Value* fconst(DType d, double v);
   llvm::Value* fmax_nan(llvm::Value* x, llvm::Value* y, bool is_max);
   llvm::Value* exp_inline(llvm::Value* x, DType dt);
+  llvm::Value* exp_f32(llvm::Value* x);  // exp_inline's float32 form
   llvm::Value* tanh_rational(llvm::Value* x);
   llvm::Value* call_intrinsic(llvm::Intrinsic::ID id, llvm::Value* x, llvm::Value* y = nullptr);
   // The record's math function of e->op on x (and y): LLVM's intrinsic of that name when

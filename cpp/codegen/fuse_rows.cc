@@ -10,6 +10,7 @@
 // one value per row) and everything it reads from earlier parts is read in its own row: only
 // elementwise ops (broadcasting a per-row value along the row) and reshapes between row
 // shapes lie on the way. A group without a reduction is left as plain steps.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -31,7 +32,22 @@ struct Group {
 
 class RowFuser {
  public:
-  explicit RowFuser(ClusterProgram* p) : p_(p), sc_(*p) {}
+  explicit RowFuser(ClusterProgram* p) : p_(p), sc_(*p) {
+    // A reduction's kept dims are its operand's, though lowering may give the reduction node
+    // slots of its own (TF's Sum has its own output shape): without this, a cross-entropy's
+    // final sum over the last axis would not be seen reading rows of the group's shape.
+    for (const auto& e : p->exprs) {
+      if (e->kind != KKind::kReduce && e->kind != KKind::kArgReduce) continue;
+      const KExpr* x = e->operands[0];
+      int out = 0;
+      for (int d = 0; d < x->rank() && out < e->rank(); ++d) {
+        const bool reduced = std::find(e->axes.begin(), e->axes.end(), d) != e->axes.end();
+        if (reduced && !e->keep_dims) continue;
+        if (!reduced) sc_.unite(e->dims[out], x->dims[d]);
+        ++out;
+      }
+    }
+  }
 
   int run() {
     std::vector<Step> out;

@@ -15,6 +15,10 @@ class SlotClasses {
     for (auto [a, b] : p.equal_slots) parent_[find(a)] = find(b);
   }
   int find(int s) { return parent_[s] == s ? s : parent_[s] = find(parent_[s]); }
+  // Records that two slots are equal by construction (no run-time check needed).
+  void unite(int a, int b) {
+    if (a >= 0 && b >= 0) parent_[find(a)] = find(b);
+  }
   // Both a static 1, or slots of one class.
   bool same_slot(int x, int y) { return (x < 0) == (y < 0) && (x < 0 || find(x) == find(y)); }
   // Same rank and, per dim, both a static 1 or slots of one class.

