@@ -479,29 +479,38 @@ py::array to_numpy(const Tensor& t, py::handle owner) {
   return arr;
 }
 
-// The innermost frame outside the jitflow package: where the user called us from.
+// The innermost frame outside the jitflow package: where the user called us from. Called for
+// every node a trace records, so the frames are told apart by comparing their file names as
+// Python strings, without converting each one.
 std::string current_user_location() {
-  static std::string pkg_dir = [] {
+  static PyObject* pkg_dir = [] {
     try {
       std::string f = py::module_::import("jitflow").attr("__file__").cast<std::string>();
-      return f.substr(0, f.rfind('/') + 1);
+      return py::str(f.substr(0, f.rfind('/') + 1)).release().ptr();
     } catch (...) {
       PyErr_Clear();
-      return std::string("\x01");
+      return py::str("\x01").release().ptr();
     }
   }();
+  static PyObject* frozen = py::str("<frozen").release().ptr();
+  auto starts_with = [](PyObject* s, PyObject* prefix) {
+    return PyUnicode_Check(s) && PyUnicode_Tailmatch(s, prefix, 0, PY_SSIZE_T_MAX, -1) == 1;
+  };
   PyFrameObject* f = PyEval_GetFrame();
   if (f) Py_INCREF(f);
   while (f) {
     PyCodeObject* code = PyFrame_GetCode(f);
-    std::string file = py::str(code->co_filename).cast<std::string>();
-    Py_DECREF(code);
-    if (file.rfind(pkg_dir, 0) != 0 && file.find("<frozen") != 0) {
+    const bool ours = starts_with(code->co_filename, pkg_dir) || starts_with(code->co_filename, frozen);
+    if (!ours) {
+      std::string file = py::str(code->co_filename).cast<std::string>();
+      Py_DECREF(code);
       int line = PyFrame_GetLineNumber(f);
       Py_DECREF(f);
       std::string text;
       try {
-        text = py::module_::import("linecache").attr("getline")(file, line).cast<std::string>();
+        static PyObject* getline =
+            py::object(py::module_::import("linecache").attr("getline")).release().ptr();
+        text = py::handle(getline)(file, line).cast<std::string>();
       } catch (...) {
         PyErr_Clear();
       }
@@ -510,6 +519,7 @@ std::string current_user_location() {
       text = s == std::string::npos ? "" : text.substr(s);
       return str_cat(file, ":", line, text.empty() ? "" : ": " + text);
     }
+    Py_DECREF(code);
     PyFrameObject* back = PyFrame_GetBack(f);
     Py_DECREF(f);
     f = back;

@@ -437,19 +437,17 @@ def reshape(tensor, shape, name=None):
 
 
 _RESHAPE, _TRANSPOSE = OP["Reshape"], OP["Transpose"]
-_REVERSED = {}  # rank -> the int32 perm [rank-1, ..., 0] (tensors are immutable: shared)
 
 
 @export('transpose')
 def transpose(a, perm=None, name=None):
     if type(a) is _strings.StringTensor:
         return _sa.transpose(a, perm)
+    if perm is None and type(a) is Tensor:  # the reversed dims, one cached tensor per rank in C++
+        t = _C.transpose_reversed(a, name)  # None for a tensor of unknown rank
+        if t is not None:
+            return t
     a = to_tensor(a)
-    if perm is None and not a._is_symbolic:  # the reversed dims, one cached tensor per rank
-        perm = _REVERSED.get(a.ndim)
-        if perm is None:
-            perm = _REVERSED[a.ndim] = int_tensor(list(builtins.range(a.ndim))[::-1])
-        return run(_TRANSPOSE, (a, perm), None, name)
     if perm is None:
         perm = list(builtins.range(len(a.shape)))[::-1]
     else:

@@ -42,10 +42,19 @@ class ConcreteFunction:
         self.name = function_name
         self._arg_names = arg_names
         self._var_ids, self._var_key = [], b""  # the variable arguments it was traced with
-        self._parameters = []  # (name, kind, value) as traced (tracing/signatures.py)
+        self._parameters_of = None  # (python function, traced args, kwargs): see _parameters
         self._key, self._general = None, True  # its signature key; whether it serves others too
         self._traced_args, self._jit_compile = ((), {}), False
         self.graph = FuncGraph(cf.graph, dict(cf.op_cluster))
+
+    @property
+    def _parameters(self):
+        """(name, kind, value) for each parameter as traced (tracing/signatures.py), bound on
+        first use: only printing and saving read it, and inspect.signature costs a first call."""
+        if self._parameters_of is not None:
+            self._bound_parameters = signatures.parameters(*self._parameters_of)
+            self._parameters_of = None
+        return getattr(self, "_bound_parameters", [])
 
     def __call__(self, *args, **kwargs):
         _, leaves, _, var_ids, var_key = _C.flatten_inputs(args, kwargs)
@@ -268,7 +277,7 @@ class Function(_C.FunctionCache):
         cf.trace_seconds, cf.build_seconds = t1 - t0, time.perf_counter() - t1
         # The parameters as traced: tensors by their specs, Python values as they were.
         traced = signatures.in_order_of(tree.unflatten(list(specs)), (tuple(args), dict(kwargs)))
-        cf._parameters = signatures.parameters(self._python_function, *traced)
+        cf._parameters_of = (self._python_function, *traced)
         # What jf.saved_model writes: the call structure with TensorSpec leaves, and the mode.
         cf._traced_args, cf._jit_compile = traced, bool(self._jit_compile)
         self._traced_specs.append(list(specs))

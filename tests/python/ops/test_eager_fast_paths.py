@@ -114,3 +114,25 @@ def test_constant_in_a_trace_is_a_const_node():
 
     np.testing.assert_array_equal(f().numpy(), a + 1)
     assert "Const" in [op.type for op in f.get_concrete_function().graph.get_operations()]
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (2, 3), (2, 1, 4), (2, 3, 1, 2, 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_transpose_with_the_default_perm_reverses_the_dims(shape, dtype):
+    x = (np.arange(int(np.prod(shape))) % 3).astype(dtype).reshape(shape)
+    got = jf.transpose(jf.constant(x))
+    assert got.dtype == jf.as_dtype(dtype)
+    np.testing.assert_array_equal(got.numpy(), x.T)
+
+
+def test_transpose_with_the_default_perm_in_a_trace_and_on_a_tape():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    f = jf.function(lambda a: jf.transpose(a, name="flip"))
+    np.testing.assert_array_equal(f(x).numpy(), x.T)
+    ops = {op.name: op.type for op in f.get_concrete_function(x).graph.get_operations()}
+    assert ops.get("flip") == "Transpose"
+    t = jf.constant(x)
+    with jf.GradientTape() as tape:
+        tape.watch(t)
+        y = jf.reduce_sum(jf.transpose(t) * np.arange(2, dtype=np.float32))
+    np.testing.assert_array_equal(tape.gradient(y, t).numpy(), [[0, 0, 0], [1, 1, 1]])
