@@ -80,6 +80,7 @@ def tiny():
     row_time("reduce_max (2,)", lambda: jf.reduce_max(ta2), lambda: np.max(a2))
     row_time("reshape (4,4)->(16,)", lambda: jf.reshape(tm4, [16]), lambda: np.reshape(m4, (16,)))
     row_time("transpose 4x4", lambda: jf.transpose(tm4), lambda: np.ascontiguousarray(m4.T))
+    row_time("slice t[1:3] (contiguous)", lambda: tm4[1:3], lambda: m4[1:3].copy())
     row_time("slice t[1:3, ::2]", lambda: tm4[1:3, ::2], lambda: m4[1:3, ::2].copy())
     row_time("concat 2x(2,)", lambda: jf.concat([ta2, tb2], 0), lambda: np.concatenate([a2, b2]))
     row_time("cast f32->i32 (2,)", lambda: jf.cast(ta2, jf.int32), lambda: a2.astype(np.int32))
