@@ -260,3 +260,153 @@ def stft(signals, frame_length, frame_step, fft_length=None, window_fn=hann_wind
     if window_fn is not None:
         frames = frames * window_fn(frame_length, dtype=x.dtype)
     return rfft(frames, [int(fft_length)])
+
+
+@export("signal.overlap_and_add")
+def overlap_and_add(signal, frame_step, name=None):
+    """Frames [..., frames, frame_length] summed back into one signal with each frame starting
+    frame_step samples after the one before."""
+    x = _tensor(signal)
+    r = _rank(x)
+    if r < 2:
+        raise ValueError("overlap_and_add needs a signal of rank 2 or more")
+    frames, length = x.shape[-2], x.shape[-1]
+    if frames is None or length is None:
+        raise ValueError("overlap_and_add needs the frame count and length to be known")
+    step = int(frame_step)
+    out_len = max(0, (frames - 1) * step + length) if frames else 0
+    outer = [x.shape[a] if x.shape[a] is not None else _ops.shape(x)[a] for a in range(r - 2)]
+    flat = _ops.transpose(_ops.reshape(x, [-1, frames * length]))  # [frames * length, batch]
+    ids = (_np.arange(frames)[:, None] * step + _np.arange(length)[None, :]).reshape(-1).astype(_np.int32)
+    summed = _array.unsorted_segment_sum(flat, _ops.constant(ids), out_len)
+    return _ops.reshape(_ops.transpose(summed), outer + [out_len])
+
+
+@export("signal.inverse_stft_window_fn")
+def inverse_stft_window_fn(frame_step, forward_window_fn=hann_window, name=None):
+    """The window that makes inverse_stft invert stft with forward_window_fn: the forward window
+    divided by the sum of its squares over the frames overlapping each sample."""
+    step = int(frame_step)
+
+    def window(frame_length, dtype=_dt.float32):
+        w = _np.asarray(forward_window_fn(frame_length, dtype=dtype).numpy(), _np.float64)
+        n = w.shape[0]
+        overlaps = -(-n // step)
+        denom = _np.pad(w * w, (0, overlaps * step - n)).reshape(overlaps, step).sum(0)
+        return _ops.constant((w / _np.tile(denom, overlaps)[:n]).astype(_dt.as_dtype(dtype).as_numpy_dtype))
+    return window
+
+
+@export("signal.inverse_stft")
+def inverse_stft(stfts, frame_length, frame_step, fft_length=None, window_fn=hann_window, name=None):
+    """Signals from their STFTs: each frame's irfft (cropped or padded to frame_length), times
+    window_fn's window, overlapped and added."""
+    x = _tensor(stfts)
+    frame_length = int(frame_length)
+    if fft_length is None:
+        fft_length = 1 << max(0, math.ceil(math.log2(frame_length)))
+    frames = _fit(irfft(x, [int(fft_length)]), -1, frame_length)
+    if window_fn is not None:
+        frames = frames * window_fn(frame_length, dtype=frames.dtype)
+    return overlap_and_add(frames, frame_step)
+
+
+# ---- mel scale and cepstra ----------------------------------------------------------------------
+@export("signal.linear_to_mel_weight_matrix")
+def linear_to_mel_weight_matrix(num_mel_bins=20, num_spectrogram_bins=129, sample_rate=8000, lower_edge_hertz=125.0,
+                                upper_edge_hertz=3800.0, dtype=_dt.float32, name=None):
+    """[num_spectrogram_bins, num_mel_bins] triangular filters, evenly spaced on the mel scale
+    (1127 ln(1 + f / 700)) between the edges; the DC bin gets no weight. Computed in dtype, in
+    TF's order of operations."""
+    dt = _dt.as_dtype(dtype).as_numpy_dtype
+    sr = static_value(sample_rate) if isinstance(sample_rate, Tensor) else sample_rate
+    if num_mel_bins <= 0:
+        raise ValueError(f"num_mel_bins must be positive. Got: {num_mel_bins}")
+    if lower_edge_hertz < 0.0:
+        raise ValueError(f"lower_edge_hertz must be non-negative. Got: {lower_edge_hertz}")
+    if lower_edge_hertz >= upper_edge_hertz:
+        raise ValueError(f"lower_edge_hertz {lower_edge_hertz} >= upper_edge_hertz {upper_edge_hertz}")
+    if sr <= 0.0:
+        raise ValueError(f"sample_rate must be positive. Got: {sr}")
+    if upper_edge_hertz > sr / 2:
+        raise ValueError(f"upper_edge_hertz must not be larger than the Nyquist frequency (sample_rate / 2). "
+                         f"Got {upper_edge_hertz} for sample_rate: {sr}")
+    def mel(hz):
+        return (dt(1127.0) * _np.log1p(hz / dt(700.0))).astype(dt)
+    freqs = _np.linspace(dt(0), dt(sr) / dt(2), num_spectrogram_bins, dtype=dt)[1:]
+    bins = mel(freqs)[:, None]
+    edges = _np.linspace(mel(dt(lower_edge_hertz)), mel(dt(upper_edge_hertz)), num_mel_bins + 2, dtype=dt)
+    lower, center, upper = edges[:-2][None, :], edges[1:-1][None, :], edges[2:][None, :]
+    weights = _np.maximum(dt(0), _np.minimum((bins - lower) / (center - lower), (upper - bins) / (upper - center)))
+    return _ops.constant(_np.pad(weights, [[1, 0], [0, 0]]).astype(dt))
+
+
+def _dct_matrix(n_in, kind, norm, dtype):
+    """[n_in, n_in] float64 matrix M with dct(x) = x @ M for TF's DCT types I-IV."""
+    n = _np.arange(n_in)[:, None].astype(_np.float64)
+    k = _np.arange(n_in)[None, :].astype(_np.float64)
+    N = float(n_in)
+    if kind == 1:
+        m = 2 * _np.cos(_np.pi * k * n / (N - 1)) if n_in > 1 else _np.ones((1, 1))
+        m[0, :] = 1.0
+        m[-1, :] = (-1.0) ** k[0]
+    elif kind == 2:
+        m = 2 * _np.cos(_np.pi * k * (2 * n + 1) / (2 * N))
+        if norm == "ortho":
+            m[:, 0] *= 0.5 / _np.sqrt(N)
+            m[:, 1:] *= 0.5 * _np.sqrt(2.0 / N)
+    elif kind == 3:
+        m = 2 * _np.cos(_np.pi * n * (2 * k + 1) / (2 * N))
+        m[0, :] = 1.0
+        if norm == "ortho":
+            m[0, :] *= 1.0 / _np.sqrt(N)
+            m[1:, :] *= 1.0 / _np.sqrt(2.0 * N)
+    else:
+        m = 2 * _np.cos(_np.pi * (2 * n + 1) * (2 * k + 1) / (4 * N))
+        if norm == "ortho":
+            m *= _np.sqrt(1.0 / (2.0 * N))
+    return _ops.constant(m.astype(dtype.as_numpy_dtype))
+
+
+@export("signal.dct")
+def dct(input, type=2, n=None, axis=-1, norm=None, name=None):
+    """TF's discrete cosine transforms of types I-IV over the innermost dim (n crops or pads it),
+    unnormalized or with norm="ortho" (not for type I), as one product with a cosine matrix."""
+    if type not in (1, 2, 3, 4):
+        raise ValueError("Types I, II, III and IV (I)DCT are supported.")
+    if axis != -1:
+        raise NotImplementedError(f"axis must be -1. Got: {axis}")
+    if norm not in (None, "ortho"):
+        raise ValueError(f"Unknown normalization. Expected None or 'ortho', got: {norm}")
+    if type == 1 and norm == "ortho":
+        raise ValueError("Normalization is not supported for the Type-I DCT.")
+    x = _tensor(input)
+    if n is not None:
+        if n < 1:
+            raise ValueError("n should be a positive integer or None")
+        x = _fit(x, -1, int(n))
+    size = x.shape[-1]
+    if size is None:
+        raise ValueError("dct needs the innermost dim to be known")
+    if type == 1 and size < 2:
+        raise ValueError("Type-I DCT requires the dimension to be greater than one.")
+    r = _rank(x)
+    flat = _ops.reshape(x, [-1, size])
+    y = _ops.matmul(flat, _dct_matrix(size, type, norm, x.dtype))
+    return _ops.reshape(y, [x.shape[a] if x.shape[a] is not None else _ops.shape(x)[a] for a in range(r - 1)] + [size])
+
+
+@export("signal.idct")
+def idct(input, type=2, n=None, axis=-1, norm=None, name=None):
+    """The inverse of dct of the same type and norm (up to TF's scale for norm=None)."""
+    return dct(input, type={1: 1, 2: 3, 3: 2, 4: 4}[type], n=n, axis=axis, norm=norm, name=name)
+
+
+@export("signal.mfccs_from_log_mel_spectrograms")
+def mfccs_from_log_mel_spectrograms(log_mel_spectrograms, name=None):
+    """The orthonormal type-II DCT of log mel spectrograms, as TF scales it."""
+    x = _tensor(log_mel_spectrograms)
+    bins = x.shape[-1]
+    if bins is None:
+        raise ValueError("mfccs_from_log_mel_spectrograms needs the number of mel bins to be known")
+    return dct(x, type=2) * float(1.0 / math.sqrt(bins * 2.0))

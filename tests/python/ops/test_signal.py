@@ -170,3 +170,71 @@ def test_stft_follows_tf():
 def test_jit_compile_refuses_the_fft_naming_it(rng):
     with pytest.raises(jf.errors.InvalidArgumentError, match="FFT"):
         jf.function(jf.signal.fft, jit_compile=True)(jf.constant(np.ones(4, np.complex64)))
+
+
+# TF 2.21's values for x = cos(0.3 * arange(12)).reshape(2, 6), first row.
+_X = np.cos(np.arange(12.0) * 0.3).reshape(2, 6)
+_DCT = {
+    (1, None): [6.6000168552, 2.0146319196, -0.4560901025, 0.2331467651, -0.167075321, 0.1507566223],
+    (2, None): [7.6707540569, 2.739252596, -0.651612031, 0.1874659112, -0.1177057024, 0.0359909786],
+    (2, "ortho"): [1.5657861151, 0.7907541118, -0.1881041908, 0.0541167471, -0.0339787095, 0.0103897006],
+    (3, None): [5.5531548657, 0.647207553, -0.3150823758, 0.1807514481, -0.0966385709, 0.0306070799],
+    (3, "ortho"): [1.7226308841, 0.3064058833, 0.0286167086, 0.1717516045, 0.0916760034, 0.1284086588],
+    (4, None): [6.1103139933, 0.0749822369, -0.1876245003, 0.0798435786, -0.0972344144, 0.0777075337],
+    (4, "ortho"): [1.7638957144, 0.0216455073, -0.0541625279, 0.0230488558, -0.0280691577, 0.0224322328],
+}
+
+
+@pytest.mark.parametrize("kind,norm", sorted(_DCT, key=str))
+def test_dct_follows_tf(kind, norm):
+    got = jf.signal.dct(jf.constant(_X), type=kind, norm=norm).numpy()
+    np.testing.assert_allclose(got[0], _DCT[(kind, norm)], rtol=1e-9, atol=1e-9)
+    assert got.shape == (2, 6)
+
+
+def test_idct_dct_mfcc_and_mel_follow_tf():
+    np.testing.assert_allclose(jf.signal.idct(jf.constant(_X), type=2, norm="ortho").numpy()[0], _DCT[(3, "ortho")],
+                               rtol=1e-9, atol=1e-9)
+    x = jf.constant(_X)
+    np.testing.assert_allclose(jf.signal.idct(jf.signal.dct(x, norm="ortho"), norm="ortho").numpy(), _X, atol=1e-12)
+    np.testing.assert_allclose(jf.signal.dct(x, n=4).numpy()[0], [6.8045641446, 0.7986719728, -0.2249478297,
+                                                                  0.0493968984], rtol=1e-9)
+    np.testing.assert_allclose(jf.signal.mfccs_from_log_mel_spectrograms(jf.constant(_X, jf.float32)).numpy()[0],
+                               [2.214356, 0.790754, -0.1881042, 0.054116726, -0.033978727, 0.010389663], rtol=2e-6,
+                               atol=1e-7)
+    m = jf.signal.linear_to_mel_weight_matrix(4, 9, 8000, 100.0, 3000.0)
+    want = np.zeros((9, 4), np.float32)
+    want[1, :2] = [0.676228, 0.323772]
+    want[2, 1:3] = [0.5390681, 0.46093187]
+    want[3, 2:] = [0.69730175, 0.30269825]
+    want[4, 2:] = [0.028684124, 0.97131586]
+    want[5, 3] = 0.47399408
+    assert m.dtype == jf.float32
+    # float32 arithmetic in another order than TF's linspace: a few float32 ulps of 1
+    np.testing.assert_allclose(m.numpy(), want, rtol=2e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="Nyquist"):
+        jf.signal.linear_to_mel_weight_matrix(4, 9, 8000, 100.0, 5000.0)
+    with pytest.raises(ValueError, match="Type-I"):
+        jf.signal.dct(x, type=1, norm="ortho")
+
+
+def test_overlap_and_add_and_inverse_stft_follow_tf():
+    np.testing.assert_array_equal(jf.signal.overlap_and_add(jf.constant(np.arange(12.0).reshape(3, 4)), 2).numpy(),
+                                  [0, 1, 6, 8, 14, 16, 10, 11])
+    np.testing.assert_allclose(jf.signal.inverse_stft_window_fn(3)(8, jf.float64).numpy(),
+                               [0.0, 0.1404233979, 0.5109583236, 0.8722604191, 0.958870939, 0.8722604191,
+                                0.5109583236, 0.1404233979], rtol=1e-9, atol=1e-12)
+    s = np.sin(np.arange(40.0) * 0.37)
+    st = jf.signal.stft(jf.constant(s), 8, 2)
+    back = jf.signal.inverse_stft(st, 8, 2, window_fn=jf.signal.inverse_stft_window_fn(2)).numpy()
+    np.testing.assert_allclose(back[:12], [0.0, 0.0051702833, 0.1123813186, 0.4478493428, 0.8299007038, 0.9475311404,
+                                           0.7965654722, 0.5240443417, 0.1805962679, -0.1872946635, -0.5298361409,
+                                           -0.8006667822], rtol=1e-8, atol=1e-9)
+    # away from the edges the pair reconstructs the signal
+    np.testing.assert_allclose(back[8:30], s[8:30], atol=1e-12)
+
+
+def test_overlap_and_add_gradient_matches_finite_differences(rng):
+    x = rng.standard_normal((2, 3, 4))
+    got, want = _real_loss_grad(lambda v: jf.signal.overlap_and_add(v, 3), x, rng)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
