@@ -168,6 +168,18 @@ bool blocked_pool(OpCall& c, bool max) {
   stats().conv_layout_reorders.fetch_add((layout & 1 ? 0 : 1) + (layout & 2 ? 0 : 1),
                                          std::memory_order_relaxed);
   if (y.num_elements() == 0) return true;
+  // On this thread only, as the convolutions (kernels/conv_ops.cc), from before the primitive
+  // is made: oneDNN sizes a primitive's work split by the threads it sees then (one made for
+  // two threads and run on one was 40x slower).
+  struct OneThread {
+    int saved = omp_get_max_threads();
+    OneThread() {
+      if (saved != 1) omp_set_num_threads(1);
+    }
+    ~OneThread() {
+      if (saved != 1) omp_set_num_threads(saved);
+    }
+  } one;
   static std::mutex mu;
   static std::map<std::vector<int64_t>, std::shared_ptr<DnnlPool>> cache;
   std::vector<int64_t> key = {max, layout, g.batch, g.c_in};
@@ -185,9 +197,6 @@ bool blocked_pool(OpCall& c, bool max) {
     if (cache.size() >= 256) cache.clear();
     cache.emplace(key, p);
   }
-  // On this thread only, as the convolutions (kernels/conv_ops.cc): a pool is cheap.
-  const int saved = omp_get_max_threads();
-  if (saved != 1) omp_set_num_threads(1);
   auto& eng = dnnl_engine();
   dnnl::stream s(eng);
   dnnl::memory in(p->user_src, eng, const_cast<void*>(c.in[0].raw()));
@@ -206,7 +215,6 @@ bool blocked_pool(OpCall& c, bool max) {
   p->pool.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
   if (p->dst_reorder) p->from_prim.execute(s, dst, out);
   s.wait();
-  if (saved != 1) omp_set_num_threads(saved);
   return true;
 }
 
