@@ -154,14 +154,15 @@ static bool eager_slice(const Tensor& t, const std::vector<Bound>& begin, const 
                         const std::vector<Bound>& strides, const Attrs& attrs, Tensor* out) {
   if (t.is_symbolic() || !t.on_host() || t.dtype() == DType::kString || is_tracing() || tapes_active())
     return false;
-  Device d;
-  if (placement_needed({t}, &d)) return false;
-  std::vector<int64_t> b, e, s;
-  for (size_t i = 0; i < begin.size(); ++i) {
-    if (begin[i].tensor.defined() || end[i].tensor.defined() || strides[i].tensor.defined()) return false;
-    b.push_back(begin[i].value), e.push_back(end[i].value), s.push_back(strides[i].value);
-  }
   const std::vector<Tensor> in{t};
+  Device d;
+  if (placement_needed(in, &d)) return false;
+  const size_t n = begin.size();
+  std::vector<int64_t> b(n), e(n), s(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (begin[i].tensor.defined() || end[i].tensor.defined() || strides[i].tensor.defined()) return false;
+    b[i] = begin[i].value, e[i] = end[i].value, s[i] = strides[i].value;
+  }
   OpCall call(&op_def(OpId::StridedSlice), in, attrs);
   SlicePlan plan;
   try {
@@ -193,6 +194,7 @@ Tensor getitem(const Tensor& t, py::handle key) {
   if (k.size() > 2 * kMaxRank + 1)
     throw_invalid("StridedSlice: too many indices (", k.size(), ") for a tensor of shape ", t.shape().str());
   std::vector<Bound> begin, end, strides;
+  begin.reserve(k.size()), end.reserve(k.size()), strides.reserve(k.size());
   int64_t bm = 0, em = 0, elm = 0, nam = 0, sam = 0;
   for (size_t i = 0; i < k.size(); ++i) {
     py::handle s = k[i];
@@ -220,12 +222,16 @@ Tensor getitem(const Tensor& t, py::handle key) {
       sam |= bit;
     }
   }
+  // The names made once ("shrink_axis_mask" is past the short-string buffer): a small
+  // slice's cost is mostly allocations.
+  static const std::string* names =
+      new std::string[5]{"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"};
   Attrs a;
-  a.set("begin_mask", bm);
-  a.set("end_mask", em);
-  a.set("ellipsis_mask", elm);
-  a.set("new_axis_mask", nam);
-  a.set("shrink_axis_mask", sam);
+  a.set(names[0], bm);
+  a.set(names[1], em);
+  a.set(names[2], elm);
+  a.set(names[3], nam);
+  a.set(names[4], sam);
   if (Tensor view; eager_slice(t, begin, end, strides, a, &view)) return view;
   return run1(OpId::StridedSlice, {t, bounds_tensor(begin), bounds_tensor(end), bounds_tensor(strides)}, a);
 }
