@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -223,6 +224,149 @@ void emit_reduce_kernel(llvm::Module& m, const Step& s, const std::string& name,
   b.CreateRetVoid();
 }
 
+// A row group (fuse_rows.cc) as one kernel: block c takes rows c, c + nctaid, ... through
+// every part before the next row. A full-row part's threads stride over the row's columns,
+// and a barrier ends it, so later parts see the whole row. Values passed between parts go
+// through their buffers, written and read back by the same block while the row is in cache;
+// what the group needs from DRAM is its inputs, once. A reduction
+// over the row folds each thread's columns, then combines the warps' partials (shuffles and
+// a shared scratch) and hands the total to every thread through shared memory, where it is
+// kept in a register for the later parts; thread 0 stores it for readers outside the group.
+// Other per-row values (elementwise on per-row values) are computed by every thread alike.
+// Launch with a multiple of 32 threads, at most 1024.
+void emit_row_group_kernel(llvm::Module& m, const Step& s, const std::string& name, int status_slot,
+                           const Tables& tables) {
+  llvm::LLVMContext& ctx = m.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Function* fn = create_kernel(m, name, tables);
+  auto args = fn->arg_begin();
+  llvm::Value *bufs = args++, *params = args++, *total = args++;
+  auto block = [&](const char* n) { return llvm::BasicBlock::Create(ctx, n, fn); };
+  llvm::BasicBlock* entry = block("entry");
+  b.SetInsertPoint(entry);
+  ElementalEmitter em(b, bufs, params, entry);
+  em.set_status_slot(status_slot);
+  // 32 partials and the broadcast total, 8 bytes each whatever the part's type.
+  auto* scratch_ty = llvm::ArrayType::get(b.getInt64Ty(), 33);
+  auto* scratch = new llvm::GlobalVariable(m, scratch_ty, false, llvm::GlobalValue::InternalLinkage,
+                                           llvm::UndefValue::get(scratch_ty), name + "_scratch", nullptr,
+                                           llvm::GlobalValue::NotThreadLocal, 3);
+  auto slot = [&](llvm::Value* i) { return b.CreateInBoundsGEP(scratch_ty, scratch, {b.getInt64(0), i}); };
+  llvm::Value* tid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  llvm::Value* ntid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+  llvm::Value* ctaid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  llvm::Value* nctaid = sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+  llvm::Value* lane = b.CreateAnd(tid, 31);
+  llvm::Value* warp = b.CreateLShr(tid, 5);
+  llvm::Value* nwarps = b.CreateLShr(b.CreateAdd(ntid, b.getInt64(31)), 5);
+  llvm::Value* width = em.dim(s.width);
+  llvm::Function* barrier = llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::nvvm_barrier0);
+  const int k = static_cast<int>(s.row_dims.size());
+
+  // Runs `body` in a block only thread 0 enters.
+  auto thread0 = [&](const std::function<void()>& body) {
+    llvm::BasicBlock *then = block("t0"), *after = block("t0.done");
+    b.CreateCondBr(b.CreateICmpEQ(tid, b.getInt64(0)), then, after);
+    b.SetInsertPoint(then);
+    body();
+    b.CreateBr(after);
+    b.SetInsertPoint(after);
+  };
+  // The row's reduction `r` (over the last axis) at output index idx, in every thread.
+  auto block_reduce = [&](const KExpr* r, const std::vector<llvm::Value*>& idx) {
+    llvm::Type* t = em.reg_type(r->dtype);
+    llvm::Value* extent = em.reduce_extent(r);
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    llvm::BasicBlock *head = block("fold.head"), *body = block("fold.body"), *done = block("fold.done");
+    b.CreateBr(head);
+    b.SetInsertPoint(head);
+    llvm::PHINode* j = b.CreatePHI(b.getInt64Ty(), 2, "j");
+    llvm::PHINode* acc = b.CreatePHI(t, 2, "acc");
+    j->addIncoming(tid, pre);
+    acc->addIncoming(em.reduce_identity(r), pre);
+    b.CreateCondBr(b.CreateICmpSLT(j, extent), body, done);
+    b.SetInsertPoint(body);
+    llvm::Value* next =
+        em.reduce_combine(r, acc, em.emit(r->operands[0], em.reduce_operand_index(r, idx, j), r));
+    j->addIncoming(b.CreateAdd(j, ntid), b.GetInsertBlock());
+    acc->addIncoming(next, b.GetInsertBlock());
+    b.CreateBr(head);
+    b.SetInsertPoint(done);
+    llvm::Value* partial = warp_reduce(b, em, r, acc);
+    llvm::BasicBlock *write = block("warp.write"), *written = block("warp.written");
+    b.CreateCondBr(b.CreateICmpEQ(lane, b.getInt64(0)), write, written);
+    b.SetInsertPoint(write);
+    b.CreateStore(partial, slot(warp));
+    b.CreateBr(written);
+    b.SetInsertPoint(written);
+    b.CreateCall(barrier);
+    llvm::BasicBlock *first = block("warp0"), *shared = block("total.shared");
+    b.CreateCondBr(b.CreateICmpEQ(warp, b.getInt64(0)), first, shared);
+    b.SetInsertPoint(first);
+    llvm::Value* mine =
+        b.CreateSelect(b.CreateICmpSLT(lane, nwarps), b.CreateLoad(t, slot(lane)), em.reduce_identity(r));
+    llvm::Value* sum = em.reduce_finish(r, warp_reduce(b, em, r, mine));
+    llvm::BasicBlock* publish = block("total.publish");
+    b.CreateCondBr(b.CreateICmpEQ(lane, b.getInt64(0)), publish, shared);
+    b.SetInsertPoint(publish);
+    b.CreateStore(sum, slot(b.getInt64(32)));
+    b.CreateBr(shared);
+    b.SetInsertPoint(shared);
+    b.CreateCall(barrier);
+    llvm::Value* v = b.CreateLoad(em.reg_type(r->dtype), slot(b.getInt64(32)));
+    b.CreateCall(barrier);  // every thread has its copy before the scratch is written again
+    return v;
+  };
+
+  llvm::BasicBlock *o_head = block("row.head"), *o_body = block("row.body"), *exit = block("exit");
+  b.CreateBr(o_head);
+  b.SetInsertPoint(o_head);
+  llvm::PHINode* row = b.CreatePHI(b.getInt64Ty(), 2, "row");
+  row->addIncoming(ctaid, entry);
+  b.CreateCondBr(b.CreateICmpSLT(row, total), o_body, exit);
+  b.SetInsertPoint(o_body);
+  std::vector<llvm::Value*> ridx = em.delinearize_slots(s.row_dims, row);
+  llvm::Value* row_base = b.CreateMul(row, width);
+  for (const Step& q : s.parts) {
+    const KExpr* r = q.root;
+    std::vector<const KExpr*> roots{r};
+    roots.insert(roots.end(), q.siblings.begin(), q.siblings.end());
+    if (r->rank() == k || r->dims[k] < 0) {  // one value per row
+      std::vector<llvm::Value*> idx = ridx;
+      if (r->rank() == k + 1) idx.push_back(b.getInt64(0));
+      for (const KExpr* e : roots) {
+        llvm::Value* v = e->kind == KKind::kReduce ? block_reduce(e, idx) : em.emit(e, idx, e);
+        thread0([&] { em.store(e, row, v); });
+        em.pin(e, v);  // later parts read it in this row
+      }
+      continue;
+    }
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    llvm::BasicBlock *c_head = block("col.head"), *c_body = block("col.body"), *c_done = block("col.done");
+    b.CreateBr(c_head);
+    b.SetInsertPoint(c_head);
+    llvm::PHINode* j = b.CreatePHI(b.getInt64Ty(), 2, "col");
+    j->addIncoming(tid, pre);
+    b.CreateCondBr(b.CreateICmpSLT(j, width), c_body, c_done);
+    b.SetInsertPoint(c_body);
+    std::vector<llvm::Value*> idx = ridx;
+    idx.push_back(j);
+    em.emit_roots(q, idx, b.CreateAdd(row_base, j));
+    j->addIncoming(b.CreateAdd(j, ntid), b.GetInsertBlock());
+    b.CreateBr(c_head);
+    b.SetInsertPoint(c_done);
+    // Later parts read this one at their own columns, which this thread wrote; the barrier
+    // makes the row visible to the whole block anyway (a per-row part computed from it by
+    // every thread, a read at another column), for a few cycles a row.
+    if (&q != &s.parts.back()) b.CreateCall(barrier);
+  }
+  em.clear_pinned();
+  row->addIncoming(b.CreateAdd(row, nctaid), b.GetInsertBlock());
+  b.CreateBr(o_head);
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+}
+
 // LLVM math intrinsics that NVPTX cannot select, and calls to the records' libm functions
 // (ops.def's math column), go to libdevice: __nv_<name>f for float, __nv_<name> for double.
 void use_libdevice_names(llvm::Module& m) {
@@ -314,7 +458,7 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   // PTX is cached on disk like CPU object code (key: kernel IR, target arch, versions); the
   // entry's first line lists the kernels, after "byval " when the tables go by value.
   std::string key = compile_cache_key(p.fingerprint + "|label=" + label,
-                                      std::string("nvptx|") + kTriple + "|" + arch + "|tables");
+                                      std::string("nvptx|") + kTriple + "|" + arch + "|tables,rows");
   std::string cached;
   bool hit = disk_cache_load(key, &cached);
   if (hit && cached.find('\n') == std::string::npos) {
@@ -365,11 +509,13 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   for (size_t k = 0; k < p.steps.size(); ++k) {
     const Step& s = p.steps[k];
     if (s.kind == Step::kLoop) emit_step(s, label + "_step" + std::to_string(k));
-    // A CPU row group (a program compiled for the CPU first, as emit_ptx's introspection
-    // sees it): the GPU has no row-group kernel yet, so each part is a kernel of its own.
-    if (s.kind == Step::kRowGroup)
-      for (size_t i = 0; i < s.parts.size(); ++i)
-        emit_step(s.parts[i], label + "_step" + std::to_string(k) + "_" + std::to_string(i));
+    if (s.kind == Step::kRowGroup) {
+      std::string name = label + "_rows" + std::to_string(k);
+      for (char& c : name)
+        if (!isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+      emit_row_group_kernel(m, s, name, p.num_buffers, tables);
+      out.kernels.push_back(name);
+    }
   }
   use_libdevice_names(m);
   std::string verr;

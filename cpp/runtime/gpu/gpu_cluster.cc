@@ -56,6 +56,8 @@ void compile_for_gpu(CompiledCluster& cc, int device, const std::string& label) 
                           "): no GPU routine (the GPU runs float32/float64 matmuls on cuBLAS)");
   }
   GpuDevice& d = GpuDevice::get(device);
+  // Row reductions and the elementwise work around them run as one kernel per row group.
+  fuse_row_groups(cc.program.get());
   PtxModule ptx = emit_ptx(p, label, gpu_arch(device));
   cc.gpu_module = GpuModule::load(d, ptx.ptx);
   cc.gpu_kernels = ptx.kernels;
@@ -114,18 +116,24 @@ std::vector<Tensor> CompiledCluster::run_gpu(const std::vector<Tensor>& inputs,
     if (bufs[b].defined() && !bufs[b].on_host()) gs.ptrs[b] = device_ptr(bufs[b]);
   }
   gs.ptrs[p.num_buffers] = gs.status->device_address;
-  // The launch plan holds while every step has the same output count and reduced extent.
+  // The launch plan holds while every step has the same output count and reduced extent (a
+  // row group: rows and row length).
+  const int64_t* params = pr.params.data();
+  auto total_of = [&](const Step& s) {
+    return s.kind == Step::kRowGroup ? row_group_rows(s, params)
+                                     : pr.buffer_shapes[s.root->buffer].num_elements();
+  };
+  auto extent_of = [&](const Step& s) {
+    return s.kind == Step::kRowGroup ? params[s.width] : reduced_extent(s, params);
+  };
   bool same = gs.planned;
-  for (size_t k = 0; same && k < p.steps.size(); ++k) {
-    const Step& s = p.steps[k];
-    same = gs.plan.totals[k] == pr.buffer_shapes[s.root->buffer].num_elements() &&
-           gs.plan.extents[k] == reduced_extent(s, pr.params.data());
-  }
+  for (size_t k = 0; same && k < p.steps.size(); ++k)
+    same = gs.plan.totals[k] == total_of(p.steps[k]) && gs.plan.extents[k] == extent_of(p.steps[k]);
   if (!same) {
     std::vector<int64_t> totals, extents;
     for (const Step& s : p.steps) {
-      totals.push_back(pr.buffer_shapes[s.root->buffer].num_elements());
-      extents.push_back(reduced_extent(s, pr.params.data()));
+      totals.push_back(total_of(s));
+      extents.push_back(extent_of(s));
     }
     plan_launches(device, *gpu_module, p, gpu_kernels, gs.tables_by_value, totals, extents, &gs.plan);
     gs.planned = true;
@@ -141,6 +149,9 @@ std::vector<Tensor> CompiledCluster::run_gpu(const std::vector<Tensor>& inputs,
     gpu_matmul(device, arg(0), arg(1), ta, tb, view(s.root));
   };
   launch_planned(device, p, gs.plan, gs.ptrs, pr.params, library);
+  for (size_t k = 0; k < p.steps.size(); ++k)
+    if (p.steps[k].kind == Step::kRowGroup && gs.plan.totals[k] > 0)
+      stats().row_group_runs.fetch_add(1, std::memory_order_relaxed);
   device.mark_pending(gs.status);
   std::vector<Tensor> out;
   for (const KExpr* e : p.output_exprs) out.push_back(bufs[e->buffer]);

@@ -10,7 +10,7 @@ namespace jf {
 LaunchDims launch_dims(const Step& s, int64_t total, int64_t reduced_extent, int multiprocessors) {
   int64_t max_blocks = std::max<int64_t>(1, int64_t(multiprocessors) * 32);
   LaunchDims d;
-  if (s.root->kind == KKind::kReduce) {
+  if (s.kind == Step::kRowGroup || s.root->kind == KKind::kReduce) {
     int64_t threads = (std::max<int64_t>(1, reduced_extent) + 31) / 32 * 32;
     d.block = static_cast<unsigned>(std::min<int64_t>(threads, 256));
     d.grid = static_cast<unsigned>(std::clamp<int64_t>(total, 1, max_blocks));
@@ -35,7 +35,6 @@ void plan_launches(GpuDevice& device, GpuModule& module, const ClusterProgram& p
   plan->names.assign(p.steps.size(), std::string());
   size_t loop_index = 0;
   for (size_t k = 0; k < p.steps.size(); ++k) {
-    JF_CHECK(p.steps[k].kind != Step::kRowGroup, "plan_launches: GPU programs have no row groups");
     if (p.steps[k].kind == Step::kLibrary) continue;
     plan->names[k] = kernel_names.at(loop_index++);
     plan->functions[k] = module.function(plan->names[k]);

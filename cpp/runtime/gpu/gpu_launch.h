@@ -19,11 +19,13 @@ struct LaunchDims {
 // Elementwise steps: 256 threads a block and enough blocks to fill the device (32 per
 // multiprocessor), the grid-stride loop covering the rest. Reduction steps: one block per
 // output element (grid-stride over outputs), a multiple of 32 threads up to 256, fewer
-// when the reduced extent is small.
+// when the reduced extent is small. Row groups: likewise, a block per row (`total` rows of
+// `reduced_extent` elements).
 LaunchDims launch_dims(const Step& s, int64_t total, int64_t reduced_extent, int multiprocessors);
 
 // What the launches of one program need besides the tables, worked out once per input
-// shapes: per step the kernel (null for library steps), its dims and output elements.
+// shapes: per step the kernel (null for library steps), its dims and output elements (rows,
+// for a row group).
 struct LaunchPlan {
   bool tables_by_value = false;
   std::vector<void*> functions;

@@ -145,3 +145,16 @@ def test_reductions_are_block_reductions_with_warp_shuffles(dtype, tmp_path):
                 check=False,
             )
             assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("name", ["softmax_rows", "cross_entropy", "layer_norm"])
+def test_row_reductions_are_one_row_kernel_per_group(name):
+    # Compiled for the GPU, each group of row reductions and the elementwise work around them
+    # is one kernel (one block per row): shuffles and shared scratch combine the row's warps,
+    # barriers separate the parts.
+    ptx, kernels = ptx_for(name, "sm_80")
+    assert ptx
+    for cluster, text in ptx.items():  # softmax(x) and log_softmax(y) are two clusters
+        rows = [k for k in kernels[cluster] if "_rows" in k]
+        assert len(rows) == 1, kernels
+        assert "shfl.sync.down" in text and "bar.sync" in text and ".shared" in text

@@ -96,3 +96,43 @@ def test_seed_lstm_cell_on_gpu_matches_cpu(rng):
         h_gpu, _state = cell(jf.constant(x), [jf.identity(s) for s in state])
     assert h_gpu.device == GPU
     np.testing.assert_allclose(h_gpu.numpy(), h_cpu.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _np_log_softmax(x):
+    z = x - x.max(-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(-1, keepdims=True))
+
+
+# Row kernels (one block per row, warp-shuffle reductions): a row shorter than a warp, one
+# wider than a block, more rows than the grid has blocks (the rows' grid-stride loop).
+@pytest.mark.parametrize("shape", [(1, 1), (3, 33), (5000, 7), (2, 3000), (64, 1024)])
+def test_row_kernels_match_float64_numpy(shape, rng):
+    x = rng.standard_normal(shape).astype(np.float32)
+    labels = rng.integers(0, shape[-1], shape[0]).astype(np.int32)
+    with jf.device("/GPU:0"):
+        gx, gl = jf.constant(x), jf.constant(labels)
+
+    @jf.function(jit_compile=True)
+    def rows(x, labels):
+        mu = jf.reduce_mean(x, -1, keepdims=True)
+        ln = (x - mu) * jf.math.rsqrt(jf.reduce_mean(jf.square(x - mu), -1, keepdims=True) + 1e-5)
+        with jf.GradientTape() as tape:
+            tape.watch(x)
+            loss = jf.reduce_sum(jf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=x))
+        return jf.nn.softmax(x), jf.nn.log_softmax(x), ln, loss, tape.gradient(loss, x)
+
+    before = jf.debugging.stats()["row_group_runs"]
+    sm, lsm, ln, loss, grad = (t.numpy() for t in rows(gx, gl))
+    assert jf.debugging.stats()["row_group_runs"] > before
+    x64 = x.astype(np.float64)
+    ref_lsm = _np_log_softmax(x64)
+    ref_sm = np.exp(ref_lsm)
+    mu = x64.mean(-1, keepdims=True)
+    ref_ln = (x64 - mu) / np.sqrt(((x64 - mu) ** 2).mean(-1, keepdims=True) + 1e-5)
+    picked = ref_lsm[np.arange(shape[0]), labels]
+    onehot = np.eye(shape[-1])[labels]
+    np.testing.assert_allclose(sm, ref_sm, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(lsm, ref_lsm, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ln, ref_ln, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(loss, -picked.sum(), rtol=1e-4)
+    np.testing.assert_allclose(grad, ref_sm - onehot, rtol=1e-5, atol=1e-5)

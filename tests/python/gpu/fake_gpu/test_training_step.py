@@ -87,24 +87,38 @@ def test_the_mlp_step_stays_on_the_device(big, rng):
             "gemms": 5,
         }, d
         # 5 cuBLAS GEMMs (x @ w1 and h @ w2 forward; dlogits @ w2^T, h^T @ dlogits and
-        # x^T @ dh backward) and 14 kernel launches:
-        #  12 from the cluster: the relu (B*H elements); log-softmax's row max, row sum of
-        #     exponentials (B each), the per-row log of the sum (B) and the log-softmax
-        #     values (B*C); the picked label's sum over classes (B) and the mean (1); the
-        #     backward row sum (B), the logits' gradient (B*C), the relu's gradient (B*H); the
-        #     two scaled gradients 0.1 * g (F*H, H*C);
+        # x^T @ dh backward) and 9 kernel launches:
+        #   7 from the cluster: the relu (B*H elements); the forward row kernel, one block
+        #     per row of logits (B rows: log-softmax's max, sum of exponentials, their log,
+        #     the log-softmax values, the label's pick); the mean (1); the backward row kernel
+        #     (B rows: the row sum of the log-softmax gradient, the logits' gradient); the
+        #     relu's gradient (B*H); the two scaled gradients 0.1 * g (F*H, H*C);
         #   2 variable updates, each w -= 0.1 * g in the variable's own buffer (F*H, H*C).
-        cluster = sorted(t for n, _g, _b, t in launches if n.startswith("step_"))
+        cluster = sorted(
+            (n.rsplit("_", 1)[-1].rstrip("0123456789"), t)
+            for n, _g, _b, t in launches
+            if n.startswith("step_")
+        )
         B, C, F, H = BATCH, CLASSES, FEATURES, HIDDEN
-        assert cluster == sorted([B * H, B, B, B, B * C, B, 1, B, B * C, B * H, F * H, H * C]), cluster
+        want = [
+            ("step", B * H),
+            ("rows", B),
+            ("step", 1),
+            ("rows", B),
+            ("step", B * H),
+            ("step", F * H),
+            ("step", H * C),
+        ]
+        assert cluster == sorted(want), cluster
         updates = [(i, t) for i, (n, _g, _b, t) in enumerate(launches) if n.startswith("jf_gpu_op_")]
-        assert [t for _, t in updates] == [F * H, H * C] and len(launches) == 14
+        assert [t for _, t in updates] == [F * H, H * C] and len(launches) == 9
         for i, _ in updates:  # the Sub kernel's table: (variable, delta, output, status word)
             table = (ctypes.c_uint64 * 4).from_address(big.tables(i))
             assert table[2] == table[0], "the update did not write the variable's buffer"
     stats = jf.debugging.stats()
     assert stats["cluster_runs"] == steps * 3  # the step's cluster and the two updates
     assert stats["cluster_fallbacks"] == 0
+    assert stats["row_group_runs"] == steps * 2  # the forward and backward row kernels
     assert w1.read_value().device == GPU and w2.read_value().device == GPU
 
 
