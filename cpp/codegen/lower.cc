@@ -290,6 +290,9 @@ class Lowering {
       inv->materialized = true;
       return op2(OpId::Mul, ex, inv);
     }
+    // Log-softmax keeps the shifted row (one step, summing its exponentials as it is stored,
+    // in a row group) instead of subtracting the max again in the output's loop.
+    shifted->materialized = true;
     return op2(OpId::Sub, shifted, op1(OpId::Log, sum));
   }
 

@@ -3,6 +3,13 @@ and the cross-entropies over the last axis, and their gradients, compiled into r
 run each row through its reductions and elementwise work in cache. Results against float64
 numpy at many shapes (one row, no rows, odd widths), gradients against finite differences;
 every compiled case asserts that compiled code and the fused row path ran."""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from conftest import run_mode
@@ -65,16 +72,28 @@ def workloads(shape, rng, dtype=np.float32):
     f64 = lambda *a: [v.astype(np.float64) if v.dtype.kind == "f" else v for v in a]
     return {
         "softmax": (lambda v: jf.nn.softmax(v), [x], lambda v: _softmax(*f64(v))),
-        "log_softmax": (lambda v: jf.nn.log_softmax(v * 0.5 + 1.0), [x],
-                        lambda v: _log_softmax(*f64(v * 0.5 + 1.0))),
-        "softmax_consumer": (lambda v, gg: jf.nn.softmax(v) * gg + 1.0, [x, g],
-                             lambda v, gg: _softmax(*f64(v)) * gg + 1.0),
+        "log_softmax": (
+            lambda v: jf.nn.log_softmax(v * 0.5 + 1.0),
+            [x],
+            lambda v: _log_softmax(*f64(v * 0.5 + 1.0)),
+        ),
+        "softmax_consumer": (
+            lambda v, gg: jf.nn.softmax(v) * gg + 1.0,
+            [x, g],
+            lambda v, gg: _softmax(*f64(v)) * gg + 1.0,
+        ),
         "layer_norm": (jf_layer_norm, [x, g, b], lambda *a: _layer_norm(*f64(*a))),
         "rms_norm": (jf_rms_norm, [x, g], lambda *a: _rms_norm(*f64(*a))),
-        "softmax_xent": (lambda lab, v: jf.nn.softmax_cross_entropy_with_logits(lab, v), [labels, x],
-                         lambda *a: _xent(*f64(*a))),
-        "sparse_xent": (lambda lab, v: jf.nn.sparse_softmax_cross_entropy_with_logits(lab, v), [ids, x],
-                        lambda lab, v: _sparse_xent(lab, *f64(v))),
+        "softmax_xent": (
+            lambda lab, v: jf.nn.softmax_cross_entropy_with_logits(lab, v),
+            [labels, x],
+            lambda *a: _xent(*f64(*a)),
+        ),
+        "sparse_xent": (
+            lambda lab, v: jf.nn.sparse_softmax_cross_entropy_with_logits(lab, v),
+            [ids, x],
+            lambda lab, v: _sparse_xent(lab, *f64(v)),
+        ),
     }
 
 
@@ -127,8 +146,10 @@ def test_keras_layer_normalization_fuses():
 
 
 def test_special_values_follow_the_eager_kernels():
-    x = np.array([[0.0, -np.inf, 1.0, 2.0], [np.nan, 1.0, 2.0, 3.0], [-np.inf] * 4,
-                  [1e30, -1e30, 0.0, 5.0]], np.float32)
+    x = np.array(
+        [[0.0, -np.inf, 1.0, 2.0], [np.nan, 1.0, 2.0, 3.0], [-np.inf] * 4, [1e30, -1e30, 0.0, 5.0]],
+        np.float32,
+    )
     for f in (jf.nn.softmax, jf.nn.log_softmax):
         want = f(jf.constant(x)).numpy()
         got, groups = _run_counted("jit_compile", f, [x])
@@ -149,16 +170,31 @@ def _grad_case(name):
     wj = jf.constant(wt)
     cases = {
         "softmax": (lambda v: jf.reduce_sum(jf.nn.softmax(v) * wj), lambda v: (_softmax(v) * wt).sum(), [x]),
-        "log_softmax": (lambda v: jf.reduce_sum(jf.nn.log_softmax(v) * wj),
-                        lambda v: (_log_softmax(v) * wt).sum(), [x]),
-        "layer_norm": (lambda v, gg, bb: jf.reduce_sum(jf_layer_norm(v, gg, bb) * wj),
-                       lambda v, gg, bb: (_layer_norm(v, gg, bb) * wt).sum(), [x, g, b]),
-        "rms_norm": (lambda v, gg: jf.reduce_sum(jf_rms_norm(v, gg) * wj),
-                     lambda v, gg: (_rms_norm(v, gg) * wt).sum(), [x, g]),
-        "softmax_xent": (lambda v: jf.reduce_sum(jf.nn.softmax_cross_entropy_with_logits(labels, v)),
-                         lambda v: _xent(labels, v).sum(), [x]),
-        "sparse_xent": (lambda v: jf.reduce_sum(jf.nn.sparse_softmax_cross_entropy_with_logits(ids, v)),
-                        lambda v: _sparse_xent(ids, v).sum(), [x]),
+        "log_softmax": (
+            lambda v: jf.reduce_sum(jf.nn.log_softmax(v) * wj),
+            lambda v: (_log_softmax(v) * wt).sum(),
+            [x],
+        ),
+        "layer_norm": (
+            lambda v, gg, bb: jf.reduce_sum(jf_layer_norm(v, gg, bb) * wj),
+            lambda v, gg, bb: (_layer_norm(v, gg, bb) * wt).sum(),
+            [x, g, b],
+        ),
+        "rms_norm": (
+            lambda v, gg: jf.reduce_sum(jf_rms_norm(v, gg) * wj),
+            lambda v, gg: (_rms_norm(v, gg) * wt).sum(),
+            [x, g],
+        ),
+        "softmax_xent": (
+            lambda v: jf.reduce_sum(jf.nn.softmax_cross_entropy_with_logits(labels, v)),
+            lambda v: _xent(labels, v).sum(),
+            [x],
+        ),
+        "sparse_xent": (
+            lambda v: jf.reduce_sum(jf.nn.sparse_softmax_cross_entropy_with_logits(ids, v)),
+            lambda v: _sparse_xent(ids, v).sum(),
+            [x],
+        ),
     }
     return cases[name]
 
@@ -176,8 +212,9 @@ def _numeric_grad(f, args, i, h=1e-6):
     return grad
 
 
-@pytest.mark.parametrize("name", ["softmax", "log_softmax", "layer_norm", "rms_norm", "softmax_xent",
-                                  "sparse_xent"])
+@pytest.mark.parametrize(
+    "name", ["softmax", "log_softmax", "layer_norm", "rms_norm", "softmax_xent", "sparse_xent"]
+)
 def test_gradients_fuse_and_match_finite_differences(name):
     loss, ref, args = _grad_case(name)
 
@@ -203,6 +240,7 @@ def test_other_axes_stay_correct(axis):
 
     def f(v):
         return jf.nn.softmax(v, axis=axis) + jf.reduce_mean(v, axis=axis, keepdims=True)
+
     out = run_mode("jit_compile", f, jf.constant(x)).numpy()
     x64 = x.astype(np.float64)
     e = np.exp(x64 - x64.max(axis, keepdims=True))
@@ -230,9 +268,71 @@ def test_group_value_read_outside_is_kept():
 def test_shapes_change_between_calls():
     """One compiled function over rows of several widths and counts (dims are run-time
     parameters, so the row scratch is sized per call)."""
-    f = jf.function(lambda v: jf.nn.softmax(v), jit_compile=True,
-                    input_signature=[jf.TensorSpec([None, None], jf.float32)])
+    f = jf.function(
+        lambda v: jf.nn.softmax(v),
+        jit_compile=True,
+        input_signature=[jf.TensorSpec([None, None], jf.float32)],
+    )
     rng = np.random.default_rng(7)
     for shape in [(3, 5), (17, 2049), (1, 3), (40, 64)]:
         x = rng.standard_normal(shape).astype(np.float32)
-        np.testing.assert_allclose(f(jf.constant(x)).numpy(), _softmax(x.astype(np.float64)), rtol=2e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            f(jf.constant(x)).numpy(), _softmax(x.astype(np.float64)), rtol=2e-6, atol=1e-7
+        )
+
+
+def test_reductions_after_a_full_row_part_share_its_loop():
+    """A reduction right after a full-row part accumulates in that part's loop: a sum and a
+    NaN-propagating max of a value the function also returns, and a row-local value read by
+    two outputs of one part (kept intact until the last of them is stored)."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((21, 300)).astype(np.float32)
+    x[3, 17] = np.nan
+    x[5, :] = -np.inf
+
+    def f(v):
+        y = jf.nn.relu(v - jf.reduce_mean(v, axis=-1, keepdims=True))
+        top = jf.reduce_max(y, axis=-1, keepdims=True)
+        total = jf.reduce_sum(y * y, axis=-1, keepdims=True)
+        e = jf.exp(y - top)
+        s = jf.reduce_sum(e, axis=-1, keepdims=True)
+        return y, top, total, e / s, e * 2.0 / s
+
+    outs, groups = _run_counted("jit_compile", f, [x])
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        y = np.maximum(x64 - x64.mean(-1, keepdims=True), 0.0)
+        y[np.isnan(x64 - x64.mean(-1, keepdims=True))] = np.nan  # relu keeps NaN
+        top = y.max(-1, keepdims=True)
+        total = (y * y).sum(-1, keepdims=True)
+        e = np.exp(y - top)
+        s = e.sum(-1, keepdims=True)
+    for got, want in zip(outs, [y, top, total, e / s, e * 2.0 / s]):
+        np.testing.assert_allclose(got.numpy(), want, rtol=2e-5, atol=2e-6)
+    assert groups >= 1
+
+
+def _row_loop_ir(tmp_path, name):
+    """The dumped LLVM IR (before optimization) of `name`'s single compiled cluster, compiled
+    in a fresh process without the compile cache."""
+    script = textwrap.dedent(f"""
+        import numpy as np, jitflow as jf
+        x = jf.constant(np.ones((8, 40), np.float32))
+        fns = {{"softmax": jf.nn.softmax, "log_softmax": jf.nn.log_softmax}}
+        jf.function(lambda v: fns[{name!r}](v), jit_compile=True)(x)
+    """)
+    env = dict(os.environ, JITFLOW_CACHE_DIR="off", JITFLOW_DUMP=str(tmp_path))
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True)
+    (ll,) = tmp_path.glob("*.before_opt.ll")
+    return ll.read_text()
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_rows_take_three_passes_without_scratch(tmp_path, name):
+    """Softmax and log-softmax: the row max, then one loop that stores the shifted values (or
+    their exponentials) into the output row while summing the exponentials, then the output
+    finished in place: three loops per row, no scratch row."""
+    ir = _row_loop_ir(tmp_path, name)
+    loops = [ln.split(":")[0] for ln in ir.splitlines() if re.match(r"^(red|col)\.head\d*:", ln)]
+    assert len(loops) == 3, loops
+    assert "@malloc" not in ir
