@@ -14,8 +14,9 @@ namespace {
 
 class Lowering {
  public:
-  Lowering(const Graph& g, const std::vector<Node*>& members)
-      : g_(g), p_(std::make_unique<ClusterProgram>()) {
+  // shapes_vary: the graph's shapes are one run's (a specialization), not what every run has.
+  Lowering(const Graph& g, const std::vector<Node*>& members, bool shapes_vary = false)
+      : g_(g), p_(std::make_unique<ClusterProgram>()), shapes_vary_(shapes_vary) {
     p_->members = members;
     for (size_t i = 0; i < members.size(); ++i) member_index_[members[i]] = static_cast<int>(i);
   }
@@ -37,6 +38,7 @@ class Lowering {
  private:
   const Graph& g_;
   std::unique_ptr<ClusterProgram> p_;
+  const bool shapes_vary_;
   std::map<const Node*, int> member_index_;
   std::map<std::pair<const Node*, int>, KExpr*> values_;
 
@@ -560,8 +562,10 @@ class Lowering {
   // reads its operand at the same index with the 1s dropped: out_of_in gives, per operand
   // dim, the output dim indexing it (-1: a static 1), instead of a divide per dim to split
   // the linear index. The paired dims are checked equal at run time (equal_slots); shapes
-  // where they are not run a specialization, lowered without the mapping.
+  // where they are not run a specialization, lowered without the mapping: its graph's shapes
+  // are one run's, and other runs it serves may factor the reshape differently.
   void map_unit_reshape(const Node* n, KExpr* e) {
+    if (shapes_vary_) return;
     const Output& src = n->inputs[0];
     const Shape &from = src.node->outputs[src.index].shape, &to = n->outputs[0].shape;
     const KExpr* x = e->operands[0];
@@ -853,6 +857,13 @@ bool is_shape_input(OpId op, size_t i, size_t n) { return op_def(op).is_shape_in
 std::unique_ptr<ClusterProgram> lower_cluster(const Graph& g, const std::vector<Node*>& members,
                                               std::string* why) {
   return Lowering(g, members).run(why);
+}
+
+// Declared where it is used (runtime/cluster_runner.cc: a specialization's program).
+std::unique_ptr<ClusterProgram> lower_cluster_for_varying_shapes(const Graph& g,
+                                                                 const std::vector<Node*>& members,
+                                                                 std::string* why) {
+  return Lowering(g, members, /*shapes_vary=*/true).run(why);
 }
 
 }  // namespace jf

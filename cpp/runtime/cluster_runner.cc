@@ -12,6 +12,12 @@
 
 namespace jf {
 
+// codegen/lower.cc: lower_cluster for a graph whose shapes are one run's (a specialization
+// serves every run with its size-1 pattern), so no dims are assumed equal from them.
+std::unique_ptr<ClusterProgram> lower_cluster_for_varying_shapes(const Graph& g,
+                                                                 const std::vector<Node*>& members,
+                                                                 std::string* why);
+
 // The inputs whose values prepare() reads: those a member takes as a shape input (a reshape
 // target, a slice bound), directly or through members computed before the kernels. Only
 // their values key the prepared parameters, so a loop counter that merely flows into the
@@ -253,9 +259,13 @@ std::shared_ptr<const CompiledCluster> CompiledCluster::specialize(const std::ve
   }
   for (const Output& o : p.outputs) g->outputs.push_back(value.at({o.node, o.index}));
   std::string why;
-  ClusterToCompile todo{
-      name,       scope,       label + ".specialized", op_names, lower_cluster(*g, members, &why),
-      gpu_device, must_compile};
+  ClusterToCompile todo{name,
+                        scope,
+                        label + ".specialized",
+                        op_names,
+                        lower_cluster_for_varying_shapes(*g, members, &why),
+                        gpu_device,
+                        must_compile};
   if (!todo.program) throw_unimplemented(why);
   auto cc = std::const_pointer_cast<CompiledCluster>(compile_cluster(std::move(todo)).cluster);
   cc->owned_graph = g;

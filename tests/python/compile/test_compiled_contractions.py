@@ -233,3 +233,24 @@ def test_a_reshaped_operand_is_not_copied(tmp_path):
         loops[name] = sum(line.startswith("define ") for line in ll.read_text().splitlines())
     # plain: the scale; transposed: the scaled transpose (its own rows, no reshape) and the scale.
     assert loops == {"plain": 1, "transposed": 2}
+
+
+def test_a_specialization_does_not_pair_dims_from_one_runs_shapes(rng):
+    # y's dims are unknown when traced; y of ones at run time broadcasts, which runs a
+    # specialization lowered from that run's shapes. There [1, 2, 6] -> [2, 6] only drops a 1,
+    # but the same specialization serves x of [1, 3, 4], where it does not: it may not pair
+    # dims from one run's shapes.
+    spec = jf.TensorSpec([None, None, None], jf.float32)
+
+    @jf.function(input_signature=[spec, spec], jit_compile=True)
+    def f(x, y):
+        return jf.exp(jf.reshape(x * y, [2, 6]))
+
+    before = jf.debugging.stats()
+    for shape in [(1, 2, 6), (1, 3, 4), (1, 2, 6), (1, 12, 1)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = np.full((1, 1, 1), 2.0, np.float32)
+        close(f(x, y).numpy(), np.exp(2.0 * x.astype(np.float64)).reshape(2, 6), np.float32)
+    after = jf.debugging.stats()
+    assert after["cluster_runs"] >= before["cluster_runs"] + 4
+    assert after["specializations"] > before["specializations"]
