@@ -181,3 +181,22 @@ def test_an_op_without_a_gpu_routine_is_named_and_refused(fake, rng):
         assert hinted(x).device == GPU
     rows = jf.explain(hinted, x).by_op()
     assert rows["Cumsum"].status == "eager" and "no GPU routine" in rows["Cumsum"].reason
+
+
+def test_tables_too_large_for_kernel_parameters_go_through_device_memory(fake):
+    # 600 inputs: the buffer table (600 pointers and more) passes the 4 KB of kernel
+    # parameters, so the run uploads it and the dim table, still without waiting.
+    with jf.device("/GPU:0"):
+        xs = [jf.constant(np.full((4, 3), i, np.float32)) for i in range(600)]
+
+    @jf.function(jit_compile=True)
+    def f(*xs):
+        return jf.math.tanh(jf.add_n([x * 2.0 for x in xs]))
+
+    f(*xs)
+    before = fake.counters()
+    fake.clear()
+    y = f(*xs)
+    d = {k: v - before[k] for k, v in fake.counters().items()}
+    assert y.device == GPU and len(fake.launches()) == 1
+    assert (d["h2d"], d["synchronizations"], d["allocations"]) == (2, 0, 0), d
