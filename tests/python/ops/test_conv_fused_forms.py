@@ -321,3 +321,18 @@ def test_training_steps_keep_their_gradients(head, rng):
     np.testing.assert_allclose(y.numpy(), np.maximum(pre, 0), rtol=3e-5, atol=3e-5)
     np.testing.assert_allclose(gv.numpy(), g.reshape(-1, g.shape[-1]).sum(0), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(gk.numpy(), filter_grad(g), rtol=1e-4, atol=1e-4)
+
+
+def test_folded_batch_norm_then_residual_relu_and_a_scale_after(rng):
+    """The affine ops before the residual fold into the filter and bias; the residual add, the
+    relu and a per-channel multiply after it stay post-ops: all against float64."""
+    x, w, b = _f32(rng, 2, 6, 5, 3), _f32(rng, 3, 3, 3, 4), _f32(rng, 4)
+    s1, s2, t = _f32(rng, 4, lo=0.5, hi=1.5), _f32(rng, 4, lo=-2, hi=2), _f32(rng, 4)
+    conv = R.conv2d(x, w, (1, 1), "SAME")
+    r = _f32(rng, *conv.shape)
+    want = np.maximum((conv + b) * s1 + t + r, 0) * s2
+
+    def step(a, k, v, m, o, res, q):
+        return jf.nn.relu(jf.nn.bias_add(jf.nn.conv2d(a, k, 1, "SAME"), v) * m + o + res) * q
+
+    _check("jit_compile", step, (x, w, b, s1, t, r, s2), want, "FusedConv2D", tol=1e-4)
