@@ -61,6 +61,7 @@ class RowFuser {
         for (Step& s : g.parts) out.push_back(std::move(s));
         return;
       }
+      canonicalize_dims(g);
       Step s{Step::kRowGroup, g.parts.front().root, nullptr, {}};
       s.parts = std::move(g.parts);
       s.row_dims = g.row;
@@ -94,6 +95,33 @@ class RowFuser {
  private:
   ClusterProgram* p_;
   SlotClasses sc_;
+
+  // The values a group computes and reads name the row and width dims by the group's own
+  // slots where their slots are of the same class (equal at run time), so the kernel computes
+  // one index per element: with a slot of its own, a reduction's operand would index a row
+  // kept in scratch through another parameter, and LLVM, unable to see that the loads are the
+  // stores of the same iteration, would guard the vectorized loop with an overlap check that
+  // always fails.
+  void canonicalize_dims(const Group& g) {
+    const int k = static_cast<int>(g.row.size());
+    std::set<KExpr*> seen;
+    std::vector<KExpr*> todo;
+    for (const Step& q : g.parts) {
+      todo.push_back(q.root);
+      todo.insert(todo.end(), q.siblings.begin(), q.siblings.end());
+    }
+    while (!todo.empty()) {
+      KExpr* e = todo.back();
+      todo.pop_back();
+      if (!seen.insert(e).second) continue;
+      const RowShape shape = shape_of(e, g);
+      if (shape != RowShape::kNone) {
+        for (int d = 0; d < k; ++d) e->dims[d] = e->dims[d] < 0 ? e->dims[d] : g.row[d];
+        if (shape == RowShape::kFullRow) e->dims[k] = g.width;
+      }
+      for (KExpr* o : e->operands) todo.push_back(o);
+    }
+  }
 
   // What a value is to the group: full rows [rows..., width], one value per row ([rows...]
   // or [rows..., 1]), or neither.
