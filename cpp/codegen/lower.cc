@@ -84,7 +84,7 @@ class Lowering {
         e->iscalar = c->get_int(0);
       else
         e->scalar = c->get_double(0);
-    } else if (c && is_member(o.node) && is_splat(*c)) {
+    } else if (c && is_member(o.node) && is_splat(*c) && !read_by_library_step(o.node)) {
       // One value repeated (a folded zeros Fill, as a slice's gradient pads with): that
       // scalar broadcast to the constant's dims, so no kernel reads a buffer of copies.
       KExpr* v = make(KKind::kScalar, c->dtype(), {});
@@ -114,6 +114,16 @@ class Lowering {
     }
     values_[key] = e;
     return e;
+  }
+
+  // Whether a library step (a matmul) reads n's value: it takes a constant's buffer as it
+  // is, where a broadcast scalar would be written out into a buffer on every run.
+  bool read_by_library_step(const Node* n) const {
+    for (const Node* m : p_->members)
+      if (m->def().lower == LowerKind::kLibrary)
+        for (const Output& i : m->inputs)
+          if (i.node == n) return true;
+    return false;
   }
 
   // A float or integer constant of more than one element, all of them the same value.

@@ -254,3 +254,20 @@ def test_a_specialization_does_not_pair_dims_from_one_runs_shapes(rng):
     after = jf.debugging.stats()
     assert after["cluster_runs"] >= before["cluster_runs"] + 4
     assert after["specializations"] > before["specializations"]
+
+
+def test_a_matmul_reads_a_constant_of_one_value_as_its_buffer(tmp_path):
+    # The broadcast scalar would be written out into a buffer every run: the matmul reads the
+    # constant's own buffer instead, so the only loop emitted is the scale.
+    script = textwrap.dedent(f"""
+        import os, numpy as np, jitflow as jf
+        os.environ["JITFLOW_DUMP"] = {str(tmp_path)!r}
+        def f(x):
+            return jf.matmul(x, jf.constant(np.full((6, 7), 0.5, np.float32))) * 2.0
+        y = jf.function(f, jit_compile=True)(np.ones((4, 6), np.float32)).numpy()
+        assert np.allclose(y, 6.0)
+    """)
+    env = dict(os.environ, JITFLOW_CACHE_DIR="off")
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True)
+    (ll,) = tmp_path.glob("*.before_opt.ll")
+    assert sum(line.startswith("define ") for line in ll.read_text().splitlines()) == 1
