@@ -29,15 +29,20 @@ std::atomic<int64_t> g_compilations{0}, g_hits{0}, g_fallbacks{0};
 
 // What the kernel depends on: attrs, dtypes, ranks, which dims are 1 (broadcasting), and
 // the values of shape inputs. Other dims are runtime parameters.
+// Built with plain appends: every eager GPU op (and every op of a GPU function not compiled)
+// makes one, so string streams would cost more than the launch.
 std::string signature(const OpDef& def, const std::vector<Tensor>& in, const Attrs& attrs, int device) {
-  std::string k = str_cat(def.name, "|gpu", device);
-  for (const auto& kv : attrs.items()) k += str_cat("|", kv.first, "=", attr_to_string(kv.second));
+  std::string k;
+  k.reserve(64);
+  k.append(def.name).append("|gpu").append(std::to_string(device));
+  for (const auto& kv : attrs.items())
+    k.append("|").append(kv.first).append("=").append(attr_to_string(kv.second));
   for (size_t i = 0; i < in.size(); ++i) {
     const Tensor& t = in[i];
-    k += str_cat("|", dtype_name(t.dtype()), ":");
+    k.append("|").append(dtype_name(t.dtype())).append(":");
     if (is_shape_input(def.id, i, in.size())) {
-      for (int64_t v : t.to_int64s()) k += str_cat(v, ",");
-      k += str_cat("r", t.rank());
+      for (int64_t v : t.to_int64s()) k.append(std::to_string(v)).append(",");
+      k.append("r").append(std::to_string(t.rank()));
     } else {
       for (int64_t d : t.shape()) k += d == 1 ? '1' : 'n';
     }
