@@ -175,7 +175,7 @@ T trunc_mod(T x, T y) {
 }
 template <class T>
 T int_pow(T x, T y) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_floating_point_v<T> || IsStdComplex<T>::value) {
     return std::pow(x, y);
   } else {
     T r = 1;
@@ -196,7 +196,13 @@ JF_BINARY_FUNCTOR(TruncateModF, a.binaryExpr(b, [](T x, T y) { return trunc_mod(
 JF_BINARY_FUNCTOR(DivNoNanF, a.binaryExpr(b, [](T x, T y) { return y == T(0) ? T(0) : x / y; }))
 JF_BINARY_FUNCTOR(MulNoNanF, a.binaryExpr(b, [](T x, T y) { return y == T(0) ? T(0) : x * y; }))
 JF_BINARY_FUNCTOR(XlogyF, a.binaryExpr(b, [](T x, T y) { return x == T(0) ? T(0) : x * std::log(y); }))
-JF_BINARY_FUNCTOR(Xlog1pyF, a.binaryExpr(b, [](T x, T y) { return x == T(0) ? T(0) : x * std::log1p(y); }))
+JF_BINARY_FUNCTOR(Xlog1pyF, a.binaryExpr(b, [](T x, T y) {
+  if constexpr (IsStdComplex<T>::value) {
+    return x == T(0) ? T(0) : x * std::log(T(1) + y);  // no complex log1p in <complex>
+  } else {
+    return x == T(0) ? T(0) : x * std::log1p(y);
+  }
+}))
 JF_BINARY_FUNCTOR(NextAfterF, a.binaryExpr(b, [](T x, T y) { return std::nextafter(x, y); }))
 JF_BINARY_FUNCTOR(PowF, a.binaryExpr(b, [](T x, T y) { return int_pow(x, y); }))
 JF_BINARY_FUNCTOR(EqF, a == b)

@@ -297,7 +297,17 @@ JF_BINARY_FUNCTOR(MulF, a* b)
 JF_BINARY_FUNCTOR(DivF, a / b)
 JF_BINARY_FUNCTOR(MaxF, a.binaryExpr(b, (Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>())))
 JF_BINARY_FUNCTOR(MinF, a.binaryExpr(b, (Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>())))
-JF_BINARY_FUNCTOR(SquaredDifferenceF, (a - b).square())
+// A complex difference times its conjugate, as TF's kernel: |x - y|^2 + 0i.
+struct SquaredDifferenceF {
+  template <class A, class B>
+  auto operator()(const A& a, const B& b) const {
+    if constexpr (IsStdComplex<typename A::Scalar>::value) {
+      return ((a - b) * (a - b).conjugate()).eval();
+    } else {
+      return (a - b).square();
+    }
+  }
+};
 
 // The functors with per-ISA variants, by their slot in simd::Table (-1: none).
 template <class F>

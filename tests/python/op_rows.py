@@ -432,7 +432,8 @@ ROWS = {
     "Minimum": binary(jf.minimum, np.minimum),
     "Pow": binary(jf.pow, np.power, lo=0.0, hi=3.0, grad=(0,)),
     "Atan2": Row(inputs(data((2, 3)), data((3,), 0.2, 3.0)), jf.math.atan2, _f64(np.arctan2), (0, 1)),
-    "SquaredDifference": binary(jf.math.squared_difference, lambda x, y: (x - y) ** 2),
+    # complex: (x - y) times its conjugate, TF's rule
+    "SquaredDifference": binary(jf.math.squared_difference, lambda x, y: (x - y) * np.conj(x - y)),
     "TruncateDiv": dataclasses.replace(binary(jf.truncatediv, _truncdiv, nonzero=True, grad=()),
                                        special_ref=lambda x, y: np.trunc(x / y)),
     "TruncateMod": binary(jf.truncatemod, np.fmod, nonzero=True, grad=()),

@@ -244,11 +244,13 @@ def _realdiv_grad(op, g):
 def _pow_grad(op, g):
     x, y = op.inputs
     z = op.outputs[0]
-    gx = unbroadcast(g * y * ops.pow(x, y - 1.0), x, y)
-    positive = x > 0
+    if x.dtype.is_complex:  # TF: conjugates, and log(x) wherever x != 0
+        x, y, z = ops.conj(x), ops.conj(y), ops.conj(z)
+    gx = unbroadcast(g * y * ops.pow(x, y - 1.0), op.inputs[0], op.inputs[1])
+    positive = ops.not_equal(x, 0.0) if x.dtype.is_complex else x > 0
     # log(x) where x > 0, else 0 (TF's choice); the inner where keeps log's own gradient finite.
     log_x = ops.where(positive, ops.log(ops.where(positive, x, 1.0)), 0.0)
-    gy = unbroadcast(g * z * log_x, y, x)
+    gy = unbroadcast(g * z * log_x, op.inputs[1], op.inputs[0])
     return [gx, gy]
 
 
@@ -269,8 +271,9 @@ def _squared_difference_grad(op, g):
 @_grad("DivNoNan")
 def _div_no_nan_grad(op, g):
     x, y = op.inputs
-    gx = ops.divide_no_nan(g, y)
-    gy = g * ops.divide_no_nan(ops.divide_no_nan(-x, y), y)
+    cx, cy = ops.conj(x), ops.conj(y)
+    gx = ops.divide_no_nan(g, cy)
+    gy = g * ops.divide_no_nan(ops.divide_no_nan(-cx, cy), cy)
     return [unbroadcast(gx, x, y), unbroadcast(gy, y, x)]
 
 
@@ -289,15 +292,17 @@ def _xdivy(x, y):
 @_grad("Xlogy")
 def _xlogy_grad(op, g):
     x, y = op.inputs
-    not_zero_x = ops.cast(ops.not_equal(x, 0.0), x.dtype)
-    return [unbroadcast(ops.xlogy(not_zero_x, y) * g, x, y), unbroadcast(_xdivy(x, y) * g, y, x)]
+    cx, cy = ops.conj(x), ops.conj(y)
+    not_zero_x = ops.cast(ops.not_equal(cx, 0.0), x.dtype)
+    return [unbroadcast(ops.xlogy(not_zero_x, cy) * g, x, y), unbroadcast(_xdivy(cx, cy) * g, y, x)]
 
 
 @_grad("Xlog1py")
 def _xlog1py_grad(op, g):
     x, y = op.inputs
-    not_zero_x = ops.cast(ops.not_equal(x, 0.0), x.dtype)
-    return [unbroadcast(ops.xlog1py(not_zero_x, y) * g, x, y), unbroadcast(_xdivy(x, y + 1.0) * g, y, x)]
+    cx, cy = ops.conj(x), ops.conj(y)
+    not_zero_x = ops.cast(ops.not_equal(cx, 0.0), x.dtype)
+    return [unbroadcast(ops.xlog1py(not_zero_x, cy) * g, x, y), unbroadcast(_xdivy(cx, cy + 1.0) * g, y, x)]
 
 
 @_grad("NextAfter")

@@ -118,6 +118,15 @@ _OPS = {
 }
 
 
+_OPS.update({
+    "pow": (lambda z: jf.pow(z, z * 0.5 + 1.0), lambda z: np.power(z, z * 0.5 + 1)),
+    "pow_real_exponent": (lambda z: jf.pow(z, jf.cast(2.0, z.dtype)), lambda z: z ** 2),
+    "divide_no_nan": (lambda z: jf.math.divide_no_nan(z, z - 1.0), lambda z: z / (z - 1)),
+    "xlogy": (lambda z: jf.math.xlogy(z, z + 2.0), lambda z: z * np.log(z + 2)),
+    "xlog1py": (lambda z: jf.math.xlog1py(z, z + 1.0), lambda z: z * np.log(z + 2)),
+})
+
+
 @pytest.mark.parametrize("mode", ["eager", "function", "jit_scope", "none_signature"])
 @pytest.mark.parametrize("dt", [C64, C128])
 @pytest.mark.parametrize("op", sorted(_OPS))
@@ -183,6 +192,36 @@ def _complex_numeric_grad(f, z):
     """dL/dRe(z) + 1j dL/dIm(z) of the real numpy function f by central differences."""
     gr, gi = numeric_grad(lambda re, im: f(re + 1j * im), [z.real, z.imag])
     return gr + 1j * gi
+
+
+
+
+def test_binary_ops_follow_tf_2_21():
+    # TF 2.21's values: *_no_nan and xlogy give 0 where TF's rule says so; squared_difference is
+    # |x - y|^2 + 0i; pow is the principal branch.
+    x = jf.constant(np.array([1 + 2j, 0.5 - 1j]))
+    y = jf.constant(np.array([2 - 1j, 0j]))
+    np.testing.assert_allclose(jf.math.divide_no_nan(x, y).numpy(), [1j, 0j], atol=1e-15)
+    np.testing.assert_allclose(jf.math.multiply_no_nan(x, y).numpy(), [(1 + 2j) * (2 - 1j), 0j])
+    np.testing.assert_allclose(jf.math.squared_difference(x, y).numpy(), [10, 1.25])
+    assert jf.math.squared_difference(x, y).dtype == jf.complex128
+    np.testing.assert_allclose(jf.pow(x, jf.constant(np.array([2 + 0j, 0.5 + 0.5j]))).numpy(),
+                               [-3 + 4j, 1.61604369 - 0.87821373j], rtol=1e-8)
+    w = jf.constant(np.array([0j, 1 + 1j]))
+    np.testing.assert_allclose(jf.math.xlogy(w, x).numpy(), [0j, 1.21872049 - 0.99557694j], rtol=1e-8)
+    np.testing.assert_allclose(jf.math.xlog1py(w, x).numpy(), [0j, 1.1773301 + 0.00132489j], rtol=1e-7)
+    with jf.GradientTape(persistent=True) as t:
+        t.watch(x)
+        t.watch(y)
+        m = jf.math.multiply_no_nan(x, y)
+        a = jf.reduce_sum(jf.math.real(m) * 1.5 + jf.math.imag(m) * 0.5)
+        b = jf.reduce_sum(jf.math.real(jf.math.squared_difference(x, y)) * 1.5)
+        c = jf.reduce_sum(jf.math.real(jf.pow(x, jf.constant(np.array([2 + 0j, 0.5 + 0.5j])))))
+    # TF's MulNoNan and SquaredDifference gradients do not conjugate (its rules, kept here).
+    np.testing.assert_allclose(t.gradient(a, x).numpy(), [3.5 - 0.5j, 0j])
+    np.testing.assert_allclose(t.gradient(a, y).numpy(), [0.5 + 3.5j, 1.25 - 1.25j])
+    np.testing.assert_allclose(t.gradient(b, x).numpy(), [-3 + 9j, 1.5 - 3j])
+    np.testing.assert_allclose(t.gradient(c, x).numpy(), [2 - 4j, 0.2037195 - 1.14526896j], rtol=1e-7)
 
 
 _GRAD_OPS = dict(_OPS)
