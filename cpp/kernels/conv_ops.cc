@@ -300,19 +300,6 @@ std::shared_ptr<DnnlConv> cached_conv(ConvKind kind, const ConvGeom& g, const Co
   return cache.emplace(std::move(key), std::move(made)).first->second;
 }
 
-// oneDNN's kernels on the calling thread only: its OpenMP team and our pool would fight for
-// the cores (a CNN step ran 10x slower in oneDNN with a team of two on two cores), so the
-// batch is split over the pool instead (dnnl_conv).
-struct OneThread {
-  int saved = omp_get_max_threads();
-  OneThread() {
-    if (saved != 1) omp_set_num_threads(1);
-  }
-  ~OneThread() {
-    if (saved != 1) omp_set_num_threads(saved);
-  }
-};
-
 // A forward's post-op operands: the bias, and the binary post-ops' operands in fused_ops
 // order (a residual has the output's layout and moves with the batch part).
 struct PostArgs {

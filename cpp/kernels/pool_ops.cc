@@ -168,18 +168,7 @@ bool blocked_pool(OpCall& c, bool max) {
   stats().conv_layout_reorders.fetch_add((layout & 1 ? 0 : 1) + (layout & 2 ? 0 : 1),
                                          std::memory_order_relaxed);
   if (y.num_elements() == 0) return true;
-  // On this thread only, as the convolutions (kernels/conv_ops.cc), from before the primitive
-  // is made: oneDNN sizes a primitive's work split by the threads it sees then (one made for
-  // two threads and run on one was 40x slower).
-  struct OneThread {
-    int saved = omp_get_max_threads();
-    OneThread() {
-      if (saved != 1) omp_set_num_threads(1);
-    }
-    ~OneThread() {
-      if (saved != 1) omp_set_num_threads(saved);
-    }
-  } one;
+  OneThread one;  // kernels/dnnl_layout.h
   static std::mutex mu;
   static std::map<std::vector<int64_t>, std::shared_ptr<DnnlPool>> cache;
   std::vector<int64_t> key = {max, layout, g.batch, g.c_in};

@@ -12,20 +12,10 @@
 
 #include "ir/conv_geom.h"
 #include "passes/passes.h"
+#include "passes/scope.h"
 
 namespace jf {
 namespace {
-
-const TensorSpec& spec_of(const Output& o) { return o.node->outputs[o.index]; }
-
-bool same_scope(const Node& a, const Node& b) {
-  for (const char* k : {"_XlaScope", "_XlaCompile"}) {
-    const AttrValue* x = a.attrs.find(k);
-    const AttrValue* y = b.attrs.find(k);
-    if ((x == nullptr) != (y == nullptr) || (x && attr_to_string(*x) != attr_to_string(*y))) return false;
-  }
-  return true;
-}
 
 // A float32 NHWC 2-D convolution, ungrouped, its dims known (but the batch), with no residual
 // post-op (its operand would have to be blocked too); or such a max or average pool.

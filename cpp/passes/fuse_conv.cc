@@ -11,6 +11,7 @@
 #include <set>
 
 #include "passes/passes.h"
+#include "passes/scope.h"
 
 namespace jf {
 namespace {
@@ -33,18 +34,6 @@ bool same_shape(const Shape& a, const Shape& b) {
   if (a.rank() != b.rank()) return false;
   for (int d = 0; d < a.rank(); ++d)
     if (a[d] != b[d] || a[d] < 0) return false;
-  return true;
-}
-
-const TensorSpec& spec_of(const Output& o) { return o.node->outputs[o.index]; }
-
-// The attrs that decide clustering and placement: a chain fuses only inside one scope.
-bool same_scope(const Node& a, const Node& b) {
-  for (const char* k : {"_XlaScope", "_XlaCompile"}) {
-    const AttrValue* x = a.attrs.find(k);
-    const AttrValue* y = b.attrs.find(k);
-    if ((x == nullptr) != (y == nullptr) || (x && attr_to_string(*x) != attr_to_string(*y))) return false;
-  }
   return true;
 }
 
