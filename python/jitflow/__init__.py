@@ -67,6 +67,7 @@ from .ops.strings import string
 from .ops.variables import Variable
 from .state import random_generator
 from .state import summary as _summary  # registers jf.summary
+from .state import lookup as _lookup  # registers jf.lookup
 from .state.module import Module
 from .tracing import autograph, experimental, xla
 from .tracing import csv_ops as _csv_ops  # registers its names
@@ -136,6 +137,6 @@ def __dir__():
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__], lazy=_LAZY, load=_load)
 del array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del random_generator, _summary, _image_color, _image_geometry, _misc_ops, _nn_linalg_more, _signal_ops, _functional_ops, _image_codecs, _io_ops, _string_functions, _csv_ops, export
+del random_generator, _summary, _lookup, _image_color, _image_geometry, _misc_ops, _nn_linalg_more, _signal_ops, _functional_ops, _image_codecs, _io_ops, _string_functions, _csv_ops, export
 
 from .core.version import __version__
