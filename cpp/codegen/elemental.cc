@@ -28,6 +28,10 @@ llvm::Type* ElementalEmitter::mem_type(DType d) {
       return b_.getInt32Ty();
     case DType::kInt64:
       return b_.getInt64Ty();
+    case DType::kFloat16:  // only loads, stores and casts see a half value
+      return b_.getHalfTy();
+    case DType::kBFloat16:  // its bits
+      return b_.getInt16Ty();
     default:
       return b_.getInt8Ty();
   }
@@ -515,8 +519,30 @@ Value* ElementalEmitter::math_call(const KExpr* e, Value* x, Value* y) {
   return y ? b_.CreateCall(fn, {x, y}) : b_.CreateCall(fn, {x});
 }
 
+// Half values: float16 is LLVM's half (one vcvtph2ps / vcvtps2ph each way where the CPU has
+// F16C, a compiler-rt routine where it does not); bfloat16 is its bits, widened by a shift.
+Value* ElementalEmitter::widen_half(DType from, Value* h) {
+  if (from == DType::kFloat16) return b_.CreateFPExt(h, b_.getFloatTy());
+  return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(h, b_.getInt32Ty()), 16), b_.getFloatTy());
+}
+
+// float32 to a half type, rounded to nearest even as the eager kernels round (dtype.h):
+// overflow to infinity, NaN stays a quiet NaN (bfloat16: its sign and the payload's top bits).
+Value* ElementalEmitter::narrow_half(DType to, Value* f) {
+  if (to == DType::kFloat16) return b_.CreateFPTrunc(f, b_.getHalfTy());
+  auto C = [&](uint32_t v) { return b_.getInt32(v); };
+  Value* x = b_.CreateBitCast(f, b_.getInt32Ty());
+  Value* odd = b_.CreateAnd(b_.CreateLShr(x, 16), C(1));
+  Value* rounded = b_.CreateLShr(b_.CreateAdd(x, b_.CreateAdd(odd, C(0x7fff))), 16);
+  Value* nan = b_.CreateOr(b_.CreateLShr(x, 16), C(0x40));
+  return b_.CreateTrunc(b_.CreateSelect(b_.CreateFCmpUNO(f, f), nan, rounded), b_.getInt16Ty());
+}
+
 Value* ElementalEmitter::cast(DType from, DType to, Value* x) {
   if (from == to) return x;
+  // Half types convert through float32, as the eager kernels do (float64 rounds twice there).
+  if (is_half(from)) return cast(DType::kFloat32, to, widen_half(from, x));
+  if (is_half(to)) return narrow_half(to, cast(from, DType::kFloat32, x));
   llvm::Type* t = reg_type(to);
   if (to == DType::kBool)
     return is_float(from) ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))

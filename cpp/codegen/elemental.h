@@ -123,6 +123,8 @@ class ElementalEmitter {
   llvm::Value* unary(const KExpr* e, llvm::Value* x);
   llvm::Value* binary(const KExpr* e, DType in, llvm::Value* x, llvm::Value* y);
   llvm::Value* cast(DType from, DType to, llvm::Value* x);
+  llvm::Value* widen_half(DType from, llvm::Value* h);  // a half type's value to float32
+  llvm::Value* narrow_half(DType to, llvm::Value* f);   // float32 to a half type's value
   llvm::Value* reduce(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* concat(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* gather(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);

@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "codegen/half_float.h"
 #include "codegen/kernel_ir.h"
 #include "ir/shape_fns.h"
 
@@ -25,6 +26,7 @@ class Lowering {
     try {
       for (Node* n : p_->members) lower(n);
       collect_outputs();
+      compute_halves();
       plan_materialization();
       fuse_sibling_loops(p_.get());
       fingerprint();
@@ -683,6 +685,14 @@ class Lowering {
       if (m->def().flags & kCheck) add_output({m, 0});
   }
 
+  // Half types compute in float32 and round where they are stored (half_float.h).
+  void compute_halves() {
+    std::vector<StoredValue> stored;
+    for (const Output& o : p_->outputs)
+      stored.push_back({&values_.at({o.node, o.index}), o.node->outputs[o.index].dtype});
+    compute_halves_in_float32(p_.get(), &pending_matmuls_, stored);
+  }
+
   // Whether some element of `o` feeds several elements of `e` (numpy broadcasting).
   static bool is_broadcast(const KExpr* o, const KExpr* e) {
     int off = e->rank() - o->rank();
@@ -834,7 +844,7 @@ static bool shape_inputs_constant(const Node& n, std::string* why) {
 bool can_emit(const Node& n, std::string* why) {
   const OpDef& def = n.def();
   for (const auto& o : n.outputs)  // Cast to a dtype the emitters lack: its input passed below
-    if (o.dtype != DType::kInvalid && !has_type(kAllTypes | kStringTypes, o.dtype)) {
+    if (o.dtype != DType::kInvalid && !has_type(kAllTypes | kHalfTypes | kStringTypes, o.dtype)) {
       *why = str_cat("no emitter for ", n.type(), " producing ", dtype_name(o.dtype), " (", NEW_DTYPES_EAGER,
                      ")");
       return false;

@@ -239,6 +239,23 @@ void argreduce(OpCall& c) {
   });
 }
 
+template <bool kLog, class T>
+void softmax_rows(const T* in, T* out, int64_t K, int64_t R) {
+  parallel_for(K, 20.0 * R, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> row(in + k * R, R);
+      Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> o(out + k * R, R);
+      T m = row.maxCoeff();
+      o = (row - m).exp();
+      T s = o.sum();
+      if (kLog)
+        o = row - m - std::log(s);
+      else
+        o /= s;
+    }
+  });
+}
+
 template <OpId Op>
 void softmax(OpCall& c) {
   constexpr bool kLog = Op == OpId::LogSoftmax;
@@ -246,21 +263,14 @@ void softmax(OpCall& c) {
   Tensor& y = c.alloc(0);
   int64_t R = x.shape()[x.rank() - 1], K = R ? x.num_elements() / R : 0;
   JF_SWITCH_CLAIMED(op_types(Op), x.dtype(), T, {
-    const T* in = x.data<T>();
-    T* out = y.data<T>();
-    parallel_for(K, 20.0 * R, [&](int64_t b, int64_t e) {
-      for (int64_t k = b; k < e; ++k) {
-        Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> row(in + k * R, R);
-        Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> o(out + k * R, R);
-        T m = row.maxCoeff();
-        o = (row - m).exp();
-        T s = o.sum();
-        if (kLog)
-          o = row - m - std::log(s);
-        else
-          o /= s;
-      }
-    });
+    if constexpr (kEigenHalf<T>) {  // in float32 and rounded once, as the reductions accumulate
+      Tensor xf = widen_to_float<T>(x);
+      Tensor yf = Tensor::empty(DType::kFloat32, y.shape());
+      softmax_rows<kLog, float>(xf.data<float>(), yf.data<float>(), K, R);
+      round_from_float<T>(yf, y);
+    } else {
+      softmax_rows<kLog, T>(x.data<T>(), y.data<T>(), K, R);
+    }
   });
 }
 

@@ -30,6 +30,7 @@
 
 #include "codegen/compile_cache.h"
 #include "codegen/cpu/cpu_loops.h"
+#include "codegen/cpu/half_routines.h"
 #include "codegen/cpu/jit_memory.h"
 #include "codegen/elemental.h"
 #include "codegen/llvm_pipeline.h"
@@ -132,6 +133,7 @@ Jit& jit() {
         jj->lljit->getDataLayout().getGlobalPrefix());
     if (!gen) throw_runtime("LLVM: ", llvm::toString(gen.takeError()));
     jj->lljit->getMainJITDylib().addGenerator(std::move(*gen));
+    define_half_routines(*jj->lljit);
     return jj;
   }();
   return *j;
@@ -182,8 +184,11 @@ void add_vector_variants(llvm::Module& m, bool avx2) {
 
 void optimize(llvm::Module& m, llvm::TargetMachine* tm, PipelineKind kind) {
   llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
-  tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
-                                          llvm::Triple(m.getTargetTriple()));
+  // LLVM's libmvec table lists the AVX2 variants whatever the target: a loop vectorized 8 floats
+  // wide on an SSE-only CPU (one reading half types) would call them with the wrong registers.
+  if (tm->getMCSubtargetInfo()->checkFeatures("+avx2"))
+    tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
+                                            llvm::Triple(m.getTargetTriple()));
   run_pipeline(m, tm, &tlii, kind);
 }
 

@@ -2,6 +2,7 @@
 integers, complex64/128): their DType properties against TF 2.21's, numpy, Python and DLPack
 conversions both ways, and eager arithmetic on them (uint8 images, half floats computed in
 float32 and rounded per op) against float64 or exact numpy references."""
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -32,8 +33,13 @@ TF_TABLE = [
 def test_dtype_properties_match_tf(row):
     name, floating, integer, unsigned, cplx, size, enum, real, lo, hi = row
     d = getattr(jf, name)
-    assert (d.name, d.is_floating, d.is_integer, d.is_unsigned, d.is_complex) == (name, floating, integer,
-                                                                                   unsigned, cplx)
+    assert (d.name, d.is_floating, d.is_integer, d.is_unsigned, d.is_complex) == (
+        name,
+        floating,
+        integer,
+        unsigned,
+        cplx,
+    )
     assert (d.size, d.as_datatype_enum, d.real_dtype) == (size, enum, getattr(jf, real))
     assert jf.as_dtype(enum) == d and jf.as_dtype(name) == d
     assert repr(d) == f"jf.{name}" and str(d) == f"<dtype: '{name}'>"
@@ -91,7 +97,7 @@ def test_python_values_to_the_new_dtypes():
     assert jf.constant(300, jf.uint8).numpy() == 44
     assert jf.constant(-1, jf.uint8).numpy() == 255
     np.testing.assert_array_equal(jf.constant([1, 300], jf.uint8).numpy(), [1, 44])
-    assert jf.constant(2 ** 63, jf.uint64).numpy() == 2 ** 63
+    assert jf.constant(2**63, jf.uint64).numpy() == 2**63
     with pytest.raises(TypeError, match="int8"):
         jf.constant(1.5, jf.int8)
     assert jf.constant(70000.0, jf.float16).numpy() == np.inf
@@ -114,8 +120,9 @@ def test_numpy_values_force_cast_to_an_asked_dtype():
     assert (jf.zeros([2]) + np.array([1, 2], np.uint8)).dtype == jf.float32
 
 
-@pytest.mark.parametrize("npdt", ["float16", "int8", "uint8", "int16", "uint16", "uint32", "uint64", "complex64",
-                                  "complex128"])
+@pytest.mark.parametrize(
+    "npdt", ["float16", "int8", "uint8", "int16", "uint16", "uint32", "uint64", "complex64", "complex128"]
+)
 def test_dlpack_both_ways(npdt):
     a = np.arange(6, dtype=npdt).reshape(2, 3)
     t = jf.from_dlpack(a)
@@ -135,7 +142,7 @@ def test_bfloat16_dlpack_export():
     np.testing.assert_array_equal(back.numpy(), np.array([1.5, -2.0], BF16))
 
 
-@pytest.mark.parametrize("name,tol", [("float16", 2 ** -10), ("bfloat16", 2 ** -7)])
+@pytest.mark.parametrize("name,tol", [("float16", 2**-10), ("bfloat16", 2**-7)])
 def test_half_arithmetic_rounds_per_op(name, tol):
     """Each op computes in float32 and rounds to the half type: against float64 references of
     the same inputs, to the type's unit in the last place."""
@@ -144,17 +151,67 @@ def test_half_arithmetic_rounds_per_op(name, tol):
     a, b = rng.uniform(-3, 3, (4, 5)).astype(npdt), rng.uniform(0.5, 3, (5,)).astype(npdt)
     x, y = jf.constant(a), jf.constant(b)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    for got, want in [(x + y, a64 + b64), (x * y, a64 * b64), (x / y, a64 / b64), (x - y, a64 - b64),
-                      (jf.exp(x), np.exp(a64)), (jf.tanh(x), np.tanh(a64)), (jf.sqrt(y), np.sqrt(b64)),
-                      (jf.sigmoid(x), 1 / (1 + np.exp(-a64))), (jf.maximum(x, y), np.maximum(a64, b64)),
-                      (jf.reduce_sum(x, axis=1), a64.sum(axis=1)), (jf.reduce_mean(x), a64.mean()),
-                      (jf.matmul(x, jf.reshape(y, [5, 1])), a64 @ b64.reshape(5, 1))]:
+    for got, want in [
+        (x + y, a64 + b64),
+        (x * y, a64 * b64),
+        (x / y, a64 / b64),
+        (x - y, a64 - b64),
+        (jf.exp(x), np.exp(a64)),
+        (jf.tanh(x), np.tanh(a64)),
+        (jf.sqrt(y), np.sqrt(b64)),
+        (jf.sigmoid(x), 1 / (1 + np.exp(-a64))),
+        (jf.maximum(x, y), np.maximum(a64, b64)),
+        (jf.reduce_sum(x, axis=1), a64.sum(axis=1)),
+        (jf.reduce_mean(x), a64.mean()),
+        (jf.matmul(x, jf.reshape(y, [5, 1])), a64 @ b64.reshape(5, 1)),
+    ]:
         assert got.dtype == jf.as_dtype(name)
         g = got.numpy().astype(np.float64)
         np.testing.assert_allclose(g, want, rtol=2 * tol, atol=2 * tol)
     # one rounding per op: (a + b) rounded, then * b rounded, as TF's eager kernels
     step = ((a + b).astype(np.float32) * b.astype(np.float32)).astype(npdt)
     np.testing.assert_array_equal(((x + y) * y).numpy(), step)
+
+
+def _half_values(rng, npdt, n):
+    """Random values of every magnitude, with the specials, as a half type."""
+    with np.errstate(all="ignore"):
+        v = (rng.standard_normal(n) * 10.0 ** rng.integers(-6, 5, n)).astype(np.float32)
+        v[:8] = [np.nan, -np.inf, np.inf, 0.0, -0.0, 65504.0, 6e-8, -3.4e38]
+        return v.astype(npdt)
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_eager_half_ops_round_each_result_like_numpy_float32(name):
+    """Long runs (the vectorized widening and rounding, and their scalar tails) and broadcast
+    operands: each result is the float32 result rounded to nearest even, bit for bit (NaN as
+    NaN)."""
+    rng = np.random.default_rng(7)
+    npdt = np.dtype(name)
+    a, b, col = _half_values(rng, npdt, 1037), _half_values(rng, npdt, 1037), _half_values(rng, npdt, 9)
+    fa, fb, fc = a.astype(np.float32), b.astype(np.float32), col.astype(np.float32).reshape(9, 1)
+    x, y, c = jf.constant(a), jf.constant(b), jf.constant(col.reshape(9, 1))
+    with np.errstate(all="ignore"):
+        cases = [
+            (x + y, fa + fb),
+            (x * y, fa * fb),
+            (x - y, fa - fb),
+            (x / y, fa / fb),
+            (c * x, fc * fa),
+            (x + np.array(1.5, npdt), fa + np.float32(1.5)),
+            (-x, -fa),
+            (jf.abs(x), np.abs(fa)),
+            (jf.square(x), fa * fa),
+            (jf.sqrt(jf.abs(x)), np.sqrt(np.abs(fa))),
+            (jf.cast(jf.constant(fa), jf.as_dtype(name)), fa),
+        ]
+        for got, want in cases:
+            want = want.astype(npdt)
+            g = got.numpy()
+            assert g.dtype == npdt and g.shape == want.shape
+            nan = np.isnan(want.astype(np.float32))
+            np.testing.assert_array_equal(np.isnan(g.astype(np.float32)), nan)
+            np.testing.assert_array_equal(g.view(np.uint16)[~nan], want.view(np.uint16)[~nan])
 
 
 def test_half_matmul_accumulates_in_float32():
@@ -173,30 +230,76 @@ def test_unsupported_combinations_name_op_and_dtype():
         jf.matmul(jf.ones([2, 2], jf.int8), jf.ones([2, 2], jf.int8))
 
 
-def test_half_values_in_functions_run_eagerly_and_say_why():
-    """No emitter computes the new dtypes yet: a traced function runs them on the executor
-    (correct values, no cluster), jit_compile=True refuses them naming the op and dtype."""
-    f = jf.function(lambda x: jf.exp(x) * 2)
-    x = jf.constant([0.5, 1.0], jf.float16)
+def test_small_integers_in_functions_run_eagerly_and_say_why():
+    """No emitter computes the 8/16-bit, unsigned or complex dtypes yet: a traced function runs
+    them on the executor (correct values, no cluster), jit_compile=True refuses them naming the
+    op and dtype. (float16 and bfloat16 compile: compile/test_half_clusters.py.)"""
+    f = jf.function(lambda x: x * 3)
+    x = jf.constant([100, 7], jf.uint8)
     before = jf.debugging.stats()["cluster_runs"]
-    np.testing.assert_allclose(f(x).numpy().astype(np.float64), np.exp([0.5, 1.0]) * 2, rtol=2e-3)
+    np.testing.assert_array_equal(f(x).numpy(), np.array([44, 21], np.uint8))  # 300 wraps to 44
     assert jf.debugging.stats()["cluster_runs"] == before
-    g = jf.function(lambda x: jf.exp(x) * 2, jit_compile=True)
-    with pytest.raises(jf.errors.InvalidArgumentError, match="float16"):
+    g = jf.function(lambda x: x * 3, jit_compile=True)
+    with pytest.raises(jf.errors.InvalidArgumentError, match="uint8"):
         g(x)
-    h = jf.function(lambda x: jf.cast(x, jf.float16), jit_compile=True)
-    with pytest.raises(jf.errors.InvalidArgumentError, match="float16"):
+    h = jf.function(lambda x: jf.cast(x, jf.int8), jit_compile=True)
+    with pytest.raises(jf.errors.InvalidArgumentError, match="int8"):
         h(jf.constant([1.0]))
 
 
-def _scoped_exp(x):
+def _scoped_mul(x):
     with jf.jit_scope():
-        return jf.exp(x) * 2
+        return x * 3 + 1
 
 
-def test_explain_says_why_half_ops_stay_eager():
-    f = jf.function(_scoped_exp)
-    x = jf.constant([0.5, 1.0], jf.bfloat16)
-    np.testing.assert_allclose(f(x).numpy().astype(np.float64), np.exp([0.5, 1.0]) * 2, rtol=2 ** -6)
+def test_explain_says_why_small_integer_ops_stay_eager():
+    f = jf.function(_scoped_mul)
+    x = jf.constant([5, -7], jf.int16)
+    np.testing.assert_array_equal(f(x).numpy(), np.array([16, -20], np.int16))
     text = str(jf.explain(f, x))
-    assert "no emitter for Exp producing bfloat16" in text and "no emitter for Mul producing bfloat16" in text
+    assert "no emitter for Mul producing int16 (8/16-bit" in text, text
+
+
+_ASSIGN_DTYPES = [
+    "float16",
+    "bfloat16",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "uint32",
+    "uint64",
+    "complex64",
+    "complex128",
+]
+
+
+@pytest.mark.parametrize("name", _ASSIGN_DTYPES)
+def test_assign_add_and_sub_on_every_numeric_dtype(name):
+    """TF registers AssignAdd/AssignSubVariableOp for every number type: the update is the
+    dtype's own addition (integers wrap, half types round), eagerly and in a function."""
+    npdt = BF16 if name == "bfloat16" else np.dtype(name)
+    if name.startswith("complex"):
+        start, delta = np.array([1 + 2j, -3j], npdt), np.array([0.5 - 1j, 2 + 0j], npdt)
+    elif name in ("float16", "bfloat16"):
+        start, delta = np.array([1.5, -2.25], npdt), np.array([0.125, 300.0], npdt)
+    else:
+        info = np.iinfo(npdt)
+        start, delta = np.array([info.max, 7], npdt), np.array([3, 2], npdt)  # max + 3 wraps
+    with np.errstate(over="ignore"):
+        added = (
+            (start.astype(np.float32) + delta.astype(np.float32)).astype(npdt)
+            if npdt in (np.dtype(np.float16), BF16)
+            else start + delta
+        )
+        twice = (
+            (added.astype(np.float32) - delta.astype(np.float32)).astype(npdt)
+            if npdt in (np.dtype(np.float16), BF16)
+            else added - delta
+        )
+    v = jf.Variable(start)
+    assert v.dtype == jf.as_dtype(name)
+    v.assign_add(delta)
+    np.testing.assert_array_equal(v.numpy(), added)
+    jf.function(lambda d: v.assign_sub(d))(jf.constant(delta))
+    np.testing.assert_array_equal(v.numpy(), twice)
