@@ -74,8 +74,9 @@ TEST(Registry, ShapeInferenceRefusesTheDtypesTheRecordDoesNotClaim) {
   auto t = [](DType d) { return Tensor::empty(d, Shape{2}); };
   const Tensor f = t(DType::kFloat32), i = t(DType::kInt32), b = t(DType::kBool);
   auto starts = [](const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; };
-  EXPECT_PRED2(starts, refusal(OpId::Exp, {i}),
-               "Exp: expected a float32, float64, float16 or bfloat16 input, got int32");
+  EXPECT_PRED2(
+      starts, refusal(OpId::Exp, {i}),
+      "Exp: expected a float32, float64, float16, bfloat16, complex64 or complex128 input, got int32");
   EXPECT_PRED2(starts, refusal(OpId::Neg, {b}),
                "Neg: expected a float32, float64, int32, int64, float16, bfloat16, int8, int16, complex64 or "
                "complex128 input, got bool");
@@ -87,16 +88,16 @@ TEST(Registry, ShapeInferenceRefusesTheDtypesTheRecordDoesNotClaim) {
   EXPECT_PRED2(
       starts, refusal(OpId::BitwiseAnd, {f, f}),
       "BitwiseAnd: expected int32, int64, int8, uint8, int16, uint16, uint32 or uint64 inputs, got float32");
-  EXPECT_PRED2(starts, refusal(OpId::RealDiv, {i, i}),
-               "RealDiv: expected float32, float64, float16 or bfloat16 inputs, got int32");
+  EXPECT_PRED2(
+      starts, refusal(OpId::RealDiv, {i, i}),
+      "RealDiv: expected float32, float64, float16, bfloat16, complex64 or complex128 inputs, got int32");
   EXPECT_PRED2(starts, refusal(OpId::Less, {b, b}),
                "Less: expected float32, float64, int32, int64, float16, bfloat16, int8, uint8, int16, "
                "uint16, uint32 or "
                "uint64 inputs, got bool");
   EXPECT_PRED2(starts, refusal(OpId::Sum, {b, Tensor::from_int64s({0})}),
                "Sum: expected a float32, float64, int32, int64, float16, bfloat16, int8, uint8, int16, "
-               "uint16, uint32 or "
-               "uint64 input, got bool");
+               "uint16, uint32, uint64, complex64 or complex128 input, got bool");
   EXPECT_EQ(refusal(OpId::Equal, {b, b}), "<accepted>");
   EXPECT_EQ(type_set_text(kNumericTypes), "numeric");
   EXPECT_EQ(type_set_text(kIntTypes | kBoolTypes), "int32, int64 or bool");
@@ -113,7 +114,7 @@ TEST(Registry, FlagsSayWhichOpsTouchResourcesRandomStreamsAndSubgraphs) {
   EXPECT_FALSE(op_def(OpId::StatelessRandomUniformV2).flags & kRandomStream);  // its state is an input
   EXPECT_TRUE(op_def(OpId::While).flags & kControlFlow);
   EXPECT_FALSE(op_def(OpId::XlaLaunch).flags & kControlFlow);
-  EXPECT_EQ(op_types(OpId::Exp), kFloatTypes | kHalfTypes);
+  EXPECT_EQ(op_types(OpId::Exp), kFloatTypes | kHalfTypes | kComplexTypes);
 }
 
 Tensor vec(std::vector<float> v, Shape s) {
