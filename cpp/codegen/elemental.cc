@@ -60,6 +60,12 @@ Value* ElementalEmitter::buffer_ptr(int buffer) {
 }
 
 Value* ElementalEmitter::linearize(const KExpr* e, const std::vector<Value*>& idx) {
+  // A row-local value is read only in the current row of its group: its element is the row's
+  // base plus the column, said so directly. Recombined from the row's delinearized dims, the
+  // index hid that the read and the group's store of the same element are one address, and
+  // the vectorizer's run-time overlap check then sent every row to the scalar loop.
+  if (row_base_ && !idx.empty() && static_cast<int>(idx.size()) == e->rank() && row_local_.count(e->buffer))
+    return b_.CreateAdd(row_base_, idx.back());
   Value* off = b_.getInt64(0);
   for (int d = 0; d < e->rank(); ++d) {
     if (e->dims[d] < 0) continue;  // a static 1: its index is 0
