@@ -9,6 +9,7 @@ from ..core.errors import InvalidArgumentError
 from ..core.export import export
 from . import array_ops as _array_ops
 from . import basic_ops as _ops
+from . import stats_ops as _stats
 from .dispatch import OP, run, to_tensor
 from .nn_ops import log_softmax
 
@@ -44,16 +45,17 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
         raise InvalidArgumentError("SoftmaxCrossEntropyWithLogits: logits must have at least one dimension, "
                                    "got a scalar")
     labels = _ops.cast(labels, logits.dtype)
-    ls = log_softmax(logits, axis)
-    # m = logits - log_softmax is logsumexp(logits) in every class. The loss is labels *
-    # (m - logits), computed as the kernel does (a zero label on a -inf logit is NaN there too;
-    # a zero loss is +0). Its logits gradient is TF's softmax - labels: m is held constant in
-    # that product (so it gives -labels) and softmax * (m - m) adds 0 with the gradient and
-    # second derivative of logsumexp (softmax sums to 1).
-    m = logits - ls
-    p = _stop(_ops.exp(ls))
-    per_class = labels * (_stop(m) - logits) + p * (m - _stop(m))
-    return _ops.reduce_sum(per_class, axis, name=name)
+    # lse = logsumexp(logits) per row. The loss is sum(labels * (lse - logits)) (a zero label
+    # on a -inf logit is NaN, as in TF's kernel; a zero loss is +0). Its logits gradient is
+    # TF's softmax - labels: lse is held constant in that product (so it gives -labels) and
+    # lse - lse adds 0 with the gradient and second derivative of logsumexp. One exp per
+    # element in the forward pass, as the kernel computes it.
+    lse = _stats.reduce_logsumexp(logits, axis, keepdims=True)
+    per_class = labels * (_stop(lse) - logits)
+    # (0 where lse is infinite: a row with no classes has lse = -inf and loss 0; an infinite
+    # logit's row is NaN from per_class already)
+    zero = _ops.where(_ops.is_finite(lse), lse - _stop(lse), _ops.zeros_like(lse))
+    return _ops.add(_ops.reduce_sum(per_class, axis), _ops.squeeze(zero, [axis]), name=name)
 
 
 @export("nn.sparse_softmax_cross_entropy_with_logits")

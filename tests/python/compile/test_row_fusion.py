@@ -226,8 +226,10 @@ def test_gradients_fuse_and_match_finite_differences(name):
 
     before = jf.debugging.stats()["row_group_runs"]
     got = run_mode("jit_compile", grads, *[jf.constant(a) for a in args])
-    # The forward and the backward pass each run a row group.
-    assert jf.debugging.stats()["row_group_runs"] - before >= 2
+    # The forward and the backward pass each run a row group; the dense cross-entropy's
+    # backward has no row reduction left (its softmax is exp(logits - lse), with lse from the
+    # forward group), so only its forward is one.
+    assert jf.debugging.stats()["row_group_runs"] - before >= (1 if name == "softmax_xent" else 2)
     for i, gi in enumerate(got):
         np.testing.assert_allclose(gi.numpy(), _numeric_grad(ref, args, i), rtol=1e-6, atol=1e-7)
 
