@@ -40,22 +40,22 @@ from .core.dtypes import (
 )
 from .core.tensor_spec import TensorSpec
 from .ops import (
-                  array_ops,
-                  basic_ops,
-                  conv_ops,
-                  debugging,
-                  decomp_ops,
-                  einsum_ops,
-                  image_ops,
-                  linalg_ops,
-                  losses_clipping,
-                  mask_ops,
-                  nn_ops,
-                  random_ops,
-                  scatter_ops,
-                  sort_ops,
-                  stats_ops,
-                  strings,
+    array_ops,
+    basic_ops,
+    conv_ops,
+    debugging,
+    decomp_ops,
+    einsum_ops,
+    image_ops,
+    linalg_ops,
+    losses_clipping,
+    mask_ops,
+    nn_ops,
+    random_ops,
+    scatter_ops,
+    sort_ops,
+    stats_ops,
+    strings,
 )
 from .ops import image_color as _image_color  # registers jf.image
 from .ops import image_geometry as _image_geometry  # registers jf.image
@@ -65,9 +65,9 @@ from .ops import signal_ops as _signal_ops  # registers jf.signal
 from .ops.printing import print
 from .ops.strings import string
 from .ops.variables import Variable
+from .state import lookup as _lookup  # registers jf.lookup
 from .state import random_generator
 from .state import summary as _summary  # registers jf.summary
-from .state import lookup as _lookup  # registers jf.lookup
 from .state.module import Module
 from .tracing import autograph, experimental, xla
 from .tracing import csv_ops as _csv_ops  # registers its names
