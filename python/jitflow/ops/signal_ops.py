@@ -151,7 +151,7 @@ def _rfft_nd(x, rank, fft_length):
     for axis, n in zip(range(-rank, -1), lengths):
         x = _fit(x, axis, n)
     y = _rfft1(x, lengths[-1])
-    for axis, n in zip(range(-2, -rank - 1, -1), reversed(lengths[:-1])):
+    for axis in range(-2, -rank - 1, -1):
         y = _along(y, axis, fft)
     return y
 
