@@ -2,6 +2,7 @@
 compiles (the same emitter serves the CPU and NVPTX backends), and its gradient.
 `python -m jitflow._ops_doc > docs/ops.md` rewrites the page; a test checks it is current."""
 from . import _C
+from .ops import _dtype_gaps
 
 _HEADER = """# Ops
 
@@ -38,7 +39,28 @@ def markdown():
             comp = f"no: {r['jit_reason']}"
         grad = "yes" if r["differentiable"] else f"no: {r['grad_reason']}"
         rows.append(f"| {r['name']} | {names} | {_types(r['types'])} | {comp} | {grad} |")
-    return _HEADER + "\n".join(rows) + "\n" + _COMPOSITIONS
+    return _HEADER + "\n".join(rows) + "\n" + _gaps() + _COMPOSITIONS
+
+
+_GAPS_HEADER = """
+## Dtypes TF takes that jitflow does not yet
+
+For each op above, TF 2.21's CPU kernels are registered for at least the dtypes of its dtypes
+column, except those below (the comparison covers the op's main operand, the one its dtype
+column names, and the dtypes jitflow has). TF's table is
+`tests/python/ops/data/tf221_cpu_kernel_dtypes.json`, read from TF's kernel registry by
+`tools/gen_tf_kernel_dtypes.py`; the gaps are listed in `python/jitflow/ops/_dtype_gaps.py`, and
+`tests/python/ops/test_tf_kernel_dtypes.py` fails for an unlisted gap and for a listed one that
+is closed. A dtype an op refuses raises TF's TypeError naming the op and the dtype.
+
+| op | dtypes | why |
+|---|---|---|
+"""
+
+
+def _gaps():
+    rows = [f"| {op} | {_types(dtypes.split())} | {why} |" for op, dtypes, why in _dtype_gaps.KNOWN_GAPS]
+    return _GAPS_HEADER + "\n".join(rows) + "\n"
 
 
 # Public functions that are compositions of the ops above (as TF builds them): they compile
