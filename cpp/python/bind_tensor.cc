@@ -92,6 +92,14 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("dtype", &Tensor::dtype)
       .def_property_readonly("ndim", &Tensor::rank)
       .def_property_readonly("_is_symbolic", &Tensor::is_symbolic)
+      // set_shape refines a traced tensor in place, as TF's does: the handle is pointed at a
+      // checked node with the merged static shape.
+      .def("_rebind",
+           [](Tensor& self, const Tensor& other) {
+             if (!self.is_symbolic() || !other.is_symbolic() || self.dtype() != other.dtype())
+               throw_type("_rebind takes two traced tensors of one dtype");
+             self = other;
+           })
       .def_property_readonly("_nbytes", &Tensor::nbytes)
       .def_property_readonly("_data_ptr",
                              [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw()); })

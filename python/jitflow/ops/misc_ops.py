@@ -89,21 +89,47 @@ def ensure_shape(x, shape, name=None):
     x = to_tensor(x)
     want = TensorShape(shape)
     if want.rank is not None and len(x.shape) != want.rank:
-        raise ValueError(f"Shape {tuple(x.shape)} must have rank {want.rank}")
+        raise ValueError(f"Shape {x.shape} must have rank {want.rank}")
     got = list(x.shape)
     for g, w in zip(got, want.as_list() if want.rank is not None else []):
         if g is not None and w is not None and g != w:
-            raise InvalidArgumentError(f"Shape of tensor {tuple(got)} is not compatible with expected shape "
-                                       f"{tuple(want.as_list())}.")
+            raise InvalidArgumentError(f"Shape of tensor {TensorShape(got)} is not compatible with expected shape "
+                                       f"{want}.")
     known = [(i, w) for i, w in enumerate(want.as_list() if want.rank is not None else [])
              if w is not None and got[i] is None]
     if not known:
         return x
     dims = _ops.shape(x)
     ok = _stats.reduce_all(_ops.stack([_ops.equal(dims[i], w) for i, w in known]))
-    _debug.Assert(ok, [f"Shape of tensor is not compatible with expected shape {tuple(want.as_list())}:", dims])
-    sizes = [w if w is not None else (g if g is not None else -1) for w, g in zip(want.as_list(), got)]
-    return _ops.reshape(x, sizes) if sizes.count(-1) <= 1 else x
+    _debug.Assert(ok, [f"Shape of tensor is not compatible with expected shape {want}:", dims])
+    sizes = [w if w is not None else g for w, g in zip(want.as_list(), got)]
+    if sizes.count(None) > 1:  # the still-unknown dims come from x itself, so the reshape checks nothing
+        sizes = [dims[i] if d is None else d for i, d in enumerate(sizes)]
+    return _ops.reshape(x, [-1 if d is None else d for d in sizes])
+
+
+def _set_shape(self, shape):
+    """TF's Tensor.set_shape: an eager tensor's shape is only checked; a traced tensor's static
+    shape is refined in place. Unlike TF, the refined dims are also checked when the function
+    runs (a wrong claim raises InvalidArgumentError instead of mis-shaping later ops)."""
+    want, have = TensorShape(shape), self.shape
+    if not have.is_compatible_with(want):
+        if not self._is_symbolic:
+            raise ValueError(f"Tensor's shape {have} is not compatible with supplied shape {want}.")
+        raise ValueError(f"Shapes {have} and {want} are not compatible")
+    if not self._is_symbolic or want.rank is None:
+        return
+    if have.rank is None:
+        rank_ok = _ops.equal(_ops.rank(self), want.rank)
+        _debug.Assert(rank_ok, [f"Tensor's rank is not {want.rank}, as set_shape claimed:", _ops.rank(self)])
+        self._rebind(_ops.reshape(self, [_ops.shape(self)[i] if d is None else d
+                                         for i, d in enumerate(want.as_list())]))
+        return
+    if have.merge_with(want).as_list() != have.as_list():
+        self._rebind(ensure_shape(self, have.merge_with(want)))
+
+
+Tensor.set_shape = _set_shape
 
 
 @export("broadcast_static_shape")

@@ -82,3 +82,61 @@ def test_math_composites(rng):
     np.testing.assert_allclose(jf.math.log_softmax(logits).numpy(),
                                logits - np.log(np.exp(logits).sum(-1, keepdims=True)), rtol=1e-12)
     np.testing.assert_allclose(jf.scalar_mul(2, jf.constant([1.5])).numpy(), [3.0])
+
+
+def test_set_shape_checks_eager_and_refines_traced_tensors():
+    t = jf.constant([[1.0, 2.0, 3.0]])
+    t.set_shape([1, None])  # compatible: nothing changes
+    assert t.shape == (1, 3)
+    with pytest.raises(ValueError, match="not compatible"):  # TF's eager message
+        t.set_shape([2, 3])
+    seen = []
+
+    def body(x):
+        x.set_shape([None, 3])
+        seen.append(x.shape.as_list())
+        return x * 2.0
+
+    f = jf.function(body, input_signature=[jf.TensorSpec([None, None], jf.float32)])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(f(x).numpy(), x * 2)
+    assert seen[0] == [None, 3]
+    with pytest.raises(jf.errors.InvalidArgumentError):  # a false claim is caught when the function runs
+        f(np.ones((3, 2), np.float32))
+
+    def bad(x):
+        x.set_shape([2, 4])
+        return x
+
+    with pytest.raises(ValueError, match="not compatible"):  # statically incompatible: at trace time
+        jf.function(bad)(np.ones((2, 3), np.float32))
+
+
+@pytest.mark.parametrize("mode", ["function", "jit_compile", "none_signature"])
+def test_set_shape_refines_every_unknown_dim_and_unknown_rank(mode):
+    shapes = []
+
+    def body(x):
+        x.set_shape([2, None, 4])
+        shapes.append(x.shape.as_list())
+        return jf.reduce_sum(x, axis=2)
+
+    sig = {"none_signature": [jf.TensorSpec(None, jf.float32)]}.get(mode, [jf.TensorSpec([None, None, None], jf.float32)])
+    f = jf.function(body, input_signature=sig, jit_compile=mode == "jit_compile")
+    x = np.random.default_rng(0).standard_normal((2, 5, 4)).astype(np.float32)
+    np.testing.assert_allclose(f(x).numpy(), x.astype(np.float64).sum(axis=2), rtol=1e-5)
+    assert shapes[0] == [2, None, 4]
+    with pytest.raises(jf.errors.InvalidArgumentError):
+        f(np.ones((2, 5, 3), np.float32))
+    if mode == "none_signature":  # a new rank is a new trace, where the claim fails statically
+        with pytest.raises(ValueError, match="not compatible"):
+            f(np.ones((2, 4), np.float32))
+
+
+def test_ensure_shape_messages_show_the_shapes():
+    f = jf.function(lambda x: jf.ensure_shape(x, [None, 3]), input_signature=[jf.TensorSpec([None, None], jf.float32)])
+    with pytest.raises(jf.errors.InvalidArgumentError, match=r"expected shape \(None, 3\)"):
+        f(np.ones((3, 2), np.float32))
+    with pytest.raises(jf.errors.InvalidArgumentError, match=r"Shape of tensor \(3,\) is not compatible with expected "
+                                                               r"shape \(2,\)"):
+        jf.ensure_shape(jf.constant([1, 2, 3]), [2])
