@@ -776,6 +776,7 @@ Value* ElementalEmitter::arg_reduce(const KExpr* e, const std::vector<Value*>& i
   } else if (f) {
     double lim =
         x->dtype == DType::kFloat32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+    lim = float_attr(e, "start_limit", lim);  // a half-type operand's own limit (half_float.cc)
     start = llvm::ConstantFP::get(t, is_max ? -lim : lim);
   } else {
     bool i32 = x->dtype == DType::kInt32;

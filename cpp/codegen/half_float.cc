@@ -2,6 +2,8 @@
 // half_float.h). The conversions themselves are ElementalEmitter::cast's.
 #include "codegen/half_float.h"
 
+#include <Eigen/Core>
+#include <limits>
 #include <map>
 #include <memory>
 #include <utility>
@@ -78,6 +80,17 @@ void compute_halves_in_float32(ClusterProgram* p, std::vector<Step>* library_ste
   for (const auto& e : p->exprs) any |= is_half(e->dtype);
   if (!any) return;
   const size_t n = p->exprs.size();
+  // ArgMax/ArgMin of a half type start from the type's lowest (highest) finite value, as TF's
+  // eager reducer does: argmax of float16 [-inf, -65504] is 0, which a float32 start would
+  // make 1. The limit is kept before the operand turns float32.
+  for (size_t i = 0; i < n; ++i) {
+    KExpr* e = p->exprs[i].get();
+    if (e->kind != KKind::kArgReduce || !is_half(e->operands[0]->dtype)) continue;
+    const double lim = e->operands[0]->dtype == DType::kFloat16
+                           ? 65504.0
+                           : static_cast<double>(std::numeric_limits<Eigen::bfloat16>::max());
+    e->float_attrs.push_back({"start_limit", lim});
+  }
   // Computed half values become float32: the arithmetic, data movement and reductions
   // (which so accumulate in float32, as the eager kernels do).
   for (size_t i = 0; i < n; ++i) {

@@ -1,5 +1,6 @@
 // Shape inference for data-movement and creation ops. Shape-valued inputs (Reshape's shape,
 // Transpose's perm, ...) are read when known; otherwise the output gets unknown dims.
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 
@@ -463,7 +464,18 @@ void infer_range(OpCall& c) {
       if (d == 0) c.fail("Requires delta != 0");
       if (d > 0 && !(s <= l)) c.fail("Requires start <= limit when delta > 0: ", s, "/", l);
       if (d < 0 && !(s >= l)) c.fail("Requires start >= limit when delta < 0: ", s, "/", l);
-      double q = std::ceil(std::abs((l - s) / d));
+      // TF computes the count in the dtype: a half type rounds the span and the quotient.
+      const DType dt = c.in[0].dtype();
+      auto in_dtype = [dt](double v) {
+        if (dt == DType::kFloat16)
+          return static_cast<double>(static_cast<float>(Eigen::half(static_cast<float>(v))));
+        if (dt == DType::kBFloat16)
+          return static_cast<double>(static_cast<float>(Eigen::bfloat16(static_cast<float>(v))));
+        return v;
+      };
+      double q = dt == DType::kFloat64 || dt == DType::kFloat32
+                     ? std::ceil(std::abs((l - s) / d))
+                     : std::ceil(std::abs(in_dtype(in_dtype(l - s) / d)));
       if (!(q < 9223372036854775808.0)) c.fail(too_long);  // NaN and inf included
       n = static_cast<int64_t>(q);
     }

@@ -7,6 +7,7 @@
 
 #include "ir/op_registry.h"
 #include "ir/shape_fns.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 
 namespace jf {
@@ -32,7 +33,8 @@ void scan(const Tensor& t, bool* nan, bool* inf) {
   const T* p = t.data<T>();
   for (int64_t i = 0, n = t.num_elements(); i < n; ++i) {
     // Most tensors are all finite: one test per element, the kind sorted out on a hit.
-    if (!std::isfinite(p[i])) (std::isnan(p[i]) ? *nan : *inf) = true;
+    const auto v = static_cast<std::conditional_t<kEigenHalf<T>, float, T>>(p[i]);
+    if (!std::isfinite(v)) (std::isnan(v) ? *nan : *inf) = true;
   }
 }
 }  // namespace
@@ -41,10 +43,7 @@ void k_CheckNumerics(OpCall& c) {
   const Tensor& x = c.in[0];
   Tensor host = x.on_host() ? x : x.to_device(Device{});
   bool nan = false, inf = false;
-  if (x.dtype() == DType::kFloat32)
-    scan<float>(host, &nan, &inf);
-  else
-    scan<double>(host, &nan, &inf);
+  JF_SWITCH_CLAIMED(op_types(OpId::CheckNumerics), x.dtype(), T, scan<T>(host, &nan, &inf));
   if (nan || inf) throw_invalid(check_numerics_error(c.attrs.get<std::string>("message", ""), nan, inf));
   // A copy, not the shared input: a GradientTape keys eager tensors by buffer and skips ops
   // that return their input's, and this op's gradient is not the identity (it checks).

@@ -219,7 +219,10 @@ JF_BINARY_FUNCTOR(OrF, a || b)
 template <class T>
 T clamp_shift(T y) {
   constexpr T kMax = static_cast<T>(sizeof(T) * 8 - 1);
-  return y < 0 ? T(0) : y > kMax ? kMax : y;
+  if constexpr (std::is_signed_v<T>) {
+    if (y < 0) return T(0);
+  }
+  return y > kMax ? kMax : y;
 }
 template <class T>
 T left_shift(T x, T y) {
@@ -249,14 +252,14 @@ void compare(OpCall& c) {
 }
 // Integer division by zero is an error in TF (not a crash, not garbage).
 void check_int_divisor(OpCall& c) {
-  if (!is_int(c.in[1].dtype())) return;
+  if (!is_integer_type(c.in[1].dtype())) return;
   const Tensor& d = c.in[1];
   for (int64_t i = 0; i < d.num_elements(); ++i)
     if (d.get_int(i) == 0) c.fail("Integer division by zero");
 }
 // Like TF (and numpy): an integer to a negative integer power is an error, not garbage.
 void check_int_exponent(OpCall& c) {
-  if (!is_int(c.in[1].dtype())) return;
+  if (!is_integer_type(c.in[1].dtype()) || is_unsigned_type(c.in[1].dtype())) return;
   const Tensor& d = c.in[1];
   for (int64_t i = 0; i < d.num_elements(); ++i)
     if (d.get_int(i) < 0) c.fail("Integers to negative integer powers are not allowed");

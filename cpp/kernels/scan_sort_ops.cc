@@ -88,13 +88,16 @@ void k_Cumprod(OpCall& c) {
 void k_CumulativeLogsumexp(OpCall& c) {
   run_scan<OpId::CumulativeLogsumexp>(c, [](auto* x, auto* y, const ScanGeom& g, bool ex, bool rev) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(x)>>;
-    const T ninf = -std::numeric_limits<T>::infinity();
+    // Half types: each step in float, rounded to the type (TF's eager rounding per op).
+    using C = std::conditional_t<kEigenHalf<T>, float, T>;
+    const C ninf = -std::numeric_limits<C>::infinity();
     // log(exp(a) + exp(b)) around the larger one; -inf + -inf stays -inf (not NaN).
-    scan<T>(x, y, g, ex, rev, ninf, [ninf](T a, T b) {
-      if (std::isnan(a) || std::isnan(b)) return a + b;
-      T hi = std::max(a, b), lo = std::min(a, b);
-      if (hi == ninf || hi == -ninf) return hi;  // inf - inf would be NaN
-      return hi + std::log1p(std::exp(lo - hi));
+    scan<T>(x, y, g, ex, rev, static_cast<T>(ninf), [ninf](T ta, T tb) {
+      const C a = static_cast<C>(ta), b = static_cast<C>(tb);
+      if (std::isnan(a) || std::isnan(b)) return static_cast<T>(a + b);
+      C hi = std::max(a, b), lo = std::min(a, b);
+      if (hi == ninf || hi == -ninf) return static_cast<T>(hi);  // inf - inf would be NaN
+      return static_cast<T>(hi + std::log1p(std::exp(lo - hi)));
     });
   });
 }

@@ -6,6 +6,7 @@
 
 #include "core/broadcast.h"
 #include "ir/shape_fns.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 
 namespace jf {
@@ -320,7 +321,7 @@ void k_OnesLike(OpCall& c) {
 
 void k_Range(OpCall& c) {
   Tensor& y = c.alloc(0);
-  JF_SWITCH_NUMERIC(y.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(OpId::Range), y.dtype(), T, {
     T s = *c.in[0].data<T>(), d = *c.in[2].data<T>();
     T* o = y.data<T>();
     for (int64_t i = 0; i < y.num_elements(); ++i) {

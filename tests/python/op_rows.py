@@ -603,7 +603,8 @@ def _rev_excl_cumsum(x):
 
 
 def _top_k_ref(x):
-    idx = np.argsort(-x if x.dtype.kind == "f" else -x.astype(np.int64), axis=-1, kind="stable")[:, :3]
+    key = -x.astype(np.float64) if _is_float(x.dtype) else -x.astype(np.int64)
+    idx = np.argsort(key, axis=-1, kind="stable")[:, :3]
     return np.take_along_axis(x, idx, -1), idx.astype(np.int32)
 
 
