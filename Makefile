@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 BUILD := build/dev
-APT_PACKAGES := llvm-16-dev libzstd-dev libeigen3-dev libdlpack-dev libdnnl-dev libgtest-dev cmake ninja-build g++ ccache clang-format-16 graphviz openmpi-bin libopenmpi-dev
+APT_PACKAGES := llvm-16-dev libzstd-dev libeigen3-dev libdlpack-dev libdnnl-dev libfarmhash-dev libhighwayhash-dev libgtest-dev cmake ninja-build g++ ccache clang-format-16 graphviz openmpi-bin libopenmpi-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test build deps venv bench lint format clean wheel wheel-check

@@ -63,4 +63,13 @@ void infer_string_to_number(OpCall& c) {
   c.add_output(out, c.in[0].shape());
 }
 
+void infer_string_to_hash_bucket(OpCall& c) {
+  check_string_input(c, 0);
+  const int64_t buckets = c.attrs.get<int64_t>("num_buckets", 0);
+  if (buckets < 1) c.fail("Value for attr 'num_buckets' of ", buckets, " must be at least minimum 1");
+  if (c.def->id == OpId::StringToHashBucketStrong && c.attrs.get<std::vector<int64_t>>("key", {}).size() != 2)
+    c.fail("Key must have 2 elements");
+  c.add_output(DType::kInt64, c.in[0].shape());
+}
+
 }  // namespace jf

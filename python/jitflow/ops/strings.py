@@ -213,6 +213,35 @@ def to_number(string_tensor, out_type=None, name=None):
     return _number_out(out.reshape(a.shape), _TO_NUMBER_TYPES[dt])
 
 
+def _hash_buckets(op, input, attrs, name):
+    """A hash-bucket op's int64 buckets, run by its C++ kernel in both modes (eagerly on the
+    string tensor's C++ value)."""
+    if is_symbolic(input):
+        if input.dtype != string:
+            raise TypeError(f"Input 'input' of '{op}' Op has type {input.dtype.name} that does not match "
+                            "expected type of string.")
+        return _C.execute(op, [input], attrs, name)
+    if not isinstance(input, StringTensor):
+        input = constant(_strings_arg(op, input))  # TF's error for a number or a numeric tensor
+    return _C.execute(op, [input._c_tensor()], attrs, name)
+
+
+@export("strings.to_hash_bucket_fast", "string_to_hash_bucket_fast")
+def to_hash_bucket_fast(input, num_buckets, name=None):
+    """Each string's bucket in [0, num_buckets): FarmHash Fingerprint64 modulo num_buckets, as TF."""
+    return _hash_buckets("StringToHashBucketFast", input, {"num_buckets": int(num_buckets)}, name)
+
+
+@export("strings.to_hash_bucket_strong", "string_to_hash_bucket_strong")
+def to_hash_bucket_strong(input, num_buckets, key, name=None):
+    """Each string's bucket in [0, num_buckets) by SipHash-2-4 under the two-integer `key`, as TF."""
+    key = [int(k) for k in key]
+    if len(key) != 2:
+        raise InvalidArgumentError("Key must have 2 elements")
+    key = [k - (1 << 64) if k >= 1 << 63 else k for k in key]  # the uint64 halves, as int64 attrs
+    return _hash_buckets("StringToHashBucketStrong", input, {"num_buckets": int(num_buckets), "key": key}, name)
+
+
 class RaggedStrings:
     """What jf.strings.split returns for a vector: TF returns a tf.RaggedTensor, which jitflow
     lacks; this holds the rows (to_list(), len, indexing a row, flat_values, row_splits) and

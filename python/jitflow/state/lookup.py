@@ -1,7 +1,8 @@
 """tf.lookup: key -> value tables. A static table keeps its keys sorted: numeric keys are
 looked up with jf ops (a search, a gather and a compare), so lookups trace and run inside
 functions like any op; string keys and the mutable table run their lookups in Python (a
-py_function when traced), as string hashing has no kernel here."""
+py_function when traced). StaticVocabularyTable sends keys missing from its vocabulary to
+out-of-vocabulary buckets by TF's FarmHash (strings.to_hash_bucket_fast), so ids are TF's."""
 import numpy as np
 
 from .. import _C
@@ -13,6 +14,7 @@ from ..core.tensor_spec import TensorSpec
 from ..ops import array_ops as _array
 from ..ops import basic_ops as _ops
 from ..ops import sort_ops as _sort
+from ..ops import strings as _strings
 from ..tracing.py_function import py_function
 
 
@@ -159,6 +161,56 @@ class StaticHashTable:
         if not _C.is_tracing():
             return find(keys)
         return py_function(find, [keys], TensorSpec(keys.shape, self._value_dtype))
+
+
+@export("lookup.StaticVocabularyTable")
+class StaticVocabularyTable:
+    """String or int64 keys to int64 ids: a key of the initializer's vocabulary gets its value;
+    any other key one of `num_oov_buckets` ids after the vocabulary, by the FarmHash of its
+    text (TF's StaticVocabularyTable, bucket for bucket)."""
+
+    def __init__(self, initializer, num_oov_buckets, lookup_key_dtype=None, name=None,
+                 experimental_is_anonymous=False):
+        if num_oov_buckets <= 0:
+            raise ValueError("`num_oov_buckets` must be > 0; use StaticHashTable.")
+        if initializer is not None:
+            if initializer.key_dtype not in (_dt.int64, _dt.string):
+                raise TypeError("Invalid `key_dtype`, expected one of (tf.int64, tf.string), but got "
+                                f"{initializer.key_dtype!r}.")
+            if initializer.value_dtype != _dt.int64:
+                raise TypeError(f"Invalid `value_dtype`, expected {_dt.int64!r} but got {initializer.value_dtype!r}.")
+            self._table = StaticHashTable(initializer, -1)
+        else:
+            self._table = None
+        table_keys = initializer.key_dtype if initializer is not None else _dt.string
+        self._key_dtype = _dt.as_dtype(lookup_key_dtype) if lookup_key_dtype is not None else table_keys
+        if self._key_dtype.is_integer and table_keys != _dt.int64 or \
+                self._key_dtype == _dt.string and table_keys != _dt.string:
+            raise TypeError(f"Invalid `key_dtype`, expected {table_keys!r} but got {self._key_dtype!r}.")
+        self._num_oov_buckets = int(num_oov_buckets)
+        self.name = name
+
+    key_dtype = property(lambda self: self._key_dtype)
+    value_dtype = property(lambda self: _dt.int64)
+
+    def size(self, name=None):
+        vocab = self._table.size() if self._table is not None else _ops.constant(0, _dt.int64)
+        return vocab + self._num_oov_buckets
+
+    def __getitem__(self, keys):
+        return self.lookup(keys)
+
+    def lookup(self, keys, name=None):
+        keys = keys if isinstance(keys, _strings.StringTensor) else _tensor(keys)
+        _check_keys(keys, self._key_dtype)
+        if keys.dtype.is_integer:
+            keys = _ops.cast(keys, _dt.int64)
+        text = keys if keys.dtype == _dt.string else _strings.as_string(keys)
+        buckets = _strings.to_hash_bucket_fast(text, self._num_oov_buckets)
+        if self._table is None:
+            return buckets
+        ids = self._table.lookup(keys)
+        return _ops.where(_ops.not_equal(ids, -1), ids, buckets + self._table.size())
 
 
 @export("lookup.experimental.MutableHashTable")

@@ -75,6 +75,7 @@ from .input_layer import Input, InputLayer
 from .layer import Layer
 from .lookup import (
     Discretization,
+    Hashing,
     IntegerLookup,
 )
 from .merging import (
@@ -199,6 +200,7 @@ __all__ = [
     "GlobalMaxPooling2D",
     "GlobalMaxPooling3D",
     "GroupNormalization",
+    "Hashing",
     "Identity",
     "Input",
     "InputLayer",
@@ -273,7 +275,7 @@ _KERAS_LAYERS = frozenset((
     "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
     "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "AugMix", "AutoContrast",
     "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CutMix",
-    "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing", "Hashing", "InputSpec",
+    "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing", "InputSpec",
     "JaxLayer", "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "Pipeline", "RandAugment",
     "RandomColorDegeneration", "RandomColorJitter", "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur",
     "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",

@@ -1,6 +1,7 @@
 """Keras 3's Discretization (values to bucket ids by bin boundaries, adapted from approximate
-quantiles) and IntegerLookup (integer tokens to vocabulary indices and back, adapted from token
-frequencies), with the int, one_hot, multi_hot and count output modes."""
+quantiles), IntegerLookup (integer tokens to vocabulary indices and back, adapted from token
+frequencies) and Hashing (values to bins by TF's string hashes), with the int, one_hot,
+multi_hot and count output modes."""
 import numpy as np
 
 from ...core import dtypes as _dt
@@ -10,6 +11,7 @@ from ...ops import debugging as _debug
 from ...ops import mask_ops as _mask
 from ...ops import sort_ops as _sort
 from ...ops import stats_ops as _stats
+from ...ops import strings as _strings
 from .layer import Layer
 from .preprocessing import encode_categories
 
@@ -205,4 +207,70 @@ class IntegerLookup(Layer):
                        "vocabulary_dtype": self.vocabulary_dtype, "idf_weights": None, "invert": self.invert,
                        "output_mode": self.output_mode, "sparse": self.sparse,
                        "pad_to_max_tokens": self.pad_to_max_tokens})
+        return config
+
+
+class Hashing(Layer):
+    """Values to bins [0, num_bins) by TF's FarmHash of their text (numbers through as_string,
+    floats first cast to int64), or by keyed SipHash when `salt` is given; with `mask_value`,
+    that value is bin 0 and the others hash into [1, num_bins). Bin numbers are Keras's."""
+
+    def __init__(self, num_bins, mask_value=None, salt=None, output_mode="int", sparse=False, **kwargs):
+        if kwargs.get("dtype") is None:
+            kwargs["dtype"] = "int64" if output_mode == "int" else None
+        super().__init__(**kwargs)
+        if num_bins is None or num_bins <= 0:
+            raise ValueError("The `num_bins` for `Hashing` cannot be `None` or non-positive values. Received: "
+                             f"num_bins={num_bins}.")
+        if output_mode == "int" and self._jf_dtype.name not in ("int32", "int64"):
+            raise ValueError("When `output_mode=\"int\"`, `dtype` should be an integer type, 'int32' or 'in64'. "
+                             f"Received: dtype={kwargs['dtype']}")
+        _check_mode(output_mode)
+        if sparse:
+            if output_mode == "int":
+                raise ValueError('`sparse` may only be true if `output_mode` is `"one_hot"`, `"multi_hot"`, or '
+                                 f'`"count"`. Received: sparse={sparse} and output_mode={output_mode}')
+            raise NotImplementedError("jitflow's Hashing does not implement sparse=True (no jf.SparseTensor output)")
+        if salt is not None and not (isinstance(salt, int) or isinstance(salt, (tuple, list)) and len(salt) == 2):
+            raise ValueError("The `salt` argument for `Hashing` can only be a tuple of size 2 integers, or a single "
+                             f"integer. Received: salt={salt}.")
+        self.num_bins, self.mask_value, self.output_mode, self.sparse = num_bins, mask_value, output_mode, sparse
+        self.salt = None if salt is None else [salt, salt] if isinstance(salt, int) else list(salt)
+
+    def _bins(self, values):
+        bins, mask = self.num_bins, None
+        if self.mask_value is not None and bins > 1:
+            bins -= 1
+            mask = values == self.mask_value  # elementwise, strings included (TF 2's ==)
+        if values.dtype.is_floating:
+            values = _ops.cast(values, _dt.int64)
+        if values.dtype != _strings.string:
+            values = _strings.as_string(values)
+        if self.salt is not None:
+            out = _strings.to_hash_bucket_strong(values, bins, key=self.salt)
+        else:
+            out = _strings.to_hash_bucket_fast(values, bins)
+        if mask is not None:
+            out = _ops.where(mask, _ops.zeros_like(out), out + 1)
+        return out
+
+    def call(self, inputs):
+        if not isinstance(inputs, _strings.StringTensor):
+            inputs = _ops.convert_to_tensor(inputs)
+        if self.output_mode == "one_hot" and len(inputs.shape) and inputs.shape[-1] == 1:
+            inputs = _ops.squeeze(inputs, [-1])
+        bins = self._bins(inputs)
+        if self.output_mode == "int":
+            return _ops.cast(bins, self._jf_dtype)
+        return encode_categories(bins, self.num_bins, self.output_mode, self._jf_dtype)
+
+    def compute_output_shape(self, input_shape):
+        if self.output_mode == "int":
+            return tuple(input_shape)
+        return (self.num_bins,) if len(input_shape) == 0 else tuple(input_shape[:-1]) + (self.num_bins,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"num_bins": self.num_bins, "salt": self.salt, "mask_value": self.mask_value,
+                       "output_mode": self.output_mode, "sparse": self.sparse})
         return config
