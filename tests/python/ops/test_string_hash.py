@@ -113,3 +113,39 @@ def test_keras_hashing_layer():
         layers.Hashing(num_bins=0)
     with pytest.raises(ValueError, match="salt"):
         layers.Hashing(num_bins=3, salt="x")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lookup_layers_bucket_oov_tokens_as_keras(mode):
+    layers = jf.keras.layers
+    s = layers.StringLookup(vocabulary=["a", "b", "c"], num_oov_indices=3)
+    got = _run(mode, s, np.array([["a", "x", "y"], ["c", "zz", "b"]], object))
+    assert got.numpy().tolist() == [[3, 2, 2], [5, 1, 4]]
+    assert s.get_vocabulary() == ["[UNK]"] * 3 + ["a", "b", "c"]
+    masked = layers.StringLookup(vocabulary=["a", "b", "c"], num_oov_indices=3, mask_token="")
+    assert _run(mode, masked, ["a", "x", "", "q"]).numpy().tolist() == [4, 3, 0, 3]
+    salted = layers.StringLookup(vocabulary=["a", "b", "c"], num_oov_indices=3, salt=5)
+    assert _run(mode, salted, ["a", "x", "y", "q"]).numpy().tolist() == [3, 2, 2, 1]
+    counts = layers.StringLookup(vocabulary=["a", "b", "c"], num_oov_indices=3, output_mode="count")
+    assert counts(jf.constant([["a", "x", "y", "q"]])).numpy().tolist() == [[0, 0, 3, 1, 0, 0]]
+
+
+def test_integer_lookup_oov_methods():
+    layers = jf.keras.layers
+    x = jf.constant([10, 7, 8, -4, 20], jf.int64)
+    assert layers.IntegerLookup(vocabulary=[10, 20], num_oov_indices=3)(x).numpy().tolist() == [3, 1, 2, 2, 4]
+    farm = layers.IntegerLookup(vocabulary=[10, 20], num_oov_indices=3, oov_method="farmhash")
+    assert farm(x).numpy().tolist() == [3, 1, 1, 1, 4]
+    salted = layers.IntegerLookup(vocabulary=[10, 20], num_oov_indices=3, oov_method="farmhash", salt=[1, 2])
+    assert salted(x).numpy().tolist() == [3, 1, 0, 0, 4]
+    f = jf.function(salted, input_signature=[jf.TensorSpec([None], jf.int64)])
+    assert f(x).numpy().tolist() == [3, 1, 0, 0, 4]
+    masked = layers.IntegerLookup(vocabulary=[10, 20], num_oov_indices=2, mask_token=0)
+    assert masked(jf.constant([10, 7, 0, -3, 20], jf.int64)).numpy().tolist() == [3, 2, 0, 2, 4]
+    assert masked.get_vocabulary() == [0, -1, -1, 10, 20]
+    with pytest.raises(ValueError, match="salt"):
+        layers.IntegerLookup(vocabulary=[1], num_oov_indices=2, salt=3)
+    with pytest.raises(ValueError, match="oov_method"):
+        layers.IntegerLookup(vocabulary=[1], oov_method="md5")
+    with pytest.raises(ValueError, match="num_oov_indices"):
+        layers.StringLookup(vocabulary=["a"], num_oov_indices=-1)

@@ -106,13 +106,19 @@ class IntegerLookup(Layer):
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1, vocabulary=None,
                  vocabulary_dtype="int64", idf_weights=None, invert=False, output_mode="int", sparse=False,
-                 pad_to_max_tokens=False, name=None, **kwargs):
+                 pad_to_max_tokens=False, oov_method="floormod", salt=None, name=None, **kwargs):
         kwargs.setdefault("dtype", "int64")  # Keras's: its encodings are integer counts too
         super().__init__(name=name, **kwargs)
         _check_mode(output_mode)
-        if num_oov_indices not in (0, 1):
-            raise NotImplementedError("jitflow's IntegerLookup implements num_oov_indices of 0 or 1 (more hash "
-                                      "out-of-vocabulary tokens into buckets with TF's fingerprint)")
+        if num_oov_indices < 0:
+            raise ValueError("`num_oov_indices` must be greater than or equal to 0. Received: "
+                             f"num_oov_indices={num_oov_indices}")
+        if oov_method not in ("floormod", "farmhash"):
+            raise ValueError(f"Unknown value for `oov_method` argument of layer {type(self).__name__}. Allowed "
+                             f"values are: ['floormod', 'farmhash']. Received: {oov_method}")
+        if salt is not None and oov_method != "farmhash":
+            raise ValueError(f"`salt` can only be used when `oov_method='farmhash'`. Received: oov_method={oov_method}")
+        self.oov_method, self.salt = oov_method, oov_salt(salt, "IndexLookup")
         if sparse or pad_to_max_tokens or idf_weights is not None:
             raise NotImplementedError("jitflow's IntegerLookup does not implement sparse, pad_to_max_tokens or "
                                       "tf_idf yet")
@@ -192,7 +198,12 @@ class IntegerLookup(Layer):
                 "When `num_oov_indices=0` all inputs should be in vocabulary, found OOV values",
                 _mask.boolean_mask(x, _ops.logical_not(known)), ", consider setting `num_oov_indices=1`."])
         oov = _ops.constant(-1 if self.num_oov_indices == 0 else (0 if self.mask_token is None else 1), _dt.int64)
-        ids = _ops.where(found, _array.gather(positions, at), oov) if n else _ops.fill(_ops.shape(x), oov)
+        if self.num_oov_indices > 1:  # Keras's buckets: the token mod the count, or its hash
+            if self.oov_method == "floormod":
+                oov = oov + _ops.floormod(x, _ops.constant(self.num_oov_indices, _dt.int64))
+            else:
+                oov = oov + hash_buckets(_strings.as_string(x), self.num_oov_indices, self.salt)
+        ids = _ops.where(found, _array.gather(positions, at), oov) if n else oov + _ops.zeros_like(x)
         if self.mask_token is not None:
             ids = _ops.where(_ops.equal(x, _ops.constant(self.mask_token, _dt.int64)), _ops.zeros_like(ids), ids)
         if self.output_mode == "int":
@@ -206,8 +217,26 @@ class IntegerLookup(Layer):
                        "vocabulary": self.get_vocabulary(include_special_tokens=False),
                        "vocabulary_dtype": self.vocabulary_dtype, "idf_weights": None, "invert": self.invert,
                        "output_mode": self.output_mode, "sparse": self.sparse,
-                       "pad_to_max_tokens": self.pad_to_max_tokens})
+                       "pad_to_max_tokens": self.pad_to_max_tokens, "oov_method": self.oov_method,
+                       "salt": self.salt})
         return config
+
+
+def oov_salt(salt, owner):
+    """Keras's salt argument as the two-integer SipHash key (one integer is both halves)."""
+    if salt is None or isinstance(salt, (tuple, list)) and len(salt) == 2:
+        return None if salt is None else list(salt)
+    if isinstance(salt, int):
+        return [salt, salt]
+    raise ValueError(f"The `salt` argument for `{owner}` can only be a tuple of size 2 integers, or a single integer. "
+                     f"Received: salt={salt}.")
+
+
+def hash_buckets(strings, num_buckets, salt):
+    """TF's bucket of each string: FarmHash, or keyed SipHash with a salt."""
+    if salt is None:
+        return _strings.to_hash_bucket_fast(strings, num_buckets)
+    return _strings.to_hash_bucket_strong(strings, num_buckets, key=salt)
 
 
 class Hashing(Layer):
@@ -231,11 +260,8 @@ class Hashing(Layer):
                 raise ValueError('`sparse` may only be true if `output_mode` is `"one_hot"`, `"multi_hot"`, or '
                                  f'`"count"`. Received: sparse={sparse} and output_mode={output_mode}')
             raise NotImplementedError("jitflow's Hashing does not implement sparse=True (no jf.SparseTensor output)")
-        if salt is not None and not (isinstance(salt, int) or isinstance(salt, (tuple, list)) and len(salt) == 2):
-            raise ValueError("The `salt` argument for `Hashing` can only be a tuple of size 2 integers, or a single "
-                             f"integer. Received: salt={salt}.")
         self.num_bins, self.mask_value, self.output_mode, self.sparse = num_bins, mask_value, output_mode, sparse
-        self.salt = None if salt is None else [salt, salt] if isinstance(salt, int) else list(salt)
+        self.salt = oov_salt(salt, "Hashing")
 
     def _bins(self, values):
         bins, mask = self.num_bins, None
@@ -246,10 +272,7 @@ class Hashing(Layer):
             values = _ops.cast(values, _dt.int64)
         if values.dtype != _strings.string:
             values = _strings.as_string(values)
-        if self.salt is not None:
-            out = _strings.to_hash_bucket_strong(values, bins, key=self.salt)
-        else:
-            out = _strings.to_hash_bucket_fast(values, bins)
+        out = hash_buckets(values, bins, self.salt)
         if mask is not None:
             out = _ops.where(mask, _ops.zeros_like(out), out + 1)
         return out

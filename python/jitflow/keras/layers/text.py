@@ -13,6 +13,7 @@ from ...core.tensor_spec import TensorSpec
 from ...ops import basic_ops as _ops
 from ...tracing.py_function import py_function
 from .layer import Layer
+from .lookup import hash_buckets, oov_salt
 
 _PUNCTUATION = re.compile(rb'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']')
 _MODES = ("int", "one_hot", "multi_hot", "count")
@@ -36,9 +37,9 @@ def _run(fn, inputs, dtype, shape):
 class _Vocabulary:
     """token -> index with Keras's layout: [mask_token] + num_oov_indices OOV slots + tokens."""
 
-    def __init__(self, mask_token, oov_token, num_oov_indices, max_tokens):
+    def __init__(self, mask_token, oov_token, num_oov_indices, max_tokens, salt=None):
         self.mask_token, self.oov_token = mask_token, oov_token
-        self.num_oov, self.max_tokens = num_oov_indices, max_tokens
+        self.num_oov, self.max_tokens, self.salt = num_oov_indices, max_tokens, salt
         self.tokens = []
         self.index = {}
 
@@ -77,7 +78,14 @@ class _Vocabulary:
             if unknown:
                 raise InvalidArgumentError(f"When `num_oov_indices=0` all inputs should be in vocabulary, found OOV "
                                            f"values {unknown[:5]}, consider setting `num_oov_indices=1`.")
-        return np.array([0 if (mask is not None and t == mask) else self.index.get(t, oov) for t in tokens], np.int64)
+        ids = np.array([0 if (mask is not None and t == mask) else self.index.get(t, -1) for t in tokens], np.int64)
+        unknown = ids == -1
+        if self.num_oov > 1 and unknown.any():  # Keras's OOV buckets: TF's FarmHash (SipHash with a salt)
+            words = np.array([t for t, u in zip(tokens, unknown) if u], dtype=object)
+            ids[unknown] = oov + hash_buckets(words, self.num_oov, self.salt).numpy()
+        else:
+            ids[unknown] = oov
+        return ids
 
 
 def _encode(ids_rows, depth, mode, dtype):
@@ -123,19 +131,23 @@ class StringLookup(_VocabularyLayer):
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]", vocabulary=None,
                  idf_weights=None, invert=False, output_mode="int", pad_to_max_tokens=False, sparse=False,
-                 encoding="utf-8", name=None, **kwargs):
+                 encoding="utf-8", name=None, salt=None, **kwargs):
         kwargs.setdefault("dtype", "int64")  # Keras's: ids and their encodings are int64
         super().__init__(name=name, **kwargs)
         if output_mode not in _MODES:
             raise ValueError(f"Invalid value for argument `output_mode`. Expected one of {list(_MODES)}. Received: "
                              f"output_mode={output_mode}")
-        if num_oov_indices not in (0, 1) or sparse or pad_to_max_tokens or idf_weights is not None:
-            raise NotImplementedError("jitflow's StringLookup implements num_oov_indices 0 or 1, without sparse, "
-                                      "pad_to_max_tokens or tf_idf")
+        if num_oov_indices < 0:
+            raise ValueError("`num_oov_indices` must be greater than or equal to 0. Received: "
+                             f"num_oov_indices={num_oov_indices}")
+        if sparse or pad_to_max_tokens or idf_weights is not None:
+            raise NotImplementedError("jitflow's StringLookup does not implement sparse, pad_to_max_tokens or "
+                                      "tf_idf yet")
+        self.salt = oov_salt(salt, "IndexLookup")
         self.max_tokens, self.num_oov_indices, self.mask_token, self.oov_token = (max_tokens, num_oov_indices,
                                                                                   mask_token, oov_token)
         self.invert, self.output_mode, self.encoding = invert, output_mode, encoding
-        self._jf_vocab = _Vocabulary(mask_token, oov_token, num_oov_indices, max_tokens)
+        self._jf_vocab = _Vocabulary(mask_token, oov_token, num_oov_indices, max_tokens, self.salt)
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
 
@@ -162,6 +174,8 @@ class StringLookup(_VocabularyLayer):
             if idx is not None:
                 return _ops.constant(table[idx])
             return py_function(lambda t: table[t.numpy()], [ids], Tout=_dt.string)
+        if isinstance(inputs, (list, tuple)):  # Keras takes plain lists of strings too
+            inputs = np.asarray(inputs, dtype=object)
         rank = len(inputs.shape)
         batch = inputs.shape[0] if rank else None
         shape = list(inputs.shape) if self.output_mode == "int" else [batch, None] if rank else [None]
@@ -172,7 +186,7 @@ class StringLookup(_VocabularyLayer):
         config.update({"max_tokens": self.max_tokens, "num_oov_indices": self.num_oov_indices,
                        "mask_token": self.mask_token, "oov_token": self.oov_token, "invert": self.invert,
                        "output_mode": self.output_mode, "vocabulary": self.get_vocabulary(False),
-                       "encoding": self.encoding})
+                       "encoding": self.encoding, "salt": self.salt})
         return config
 
 
