@@ -305,9 +305,17 @@ def first_call(python, peer, env=None):
     return float(r.stdout.strip().splitlines()[-1])
 
 
-def import_time(python, peer):
+def import_time(python, peer, pycache=None):
+    """Seconds of the import in a fresh process. With `pycache` (a folder), bytecode is read from
+    and written there, as an installed package's is; without it, the environment decides (with
+    PYTHONDONTWRITEBYTECODE set and no __pycache__ in the tree, every module is compiled from source
+    on every import, about twice the time of a cached import)."""
     src = f"import time; t = time.perf_counter(); import {_IMPORT[peer]}; print(time.perf_counter() - t)"
-    r = subprocess.run([python, "-c", src], capture_output=True, text=True, timeout=600, check=False)
+    env = dict(os.environ)
+    if pycache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pycache
+    r = subprocess.run([python, "-c", src], capture_output=True, text=True, timeout=600, check=False, env=env)
     if r.returncode != 0:
         raise RuntimeError(f"import {_IMPORT[peer]} failed")
     return float(r.stdout.strip().splitlines()[-1])
@@ -441,10 +449,15 @@ def main():
         for k, v in rows.items():
             print(f"  {k:<28}{v * 1e3:>9.2f} ms")
     if "import" in wanted:
-        print("\nimport time in a fresh process, best of 5")
+        print("\nimport time in a fresh process, best of 5: bytecode cached (as installed) / as this "
+              f"environment runs it (PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})")
         for peer, python in [("jitflow", sys.executable)] + list(pythons.items()):
             try:
-                print(f"  import {_IMPORT[peer]:<21}{min(import_time(python, peer) for _ in range(5)) * 1e3:>9.1f} ms")
+                with tempfile.TemporaryDirectory() as d:
+                    import_time(python, peer, d)  # fills the bytecode cache
+                    cached = min(import_time(python, peer, d) for _ in range(5))
+                plain = min(import_time(python, peer) for _ in range(5))
+                print(f"  import {_IMPORT[peer]:<21}{cached * 1e3:>9.1f} ms {plain * 1e3:>9.1f} ms")
             except RuntimeError as e:
                 notes.append(str(e))
     for n in notes:

@@ -5,6 +5,7 @@
 #include "kernels/kernels.h"
 #include "python/bindings.h"
 #include "python/convert.h"
+#include "python/tensor_object.h"
 #include "runtime/frontend.h"
 #include "runtime/placement.h"
 #include "support/stats.h"
@@ -239,6 +240,7 @@ Tensor getitem(const Tensor& t, py::handle key) {
 void bind_ops(py::module_& m) {
   m.def("getitem", &getitem);
   py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor")).def("__getitem__", &getitem);
+  bind_eager_fast(m);  // after __getitem__: it installs the subscript slot
   m.def("op_id", [](const std::string& name) { return static_cast<int>(resolve_op(py::str(name))); });
   m.def("op_names", [] {
     std::vector<std::string> v;
@@ -298,42 +300,6 @@ void bind_ops(py::module_& m) {
         return tensors_to_py(run(op, inputs, attrs, name));
       },
       py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::none(), py::arg("name") = py::none());
-  // jf.transpose(a) with the default perm (a's dims reversed), the perm tensor made once per
-  // rank: building it and the inputs tuple in Python was a third of a small transpose.
-  m.def("transpose_reversed", [](const Tensor& a, py::handle name) -> py::object {
-    // Never destroyed: a static Tensor's destructor would run after the allocator's at exit.
-    static Tensor* perms = new Tensor[kMaxRank + 1];
-    const int r = a.rank();
-    if (r < 0 || r > kMaxRank) return py::none();
-    if (!perms[r].defined()) {
-      std::vector<int64_t> p;
-      for (int i = r - 1; i >= 0; --i) p.push_back(i);
-      perms[r] = Tensor::from_int64s(p, DType::kInt32);
-    }
-    const std::vector<Tensor> in{a, perms[r]};
-    std::string nm;
-    if (!name.is_none()) nm = name.cast<std::string>();
-    const std::string* np = name.is_none() ? nullptr : &nm;
-    std::vector<Tensor> out;
-    if (!a.is_symbolic() && a.num_elements() > (1 << 16) && !is_tracing()) {
-      py::gil_scoped_release release;  // as run() does for big kernels
-      out = execute(OpId::Transpose, in, Attrs(), np);
-    } else {
-      out = execute(OpId::Transpose, in, Attrs(), np);
-    }
-    return tensor_to_py(out.at(0));
-  });
-  // jf.constant(ndarray) with nothing else asked: the array's tensor when the op would run
-  // eagerly on the CPU and the dtype is a number, else None (the general path runs). One
-  // positional argument: pybind's keyword handling was a third of a small constant's cost.
-  m.def("eager_array_tensor", [](py::handle v) -> py::object {
-    if (Py_TYPE(v.ptr()) != py::detail::npy_api::get().PyArray_Type_ || is_tracing()) return py::none();
-    Device d;
-    if (placement_needed({}, &d)) return py::none();
-    const char k = py::reinterpret_borrow<py::array>(v).dtype().kind();
-    if (k != 'b' && k != 'i' && k != 'u' && k != 'f' && k != 'c') return py::none();
-    return py::cast(to_tensor(v));
-  });
   m.def(
       "convert_to_tensor",
       [](py::handle v, py::handle dtype, py::handle hint, bool soft_hint) {

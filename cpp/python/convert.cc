@@ -287,7 +287,7 @@ static Tensor numpy_value(py::handle h, DType dt) {
 // converted to that dtype (jf.constant(x), a numpy operand): its bytes copied as they are,
 // without the stand-in attribute lookups, numpy.asarray and PyArray_FromAny of the general
 // path (most of a small constant's time). False for anything else: the general path takes it.
-static bool plain_array(py::handle h, DType target, Tensor* out) {
+bool plain_array(py::handle h, DType target, Tensor* out) {
   auto& api = py::detail::npy_api::get();
   if (Py_TYPE(h.ptr()) != api.PyArray_Type_) return false;
   auto arr = py::reinterpret_borrow<py::array>(h);

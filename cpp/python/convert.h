@@ -17,6 +17,9 @@ namespace py = pybind11;
 // values whatever their byte order and strides.
 Tensor to_tensor(py::handle h, DType want = DType::kInvalid, DType hint = DType::kInvalid,
                  bool soft_hint = false);
+// A C-contiguous, aligned, native-order numeric ndarray copied into *out (of dtype target
+// unless kInvalid); false, leaving *out alone, for any other value.
+bool plain_array(py::handle h, DType target, Tensor* out);
 DType to_dtype(py::handle h);  // accepts jf dtypes, numpy dtypes/types and strings
 py::dtype numpy_dtype(DType d);
 py::dtype bfloat16_numpy_dtype();  // ml_dtypes.bfloat16's dtype

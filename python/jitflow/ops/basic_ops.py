@@ -2,6 +2,7 @@
 type, its inputs and attrs. Argument normalisation (axis lists, default perms) is here; shape
 and dtype rules, kernels and errors live in C++."""
 import builtins
+import functools
 
 import numpy as _np
 
@@ -28,14 +29,27 @@ from .dispatch import (
     to_tensor,
 )
 
+# Module globals: one lookup each on the smallest calls' path.
+_ndarray, _eager_array_tensor, _transpose_reversed = _np.ndarray, _C.eager_array_tensor, _C.transpose_reversed
+
+
+def _fast(kind):
+    """The function behind a C++ front that runs its commonest eager call (positional
+    arguments: an ndarray, an eager CPU tensor) directly and passes every other call to it;
+    the front carries its name, doc and signature."""
+    def wrap(f):
+        return functools.update_wrapper(_C.fast_front(kind, f), f)
+    return wrap
+
 
 # ---- creation ------------------------------------------------------------------------
 @export('constant')
+@_fast('constant')
 def constant(value, dtype=None, shape=None, name=None):
-    if type(value) is _np.ndarray and dtype is None and shape is None and name is None:
+    if type(value) is _ndarray and dtype is None and shape is None and name is None:
         # The common eager case (a numeric array, nothing else asked, not tracing, no GPU
         # scope): converted in C++, which copies a contiguous native-order array's bytes.
-        t = _C.eager_array_tensor(value)
+        t = _eager_array_tensor(value)
         if t is not None:
             return t
     if _strings.is_string_value(value, dtype):  # jf.string tensors are Python values (core/strings.py)
@@ -425,6 +439,7 @@ def _arg_reduce(op, input, axis, output_type, name):
 
 # ---- shapes --------------------------------------------------------------------------
 @export('reshape')
+@_fast('reshape')
 def reshape(tensor, shape, name=None):
     if type(tensor) is _strings.StringTensor:
         return _sa.reshape(tensor, shape)
@@ -440,13 +455,14 @@ _RESHAPE, _TRANSPOSE = OP["Reshape"], OP["Transpose"]
 
 
 @export('transpose')
+@_fast('transpose')
 def transpose(a, perm=None, name=None):
-    if type(a) is _strings.StringTensor:
-        return _sa.transpose(a, perm)
-    if perm is None and type(a) is Tensor:  # the reversed dims, one cached tensor per rank in C++
-        t = _C.transpose_reversed(a, name)  # None for a tensor of unknown rank
+    if perm is None and type(a) is Tensor:  # the reversed dims, directly in C++ when eager
+        t = _transpose_reversed(a, name)  # None for a tensor of unknown rank
         if t is not None:
             return t
+    if type(a) is _strings.StringTensor:
+        return _sa.transpose(a, perm)
     a = to_tensor(a)
     if perm is None:
         perm = list(builtins.range(len(a.shape)))[::-1]
