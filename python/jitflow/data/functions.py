@@ -22,12 +22,13 @@ def _fix_lists(out):
 class ElementFunction:
     """func applied to elements of structure `tree` with flat `specs`. A tuple element is
     passed unpacked (func(a, b)), as TF does for a plain tuple; anything else as one argument.
+    With a state (scan, reduce) TF calls func(state, element): the element stays whole.
     After construction: out_tree and out_specs describe the result."""
 
     def __init__(self, func, tree, specs, what, extra=None):
         self.func, self.tree, self.specs, self.what = func, tree, specs, what
         self.extra = extra  # (tree, specs) of a state passed before the element (scan, reduce)
-        self.unpack = tree.kind == "tuple" and tree.meta is tuple
+        self.unpack = tree.kind == "tuple" and tree.meta is tuple and extra is None
         all_specs = list(specs) + (list(extra[1]) if extra else [])
         self.eager = any(isinstance(s, DatasetSpec) for s in all_specs) or \
             any(s.shape.rank is None for s in all_specs)

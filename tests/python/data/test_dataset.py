@@ -178,6 +178,20 @@ def test_reduce():
     assert (float(s), int(c)) == (7.0, 3)
 
 
+def test_reduce_and_scan_pass_a_tuple_element_whole():
+    # TF calls reduce_func/scan_func(state, element) without unpacking a tuple element (map and
+    # filter unpack it); TF 2.21 gives 5, the scan [0, 0, 1] and (3, 8) for these.
+    z = D.zip((D.range(3), D.range(3)))
+    assert int(z.reduce(np.int64(0), lambda s, ab: s + ab[0] * ab[1])) == 5
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        z.reduce(np.int64(0), lambda s, a, b: s + a * b)
+    assert [int(v) for v in z.scan(np.int64(0), lambda s, ab: (s + ab[0], s))] == [0, 0, 1]
+    a, b = z.reduce((np.int64(0), np.int64(1)), lambda s, ab: (s[0] + ab[0], s[1] * 2))
+    assert (int(a), int(b)) == (3, 8)
+    traced = jf.function(lambda: z.reduce(np.int64(0), lambda s, ab: s + ab[0] * ab[1]))
+    assert int(traced()) == 5
+
+
 def test_window_element_spec():
     spec = D.from_tensor_slices(([1, 2, 3], [4, 5, 6])).window(2).element_spec
     assert all(isinstance(s, jf.data.DatasetSpec) for s in spec) and len(spec) == 2
