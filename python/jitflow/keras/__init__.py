@@ -17,6 +17,7 @@ from . import (
     models,
     ops,
     optimizers,
+    preprocessing,
     regularizers,
     saving,
     utils,
@@ -40,5 +41,5 @@ config = _types.SimpleNamespace(backend=backend_config.backend,
                                 **_settings)
 
 __all__ = ["Input", "InputLayer", "Layer", "Model", "Sequential", "activations", "backend", "callbacks", "config", "constraints", "datasets",
-           "initializers", "layers", "load_model", "losses", "metrics", "models", "ops", "optimizers", "regularizers", "saving",
+           "initializers", "layers", "load_model", "losses", "metrics", "models", "ops", "optimizers", "preprocessing", "regularizers", "saving",
            "utils"]
