@@ -11,7 +11,7 @@ from ..core.shapes import dim
 from ..ops import basic_ops as ops
 from .subgraph import notify, trace_branch
 from .tensor_array import TensorArray as _TensorArray
-from .tensor_array import resolve_unshaped
+from .tensor_array import give_buffers, resolve_unshaped
 
 
 def cond(pred, true_fn=None, false_fn=None, name=None):
@@ -20,8 +20,20 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         raise TypeError("jf.cond requires both true_fn and false_fn")
     if not (isinstance(pred, Tensor) and pred._is_symbolic):
         return true_fn() if _known_pred(pred) else false_fn()
-    tb, tg, ttree = trace_branch(true_fn)
-    eb, eg, etree = trace_branch(false_fn)
+    results = {}
+
+    def keep(fn, key, like=None):
+        def run():
+            out = fn() if like is None else give_buffers(fn(), like)
+            results[key] = out
+            return out
+        return run
+    tb, tg, ttree = trace_branch(keep(true_fn, True))
+    eb, eg, etree = trace_branch(keep(false_fn, False))
+    if ttree != etree:  # a TensorArray one branch writes first: the other's gets its buffer
+        t_out, f_out = results[True], results[False]
+        tb, tg, ttree = trace_branch(keep(true_fn, True, f_out))
+        eb, eg, etree = trace_branch(keep(false_fn, False, t_out))
     if ttree != etree:
         raise ValueError(f"jf.cond: true_fn and false_fn must return the same structure, got "
                          f"{ttree} and {etree}")

@@ -542,15 +542,13 @@ class _GraphTensorArray(collections.namedtuple("TensorArray", ["buffer", "length
         return None
 
 
-# ---- loops: an array whose element shape is not known yet ----------------------------------
-def resolve_unshaped(body, init):
-    """init with every traced array that has no buffer yet (no element shape) given one: the
-    element shape its first write in one throwaway trace of `body` gives it (TF needs none:
-    its arrays are variant tensors; a jitflow array is a buffer of one element shape). Dims
-    that trace does not know are learnt when the loop's first write runs (_with_buffer)."""
+# ---- loops and conds: an array whose element shape is not known yet ------------------------
+def learn_element_shapes(body, init):
+    """{i: element dims} for each traced array init[i] without a buffer that one throwaway
+    trace of body(*init) writes (body returns the new values, in init's order)."""
     unshaped = [i for i, v in enumerate(init) if isinstance(v, _GraphTensorArray) and v.buffer is None]
     if not unshaped:
-        return init
+        return {}
     flat, tree = flatten_outputs(list(init))
     seen = {}
 
@@ -562,6 +560,44 @@ def resolve_unshaped(body, init):
                 seen[i] = list(out[i].buffer.shape)[1:]
         return []
     trace_branch(probe, [(t.dtype, list(t.shape)) for t in flat], [f"loop_var_{k}" for k in range(len(flat))])
+    return seen
+
+
+def give_buffers(out, like):
+    """out (a branch's result) with each traced array that has no buffer, where `like` (the
+    other branch's result) holds an array with one at the same place, given a zero buffer of
+    that element shape: an element a branch never writes reads as zeros, as in TF."""
+    if isinstance(out, _GraphTensorArray):
+        if out.buffer is None and isinstance(like, _GraphTensorArray) and like.buffer is not None:
+            return out._with_buffer(list(like.buffer.shape)[1:])
+        return out
+    if type(out) in (list, tuple) and type(like) is type(out) and len(out) == len(like):
+        return type(out)(give_buffers(o, k) for o, k in zip(out, like))
+    if type(out) is dict and type(like) is dict and out.keys() == like.keys():
+        return {k: give_buffers(v, like[k]) for k, v in out.items()}
+    return out
+
+
+def shape_for_branches(branches, init):
+    """init with each traced array that has no buffer yet given the element shape a branch's
+    first write gives it (the first branch that writes one), so both branches of a cond carry
+    one buffer structure, as TF's variant arrays do whatever a branch writes."""
+    seen = {}
+    for body in branches:
+        for i, dims in learn_element_shapes(body, init).items():
+            seen.setdefault(i, dims)
+    return [v._with_buffer(seen[i]) if i in seen else v for i, v in enumerate(init)]
+
+
+def resolve_unshaped(body, init):
+    """init with every traced array that has no buffer yet (no element shape) given one: the
+    element shape its first write in one throwaway trace of `body` gives it (TF needs none:
+    its arrays are variant tensors; a jitflow array is a buffer of one element shape). Dims
+    that trace does not know are learnt when the loop's first write runs (_with_buffer)."""
+    unshaped = [i for i, v in enumerate(init) if isinstance(v, _GraphTensorArray) and v.buffer is None]
+    if not unshaped:
+        return init
+    seen = learn_element_shapes(body, init)
     init = list(init)
     for i in unshaped:
         dims = seen.get(i)

@@ -487,3 +487,44 @@ def test_rnn_gradient_through_a_traced_loop_copies_linearly():
     rng = np.random.default_rng(0)
     small, big = copied(64, rng), copied(256, rng)
     assert 0 < big <= 5 * small, (small, big)
+
+
+def test_an_array_only_one_branch_writes():
+    # TF's arrays are variant tensors, so a cond whose one branch writes a fresh array and whose
+    # other leaves it untouched is fine there; unwritten elements stack as zeros (TF 2.21's
+    # values for these calls).
+    @jf.function
+    def functional(p):
+        ta = jf.TensorArray(jf.float32, size=2)
+        ta = jf.cond(p, lambda: ta.write(0, jf.ones([3])), lambda: ta)
+        return ta.stack()
+
+    np.testing.assert_array_equal(functional(jf.constant(True)).numpy(), [[1, 1, 1], [0, 0, 0]])
+    np.testing.assert_array_equal(functional(jf.constant(False)).numpy(), np.zeros((2, 3)))
+
+    @jf.function
+    def statement(p):
+        ta = jf.TensorArray(jf.float32, size=2)
+        if p:
+            ta = ta.write(1, jf.ones([2]))
+        return ta.stack()
+
+    np.testing.assert_array_equal(statement(jf.constant(True)).numpy(), [[0, 0], [1, 1]])
+    np.testing.assert_array_equal(statement(jf.constant(False)).numpy(), np.zeros((2, 2)))
+
+
+def test_conditional_writes_inside_a_loop():
+    @jf.function
+    def squares_of_evens(n):
+        acc = jf.TensorArray(jf.int32, size=0, dynamic_size=True)
+        k = 0
+        for i in jf.range(n):
+            if i % 2 == 0:
+                acc = acc.write(k, i * i)
+                k += 1
+            if i > 6:
+                break
+        return acc.stack()
+
+    assert squares_of_evens(jf.constant(10)).numpy().tolist() == [0, 4, 16, 36]
+    assert squares_of_evens(jf.constant(5)).numpy().tolist() == [0, 4, 16]

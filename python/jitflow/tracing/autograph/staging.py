@@ -13,7 +13,7 @@ from ...ops import basic_ops as _ops
 from ...ops import debugging as _debugging
 from .. import control_flow as _cf
 from ..subgraph import notify, trace_branch
-from ..tensor_array import resolve_unshaped
+from ..tensor_array import resolve_unshaped, shape_for_branches
 from .variables import UndefinedReturnValue, is_undefined
 
 
@@ -59,6 +59,14 @@ def if_stmt(cond, body, orelse, get_state, set_state, names, nouts):
         return
     _check_condition(cond, "if statement")
     init = tuple(get_state())
+
+    def as_body(fn):
+        def run(*values):
+            set_state(tuple(values) + init[nouts:])
+            fn()
+            return list(get_state()[:nouts])
+        return run
+    init = tuple(shape_for_branches([as_body(body), as_body(orelse)], list(init[:nouts]))) + init[nouts:]
     seen = {}
 
     def branch(fn, which):
