@@ -50,6 +50,7 @@ TF_NAME = {
 # bool condition); the output dtype of the stateless samplers, whose jitflow records name the
 # generator state they read (the test asks those through their public functions instead)
 OVERRIDES = {
+    "Assert": "input:condition",  # the record names the condition; the data it prints takes any type
     "SelectV2": "T",
     "StatelessRandomBinomial": "dtype",
     "StatelessRandomGammaV3": "dtype",
@@ -101,7 +102,10 @@ def main():
         shape_in = {i if i >= 0 else nin - 1 for i in r["shape_inputs"]}
         attr = OVERRIDES.get(n)
         fixed = None
-        if attr is None:
+        if attr and attr.startswith("input:"):
+            fixed = name(next(a for a in od.input_arg if a.name == attr[6:]).type)
+            attr = None
+        elif attr is None:
             data_in = [
                 a for i, a in enumerate(od.input_arg) if i not in shape_in and a.type != dtypes.resource
             ]

@@ -147,9 +147,10 @@ static void check_arity(const OpDef& def, const std::vector<Tensor>& inputs) {
                  " not in list of allowed values: ", type_set_text(def.types), " (op ", def.name, ", input #",
                  mi, ")");
   }
-  if (has_type(def.types, DType::kString)) return;
+  // An op that moves strings still takes its shapes and axes as numbers.
+  const bool strings = has_type(def.types, DType::kString);
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].dtype() == DType::kString)
+    if (inputs[i].dtype() == DType::kString && (!strings || def.is_shape_input(i, inputs.size())))
       throw_type("Value passed to parameter '", def.is_shape_input(i, inputs.size()) ? "shape" : "x",
                  "' has DataType string not in list of allowed values: ", type_set_text(def.types), " (op ",
                  def.name, ", input #", i, ")");

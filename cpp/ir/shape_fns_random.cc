@@ -97,8 +97,10 @@ void infer_philox_shuffle(OpCall& c) {
 // output [n] (scalars broadcast), else it is a scalar.
 void infer_index_shuffle(OpCall& c) {
   DType dt = c.in[0].dtype();
-  if (!c.claims(dt)) c.fail_type("index must be int32 or int64, got ", dtype_name(dt));
-  if (!is_int(c.in[1].dtype())) c.fail_type("seed must be int32 or int64, got ", dtype_name(c.in[1].dtype()));
+  if (!c.claims(dt)) c.fail_type("index must be int32, int64, uint32 or uint64, got ", dtype_name(dt));
+  const DType st = c.in[1].dtype();
+  if (!is_int(st) && st != DType::kUInt32 && st != DType::kUInt64)
+    c.fail_type("seed must be int32, int64, uint32 or uint64, got ", dtype_name(st));
   if (c.in[2].dtype() != dt)
     c.fail_type("max_index must have index's dtype ", dtype_name(dt), ", got ", dtype_name(c.in[2].dtype()));
   const Shape& seed = c.in[1].shape();

@@ -13,7 +13,7 @@ void k_StopGradient(OpCall& c) {
   const Tensor& x = c.in[0];
   if (x.on_host()) {
     Tensor y = Tensor::empty(x.dtype(), x.shape());
-    if (x.nbytes()) std::memcpy(y.raw(), x.raw(), x.nbytes());
+    copy_elements(is_string(x), y.raw(), x.raw(), x.nbytes());
     c.results[0] = y;
     return;
   }

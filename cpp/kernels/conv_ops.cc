@@ -17,6 +17,7 @@
 #include "ir/conv_geom.h"
 #include "kernels/dispatch.h"
 #include "kernels/dnnl_layout.h"
+#include "kernels/kernels.h"
 #include "support/stats.h"
 #include "support/thread_pool.h"
 
@@ -702,7 +703,8 @@ void run_conv(OpCall& c, ConvKind kind, const ConvGeom& g, const Tensor& a, cons
     zero(y);
     return;
   }
-  JF_SWITCH_CLAIMED(kTypes, y.dtype(), T, {
+  // half types came through run_widened: float32 here
+  JF_SWITCH_CLAIMED(kTypes & ~kHalfTypes, y.dtype(), T, {
     if constexpr (std::is_same_v<T, float>)
       dnnl_conv(kind, g, a.data<float>(), b.data<float>(), y.data<float>());
     else if (g.groups > 1)
@@ -734,6 +736,7 @@ static int chain_layout(const OpCall& c) {
 }
 
 void k_Conv2D(OpCall& c) {
+  if (run_widened(c, &k_Conv2D)) return;
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
   if (c.in[0].dtype() == DType::kFloat32 && (c.attrs.has("_blocked_in") || c.attrs.has("_blocked_out"))) {
     Tensor& y = c.alloc(0);
@@ -833,43 +836,51 @@ void k_FusedConv3D(OpCall& c) { fused_conv(c, ConvKind::kForward); }
 void k_FusedConv2DBackpropInput(OpCall& c) { fused_conv(c, ConvKind::kTransposed); }
 
 void k_Conv2DBackpropInput(OpCall& c) {
+  if (run_widened(c, &k_Conv2DBackpropInput)) return;
   ConvGeom g = conv_geom(c, c.spec(0).shape, c.in[1].shape());
   run_conv<op_types(OpId::Conv2DBackpropInput)>(c, ConvKind::kBackwardData, g, c.in[2], c.in[1]);
 }
 
 void k_Conv2DBackpropFilter(OpCall& c) {
+  if (run_widened(c, &k_Conv2DBackpropFilter)) return;
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.spec(0).shape);
   run_conv<op_types(OpId::Conv2DBackpropFilter)>(c, ConvKind::kBackwardWeights, g, c.in[0], c.in[2]);
 }
 
 void k_DepthwiseConv2dNative(OpCall& c) {
+  if (run_widened(c, &k_DepthwiseConv2dNative)) return;
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
   run_conv<op_types(OpId::DepthwiseConv2dNative)>(c, ConvKind::kForward, g, c.in[0], c.in[1]);
 }
 
 void k_DepthwiseConv2dNativeBackpropInput(OpCall& c) {
+  if (run_widened(c, &k_DepthwiseConv2dNativeBackpropInput)) return;
   ConvGeom g = conv_geom(c, c.spec(0).shape, c.in[1].shape());
   run_conv<op_types(OpId::DepthwiseConv2dNativeBackpropInput)>(c, ConvKind::kBackwardData, g, c.in[2],
                                                                c.in[1]);
 }
 
 void k_DepthwiseConv2dNativeBackpropFilter(OpCall& c) {
+  if (run_widened(c, &k_DepthwiseConv2dNativeBackpropFilter)) return;
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.spec(0).shape);
   run_conv<op_types(OpId::DepthwiseConv2dNativeBackpropFilter)>(c, ConvKind::kBackwardWeights, g, c.in[0],
                                                                 c.in[2]);
 }
 
 void k_Conv3D(OpCall& c) {
+  if (run_widened(c, &k_Conv3D)) return;
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.in[1].shape());
   run_conv<op_types(OpId::Conv3D)>(c, ConvKind::kForward, g, c.in[0], c.in[1]);
 }
 
 void k_Conv3DBackpropInputV2(OpCall& c) {
+  if (run_widened(c, &k_Conv3DBackpropInputV2)) return;
   ConvGeom g = conv_geom(c, c.spec(0).shape, c.in[1].shape());
   run_conv<op_types(OpId::Conv3DBackpropInputV2)>(c, ConvKind::kBackwardData, g, c.in[2], c.in[1]);
 }
 
 void k_Conv3DBackpropFilterV2(OpCall& c) {
+  if (run_widened(c, &k_Conv3DBackpropFilterV2)) return;
   ConvGeom g = conv_geom(c, c.in[0].shape(), c.spec(0).shape);
   run_conv<op_types(OpId::Conv3DBackpropFilterV2)>(c, ConvKind::kBackwardWeights, g, c.in[0], c.in[2]);
 }
@@ -914,31 +925,35 @@ void k_BiasAddGrad(OpCall& c) {
   int64_t outer, ch, inner;
   bias_layout(c, c.in[0].shape(), &outer, &ch, &inner);
   JF_SWITCH_CLAIMED(op_types(OpId::BiasAddGrad), y.dtype(), T, {
+    // half floats sum in float and round once, as TF's kernel (its accumulator type)
+    using Acc = std::conditional_t<kEigenHalf<T>, float, T>;
     const T* x = c.in[0].data<T>();
     T* o = y.data<T>();
     const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), outer * ch * inner / 65536));
     const int64_t per = parts ? (outer + parts - 1) / parts : 0;
-    std::vector<T> partial(static_cast<size_t>(parts * ch), T(0));
+    std::vector<Acc> partial(static_cast<size_t>(parts * ch), Acc(0));
     parallel_for(parts, 1e9, [&](int64_t s, int64_t e) {
       for (int64_t p = s; p < e; ++p) {
-        T* acc = partial.data() + p * ch;
+        Acc* acc = partial.data() + p * ch;
         for (int64_t i = p * per; i < std::min(outer, (p + 1) * per); ++i) {
           const T* row = x + i * ch * inner;
           if (inner == 1) {
-            for (int64_t k = 0; k < ch; ++k) acc[k] += row[k];
+            for (int64_t k = 0; k < ch; ++k) acc[k] += static_cast<Acc>(row[k]);
             continue;
           }
           for (int64_t k = 0; k < ch; ++k) {
-            T sum = T(0);
-            for (int64_t j = 0; j < inner; ++j) sum += row[k * inner + j];
+            Acc sum = Acc(0);
+            for (int64_t j = 0; j < inner; ++j) sum += static_cast<Acc>(row[k * inner + j]);
             acc[k] += sum;
           }
         }
       }
     });
-    std::fill(o, o + ch, T(0));
-    for (int64_t p = 0; p < parts; ++p)
-      for (int64_t k = 0; k < ch; ++k) o[k] += partial[p * ch + k];
+    for (int64_t k = 0; k < ch; ++k) {
+      Acc sum = Acc(0);
+      for (int64_t p = 0; p < parts; ++p) sum += partial[p * ch + k];
+      o[k] = static_cast<T>(sum);
+    }
   });
 }
 

@@ -385,19 +385,22 @@ void k_LeftShift(OpCall& c) { binary<OpId::LeftShift, LeftShiftF>(c, 1); }
 void k_RightShift(OpCall& c) { binary<OpId::RightShift, RightShiftF>(c, 1); }
 void k_Invert(OpCall& c) { unary<OpId::Invert, InvertF>(c, 1); }
 
-void k_SelectV2(OpCall& c) {
-  Tensor& y = c.alloc(0);
+template <class T>
+static void select_typed(OpCall& c, Tensor& y) {
   BroadcastPlan p = make_broadcast(y.shape(), {c.in[0].shape(), c.in[1].shape(), c.in[2].shape()});
   const bool* pc = c.in[0].data<bool>();
-  JF_SWITCH_CLAIMED(op_types(OpId::SelectV2), y.dtype(), T, {
-    const T* pa = c.in[1].data<T>();
-    const T* pb = c.in[2].data<T>();
-    T* po = y.data<T>();
-    for_each_segment(p, 1.0, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
-      for (int64_t i = 0; i < n; ++i)
-        po[o + i] = pc[off[0] + i * is[0]] ? pa[off[1] + i * is[1]] : pb[off[2] + i * is[2]];
-    });
+  const T* pa = c.in[1].data<T>();
+  const T* pb = c.in[2].data<T>();
+  T* po = y.data<T>();
+  for_each_segment(p, 1.0, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
+    for (int64_t i = 0; i < n; ++i)
+      po[o + i] = pc[off[0] + i * is[0]] ? pa[off[1] + i * is[1]] : pb[off[2] + i * is[2]];
   });
+}
+void k_SelectV2(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  if (y.dtype() == DType::kString) return select_typed<std::string>(c, y);
+  JF_SWITCH_CLAIMED(op_types(OpId::SelectV2), y.dtype(), T, select_typed<T>(c, y));
 }
 
 void k_AddN(OpCall& c) {

@@ -1,10 +1,13 @@
 // Eager kernels of the index-map ops: each output element copies one input element chosen
 // by its index (gathers read the choice from an index tensor, the per-dim maps compute it),
-// so they move bytes of the element size whatever the dtype. UnsortedSegmentSum adds.
+// so they move bytes of the element size whatever the dtype (strings: their objects are
+// assigned). UnsortedSegmentSum adds.
 #include <cstring>
 
 #include "core/broadcast.h"
 #include "ir/op_registry.h"
+#include "kernels/dispatch.h"
+#include "kernels/kernels.h"
 
 namespace jf {
 namespace {
@@ -78,6 +81,7 @@ void apply_maps(const Tensor& in, const std::vector<DimMap>& maps, const void* f
   for (int d = r - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * is[d + 1];
   const char* src = static_cast<const char*>(in.raw());
   char* dst = static_cast<char*>(out.raw());
+  const bool strings = is_string(out);
   const int64_t inner = r ? os[r - 1] : 1;
   parallel_for(total / inner, static_cast<double>(inner), [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
@@ -93,7 +97,7 @@ void apply_maps(const Tensor& in, const std::vector<DimMap>& maps, const void* f
       for (int64_t i = 0; i < inner; ++i) {
         int64_t j = r ? map_index(maps[r - 1], i) : 0;
         const void* from = padded || j < 0 ? fill : src + (off + j) * es;
-        std::memcpy(o + i * es, from, es);
+        copy_elements(strings, o + i * es, from, es);
       }
     }
   });
@@ -123,12 +127,13 @@ void k_GatherV2(OpCall& c) {
   const size_t row = inner * dtype_size(p.dtype());
   const char* src = static_cast<const char*>(p.raw());
   char* dst = static_cast<char*>(out.raw());
+  const bool strings = is_string(p);
   // Output rows [b, o, j]: params rows [b, o, idx[b, j]].
   parallel_for(batch * outer * per_batch, static_cast<double>(inner), [&](int64_t s, int64_t e) {
     for (int64_t r = s; r < e; ++r) {
       int64_t j = r % per_batch, o = (r / per_batch) % outer, b = r / (per_batch * outer);
       int64_t k = idx[b * per_batch + j];
-      std::memcpy(dst + r * row, src + ((b * outer + o) * n + k) * row, row);
+      copy_elements(strings, dst + r * row, src + ((b * outer + o) * n + k) * row, row);
     }
   });
 }
@@ -204,7 +209,7 @@ void k_UnsortedSegmentSum(OpCall& c) {
   std::vector<int64_t> ids = c.in[1].to_int64s();
   for (size_t r = 0; r < ids.size(); ++r)
     if (ids[r] >= n) c.fail("segment_ids[", r, "] = ", ids[r], " is out of range [0, ", n, ")");
-  JF_SWITCH_NUMERIC(data.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(OpId::UnsortedSegmentSum), data.dtype(), T, {
     const T* src = data.data<T>();
     T* dst = out.data<T>();
     std::fill(dst, dst + out.num_elements(), T(0));

@@ -18,6 +18,7 @@
 #include "ir/conv_geom.h"
 #include "kernels/dispatch.h"
 #include "kernels/dnnl_layout.h"
+#include "kernels/kernels.h"
 #include "support/stats.h"
 #include "support/thread_pool.h"
 
@@ -208,11 +209,12 @@ bool blocked_pool(OpCall& c, bool max) {
 }
 
 void max_pool(OpCall& c) {
+  if (run_widened(c, &max_pool)) return;
   if (blocked_pool(c, true)) return;
   const ConvGeom g = as_3d(pool_geom(c, c.in[0].shape()));
   Tensor& y = c.alloc(0);
   const Strides si = strides_of(g, g.in, g.c_in), so = strides_of(g, g.out, g.c_in);
-  JF_SWITCH_CLAIMED(op_types(OpId::MaxPool), y.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(OpId::MaxPool) & ~kHalfTypes, y.dtype(), T, {
     over_channels(si.c, so.c, [&](auto cs, auto co) {
       pool_forward<T>(
           g, c.in[0].data<T>(), y.data<T>(), cs, co, std::numeric_limits<T>::lowest(),
@@ -222,11 +224,12 @@ void max_pool(OpCall& c) {
 }
 
 void avg_pool(OpCall& c) {
+  if (run_widened(c, &avg_pool)) return;
   if (blocked_pool(c, false)) return;
   const ConvGeom g = as_3d(pool_geom(c, c.in[0].shape()));
   Tensor& y = c.alloc(0);
   const Strides si = strides_of(g, g.in, g.c_in), so = strides_of(g, g.out, g.c_in);
-  JF_SWITCH_CLAIMED(op_types(OpId::AvgPool), y.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(OpId::AvgPool) & ~kHalfTypes, y.dtype(), T, {
     over_channels(si.c, so.c, [&](auto cs, auto co) {
       pool_forward<T>(
           g, c.in[0].data<T>(), y.data<T>(), cs, co, T(0), [](T a, T v) { return a + v; }, true);
@@ -267,11 +270,12 @@ void for_argmax(const ConvGeom& g, const T* x, const Strides& si, CS cs, F&& fn)
 
 // MaxPoolGrad(orig_input, orig_output, grad): each output's gradient to its window's argmax.
 void max_pool_grad(OpCall& c) {
+  if (run_widened(c, &max_pool_grad)) return;
   const ConvGeom g = as_3d(pool_geom(c, c.in[0].shape()));
   Tensor& y = c.alloc(0);
   if (y.num_elements()) std::memset(y.raw(), 0, y.nbytes());
   const Strides si = strides_of(g, g.in, g.c_in), so = strides_of(g, g.out, g.c_in);
-  JF_SWITCH_CLAIMED(op_types(OpId::MaxPoolGrad), y.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(OpId::MaxPoolGrad) & ~kHalfTypes, y.dtype(), T, {
     const T* gr = c.in[2].data<T>();
     T* dx = y.data<T>();
     over_channels(si.c, so.c, [&](auto cs, auto co) {
@@ -287,11 +291,12 @@ void max_pool_grad(OpCall& c) {
 // MaxPoolGradGrad(orig_input, orig_output, grad): MaxPoolGrad's adjoint in its gradient, grad
 // (input-shaped) read at each window's argmax; a window of only padding gives 0.
 void max_pool_grad_grad(OpCall& c) {
+  if (run_widened(c, &max_pool_grad_grad)) return;
   const ConvGeom g = as_3d(pool_geom(c, c.in[0].shape()));
   Tensor& y = c.alloc(0);
   if (y.num_elements()) std::memset(y.raw(), 0, y.nbytes());
   const Strides si = strides_of(g, g.in, g.c_in), so = strides_of(g, g.out, g.c_in);
-  JF_SWITCH_CLAIMED(op_types(OpId::MaxPoolGradGrad), y.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(OpId::MaxPoolGradGrad) & ~kHalfTypes, y.dtype(), T, {
     const T* gg = c.in[2].data<T>();
     T* out = y.data<T>();
     over_channels(si.c, so.c, [&](auto cs, auto co) {
@@ -306,11 +311,12 @@ void max_pool_grad_grad(OpCall& c) {
 
 // AvgPoolGrad(orig_input_shape, grad): each output's gradient spread evenly over its window.
 void avg_pool_grad(OpCall& c) {
+  if (run_widened(c, &avg_pool_grad)) return;
   const ConvGeom g = as_3d(pool_geom(c, c.spec(0).shape));
   Tensor& y = c.alloc(0);
   if (y.num_elements()) std::memset(y.raw(), 0, y.nbytes());
   const Strides si = strides_of(g, g.in, g.c_in), so = strides_of(g, g.out, g.c_in);
-  JF_SWITCH_CLAIMED(op_types(OpId::AvgPoolGrad), y.dtype(), T, {
+  JF_SWITCH_CLAIMED(op_types(OpId::AvgPoolGrad) & ~kHalfTypes, y.dtype(), T, {
     const T* gr = c.in[1].data<T>();
     T* dx = y.data<T>();
     over_channels(si.c, so.c, [&](auto cs, auto co) {

@@ -13,6 +13,7 @@
 
 #include "core/variables.h"
 #include "ir/op_registry.h"
+#include "kernels/kernels.h"
 #include "kernels/philox.h"
 #include "support/thread_pool.h"
 
@@ -335,16 +336,23 @@ void k_StatelessShuffle(OpCall& c) {
   const Tensor& x = c.in[0];
   Tensor& y = c.alloc(0);
   if (y.num_elements() == 0) return;
-  std::memcpy(y.data<char>(), x.data<char>(), x.nbytes());
+  const bool strings = is_string(x);
+  copy_elements(strings, y.data<char>(), x.data<char>(), x.nbytes());
   if (x.rank() == 0) return;
   const State s = state_input(c, 1);
   const int64_t n = x.shape()[0];
   const size_t row = x.nbytes() / static_cast<size_t>(n);
-  std::vector<char> tmp(row);
+  std::vector<char> tmp(strings ? 0 : row);
   char* p = y.data<char>();
   for (int64_t i = n - 1; i > 0; --i) {
     uint64_t j = philox::bits<uint64_t>(s, static_cast<uint64_t>(i)) % static_cast<uint64_t>(i + 1);
     if (static_cast<int64_t>(j) == i) continue;
+    if (strings) {  // string objects swap their owned characters
+      std::swap_ranges(reinterpret_cast<std::string*>(p + i * row),
+                       reinterpret_cast<std::string*>(p + (i + 1) * row),
+                       reinterpret_cast<std::string*>(p + j * row));
+      continue;
+    }
     std::memcpy(tmp.data(), p + i * row, row);
     std::memcpy(p + i * row, p + j * row, row);
     std::memcpy(p + j * row, tmp.data(), row);
@@ -355,29 +363,46 @@ void k_StatelessShuffle(OpCall& c) {
 // and max_index scalars or [n]. int32 seeds are read as TF reads them, as uint32.
 void k_RandomIndexShuffle(OpCall& c) {
   std::vector<int64_t> idx = c.in[0].to_int64s(), seed = c.in[1].to_int64s(), top = c.in[2].to_int64s();
-  const bool seed32 = c.in[1].dtype() == DType::kInt32;
+  const bool seed32 = c.in[1].dtype() == DType::kInt32 || c.in[1].dtype() == DType::kUInt32;
   Tensor& y = c.alloc(0);
   const int64_t n = y.num_elements();
+  // uint64 values past INT64_MAX come back from to_int64s with their bits kept
+  const bool unsigned_index = y.dtype() == DType::kUInt32 || y.dtype() == DType::kUInt64;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t x = idx[idx.size() == 1 ? 0 : i], max_index = top[top.size() == 1 ? 0 : i];
-    if (max_index < 0) c.fail("max_index must be >= 0 but was ", max_index);
-    if (x < 0) c.fail("index must be >= 0 but was ", x);
-    if (max_index < x) c.fail("max_index must be >= index, but ", max_index, " < ", x);
+    if (unsigned_index) {
+      if (static_cast<uint64_t>(max_index) < static_cast<uint64_t>(x))
+        c.fail("max_index must be >= index, but ", static_cast<uint64_t>(max_index), " < ",
+               static_cast<uint64_t>(x));
+    } else {
+      if (max_index < 0) c.fail("max_index must be >= 0 but was ", max_index);
+      if (x < 0) c.fail("index must be >= 0 but was ", x);
+      if (max_index < x) c.fail("max_index must be >= index, but ", max_index, " < ", x);
+    }
     const int64_t* sw = seed.data() + (seed.size() == 3 ? 0 : 3 * i);
     uint64_t words[3];
     for (int k = 0; k < 3; ++k)
       words[k] = seed32 ? static_cast<uint32_t>(sw[k]) : static_cast<uint64_t>(sw[k]);
     uint64_t v = 0;
-    if (max_index > 0) {
+    if (max_index != 0) {
       const Simon s = simon_for(words, static_cast<uint64_t>(max_index));
       v = static_cast<uint64_t>(x);
       do v = s.encrypt(v);
       while (v > static_cast<uint64_t>(max_index));
     }
-    if (y.dtype() == DType::kInt32)
-      y.data<int32_t>()[i] = static_cast<int32_t>(v);
-    else
-      y.data<int64_t>()[i] = static_cast<int64_t>(v);
+    switch (y.dtype()) {
+      case DType::kInt32:
+        y.data<int32_t>()[i] = static_cast<int32_t>(v);
+        break;
+      case DType::kUInt32:
+        y.data<uint32_t>()[i] = static_cast<uint32_t>(v);
+        break;
+      case DType::kUInt64:
+        y.data<uint64_t>()[i] = v;
+        break;
+      default:
+        y.data<int64_t>()[i] = static_cast<int64_t>(v);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/broadcast.h"
 #include "ir/op_registry.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 
 namespace jf {
@@ -47,6 +48,12 @@ NdRows nd_rows(const OpCall& c, const Tensor& ix, const Shape& into, const char*
 
 enum class Combine { kAssign, kAdd, kSub, kMax, kMin };
 
+// The combinations each element type has (the records claim no others for an op).
+template <class T>
+constexpr bool kArithmetic = !std::is_same_v<T, bool> && !std::is_same_v<T, std::string>;
+template <class T>
+constexpr bool kOrdered = kArithmetic<T> && !std::is_same_v<T, complex64> && !std::is_same_v<T, complex128>;
+
 // out (holding its initial values) combined with each update row, in order.
 template <class T>
 void scatter_rows(const NdRows& r, const T* up, T* out, Combine how) {
@@ -62,33 +69,40 @@ void scatter_rows(const NdRows& r, const T* up, T* out, Combine how) {
           if constexpr (std::is_same_v<T, bool>)
             o[k] = o[k] || u[k];  // TF's bool ScatterNd: true + true is true
           else
-            o[k] = o[k] + u[k];
+            o[k] = o[k] + u[k];  // strings: TF's ScatterNd concatenates duplicates
           break;
         case Combine::kSub:
-          if constexpr (!std::is_same_v<T, bool>) o[k] = o[k] - u[k];
+          if constexpr (kArithmetic<T>) o[k] = o[k] - u[k];
           break;
         case Combine::kMax:  // Eigen's cwiseMax, as TF: a NaN update never wins, a NaN kept stays
-          o[k] = o[k] < u[k] ? u[k] : o[k];
+          if constexpr (kOrdered<T>) o[k] = o[k] < u[k] ? u[k] : o[k];
           break;
         case Combine::kMin:
-          o[k] = u[k] < o[k] ? u[k] : o[k];
+          if constexpr (kOrdered<T>) o[k] = u[k] < o[k] ? u[k] : o[k];
           break;
       }
     }
   }
 }
 
+template <TypeSet kTypes>
 void scatter(OpCall& c, const Tensor& ix, const Tensor& up, Tensor& out, Combine how) {
   NdRows r = nd_rows(c, ix, out.shape(), "shape");
   if (r.rows > 0 && out.num_elements() == 0) c.fail("Indices and updates specified for empty output shape");
-  JF_SWITCH_DTYPE(out.dtype(), T, scatter_rows<T>(r, up.data<T>(), out.data<T>(), how));
+  if (is_string(out)) {
+    if constexpr ((kTypes & kStringTypes) != 0)
+      scatter_rows<std::string>(r, up.data<std::string>(), out.data<std::string>(), how);
+    return;
+  }
+  JF_SWITCH_CLAIMED(kTypes, out.dtype(), T, scatter_rows<T>(r, up.data<T>(), out.data<T>(), how));
 }
 
+template <OpId kOp>
 void tensor_scatter(OpCall& c, Combine how) {
   const Tensor& t = c.in[0];
   Tensor& out = c.alloc(0);
-  if (out.num_elements()) std::memcpy(out.raw(), t.raw(), out.num_elements() * dtype_size(out.dtype()));
-  scatter(c, c.in[1], c.in[2], out, how);
+  copy_elements(is_string(out), out.raw(), t.raw(), out.num_elements() * dtype_size(out.dtype()));
+  scatter<op_types(kOp)>(c, c.in[1], c.in[2], out, how);
 }
 
 }  // namespace
@@ -103,23 +117,26 @@ void k_GatherNd(OpCall& c) {
   const size_t row = r.slice * dtype_size(p.dtype());
   const char* src = static_cast<const char*>(p.raw());
   char* dst = static_cast<char*>(out.raw());
+  const bool strings = is_string(p);
   if (row == 0) return;
   parallel_for(r.rows, static_cast<double>(r.slice), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * row, src + r.at[i] * row, row);
+    for (int64_t i = b; i < e; ++i) copy_elements(strings, dst + i * row, src + r.at[i] * row, row);
   });
 }
 
 void k_ScatterNd(OpCall& c) {
   Tensor& out = c.alloc(0);
-  if (out.num_elements()) std::memset(out.raw(), 0, out.num_elements() * dtype_size(out.dtype()));
-  scatter(c, c.in[0], c.in[1], out, Combine::kAdd);
+  // zero bytes are zero for every numeric dtype; a fresh string tensor holds empty strings
+  if (out.num_elements() && !is_string(out))
+    std::memset(out.raw(), 0, out.num_elements() * dtype_size(out.dtype()));
+  scatter<op_types(OpId::ScatterNd)>(c, c.in[0], c.in[1], out, Combine::kAdd);
 }
 
-void k_TensorScatterUpdate(OpCall& c) { tensor_scatter(c, Combine::kAssign); }
-void k_TensorScatterAdd(OpCall& c) { tensor_scatter(c, Combine::kAdd); }
-void k_TensorScatterSub(OpCall& c) { tensor_scatter(c, Combine::kSub); }
-void k_TensorScatterMax(OpCall& c) { tensor_scatter(c, Combine::kMax); }
-void k_TensorScatterMin(OpCall& c) { tensor_scatter(c, Combine::kMin); }
+void k_TensorScatterUpdate(OpCall& c) { tensor_scatter<OpId::TensorScatterUpdate>(c, Combine::kAssign); }
+void k_TensorScatterAdd(OpCall& c) { tensor_scatter<OpId::TensorScatterAdd>(c, Combine::kAdd); }
+void k_TensorScatterSub(OpCall& c) { tensor_scatter<OpId::TensorScatterSub>(c, Combine::kSub); }
+void k_TensorScatterMax(OpCall& c) { tensor_scatter<OpId::TensorScatterMax>(c, Combine::kMax); }
+void k_TensorScatterMin(OpCall& c) { tensor_scatter<OpId::TensorScatterMin>(c, Combine::kMin); }
 
 // Slice: the strided copy of StridedSlice with unit strides.
 void k_Slice(OpCall& c) {
@@ -134,7 +151,7 @@ void k_Slice(OpCall& c) {
     dims[d] = y.shape()[d];
   }
   const size_t es = dtype_size(x.dtype());
-  strided_copy(static_cast<const char*>(x.raw()) + base * es, es, x.rank(), dims, st,
+  strided_copy(x.dtype(), static_cast<const char*>(x.raw()) + base * es, x.rank(), dims, st,
                static_cast<char*>(y.raw()));
 }
 

@@ -65,7 +65,7 @@ void gather_typed(const char* base, int rank, const int64_t* dims, const int64_t
       E* o = dst + r * inner;
       const E* s = src + off;
       if (is == 1)
-        std::memcpy(o, s, inner * sizeof(E));
+        std::copy_n(s, inner, o);  // a memmove for numbers, assignments for strings
       else
         for (int64_t i = 0; i < inner; ++i) o[i] = s[i * is];
     }
@@ -112,25 +112,33 @@ void strided_copy(const char* base, size_t esize, int rank, const int64_t* dims,
   }
 }
 
+void strided_copy(DType dt, const char* base, int rank, const int64_t* dims, const int64_t* strides,
+                  char* out) {
+  if (dt == DType::kString)
+    gather_typed<std::string>(base, rank, dims, strides, out);
+  else
+    strided_copy(base, dtype_size(dt), rank, dims, strides, out);
+}
+
 namespace {
 
 // Copies contiguous blocks: for each of `outer` rows, `parts` chunks of chunk_bytes[k] each.
-void concat_blocks(int64_t outer, const std::vector<const char*>& src, const std::vector<int64_t>& chunk,
-                   char* dst) {
+void concat_blocks(bool strings, int64_t outer, const std::vector<const char*>& src,
+                   const std::vector<int64_t>& chunk, char* dst) {
   int64_t row = 0;
   for (int64_t c : chunk) row += c;
   parallel_for(outer, static_cast<double>(row) / 8, [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
       char* d = dst + o * row;
       for (size_t k = 0; k < src.size(); ++k) {
-        std::memcpy(d, src[k] + o * chunk[k], chunk[k]);
+        copy_elements(strings, d, src[k] + o * chunk[k], chunk[k]);
         d += chunk[k];
       }
     }
   });
 }
 
-void split_blocks(const char* src, int64_t outer, const std::vector<char*>& dst,
+void split_blocks(bool strings, const char* src, int64_t outer, const std::vector<char*>& dst,
                   const std::vector<int64_t>& chunk) {
   int64_t row = 0;
   for (int64_t c : chunk) row += c;
@@ -138,7 +146,7 @@ void split_blocks(const char* src, int64_t outer, const std::vector<char*>& dst,
     for (int64_t o = b; o < e; ++o) {
       const char* s = src + o * row;
       for (size_t k = 0; k < dst.size(); ++k) {
-        std::memcpy(dst[k] + o * chunk[k], s, chunk[k]);
+        copy_elements(strings, dst[k] + o * chunk[k], s, chunk[k]);
         s += chunk[k];
       }
     }
@@ -159,7 +167,7 @@ void concat_along(OpCall& c, size_t n, int axis) {
     src.push_back(static_cast<const char*>(t.raw()));
     chunk.push_back(inner * es);
   }
-  if (y.num_elements()) concat_blocks(outer, src, chunk, static_cast<char*>(y.raw()));
+  if (y.num_elements()) concat_blocks(is_string(y), outer, src, chunk, static_cast<char*>(y.raw()));
 }
 
 void split_along(OpCall& c, const Tensor& x, int axis) {
@@ -175,7 +183,7 @@ void split_along(OpCall& c, const Tensor& x, int axis) {
     dst.push_back(static_cast<char*>(t.raw()));
     chunk.push_back(inner * es);
   }
-  if (x.num_elements()) split_blocks(static_cast<const char*>(x.raw()), outer, dst, chunk);
+  if (x.num_elements()) split_blocks(is_string(x), static_cast<const char*>(x.raw()), outer, dst, chunk);
 }
 
 }  // namespace
@@ -184,7 +192,7 @@ void transpose_into(const Tensor& in, const std::vector<int>& perm, Tensor& out)
   int64_t st[kMaxRank], pst[kMaxRank], dims[kMaxRank];
   row_major_strides(in.shape(), st);
   for (size_t i = 0; i < perm.size(); ++i) pst[i] = st[perm[i]], dims[i] = in.shape()[perm[i]];
-  strided_copy(static_cast<const char*>(in.raw()), dtype_size(in.dtype()), in.rank(), dims, pst,
+  strided_copy(in.dtype(), static_cast<const char*>(in.raw()), in.rank(), dims, pst,
                static_cast<char*>(out.raw()));
 }
 
@@ -231,19 +239,22 @@ void k_SplitV(OpCall& c) {
   split_along(c, c.in[0], normalize_axis(c.in[2].get_int(0), c.in[0].rank(), c.name()));
 }
 
+template <class T>
+static void broadcast_typed(const Tensor& x, Tensor& y) {
+  BroadcastPlan p = make_broadcast(y.shape(), {x.shape()});
+  const T* src = x.data<T>();
+  T* dst = y.data<T>();
+  for_each_segment(p, 1.0, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
+    if (is[0])
+      std::copy_n(src + off[0], n, dst + o);
+    else
+      std::fill(dst + o, dst + o + n, src[off[0]]);
+  });
+}
 void k_BroadcastTo(OpCall& c) {
   Tensor& y = c.alloc(0);
-  BroadcastPlan p = make_broadcast(y.shape(), {c.in[0].shape()});
-  JF_SWITCH_EVERY_DTYPE(y.dtype(), T, {
-    const T* src = c.in[0].data<T>();
-    T* dst = y.data<T>();
-    for_each_segment(p, 1.0, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* is) {
-      if (is[0])
-        std::memcpy(dst + o, src + off[0], n * sizeof(T));
-      else
-        std::fill(dst + o, dst + o + n, src[off[0]]);
-    });
-  });
+  if (is_string(y)) return broadcast_typed<std::string>(c.in[0], y);
+  JF_SWITCH_EVERY_DTYPE(y.dtype(), T, broadcast_typed<T>(c.in[0], y));
 }
 
 void strided_slice_into(const Tensor& x, const SlicePlan& p, const Shape& out, OpCall* c, Tensor* result) {
@@ -278,7 +289,7 @@ void strided_slice_into(const Tensor& x, const SlicePlan& p, const Shape& out, O
     *result = Tensor::empty(x.dtype(), out);
   Tensor& y = *result;
   if (y.num_elements())
-    strided_copy(static_cast<const char*>(x.raw()) + base * es, es, x.rank(), dims, steps,
+    strided_copy(x.dtype(), static_cast<const char*>(x.raw()) + base * es, x.rank(), dims, steps,
                  static_cast<char*>(y.raw()));
 }
 
@@ -308,10 +319,12 @@ static void fill_value(Tensor& y, T v) {
 
 void k_Fill(OpCall& c) {
   Tensor& y = c.alloc(0);
+  if (is_string(y)) return fill_value<std::string>(y, *c.in[1].data<std::string>());
   JF_SWITCH_EVERY_DTYPE(y.dtype(), T, fill_value<T>(y, *c.in[1].data<T>()));
 }
 void k_ZerosLike(OpCall& c) {
   Tensor& y = c.alloc(0);
+  if (is_string(y)) return;  // a fresh string tensor holds empty strings: TF's zeros
   JF_SWITCH_EVERY_DTYPE(y.dtype(), T, fill_value<T>(y, T(0)));
 }
 void k_OnesLike(OpCall& c) {

@@ -94,7 +94,8 @@ void bool_reduce(OpCall& c, bool any) {
 template <class T>
 T wrapping(bool mul, T a, T b) {
   if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
+    // at least unsigned int: narrower types would promote to (overflowing) int
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
     const U x = static_cast<U>(a), y = static_cast<U>(b);
     return static_cast<T>(mul ? static_cast<U>(x * y) : static_cast<U>(x + y));
   } else {
@@ -109,8 +110,12 @@ enum class Fold { kSum, kProd, kMax, kMin };
 template <class T>
 T fold(Fold f, T acc, T v) {
   if (f == Fold::kSum || f == Fold::kProd) return wrapping(f == Fold::kProd, acc, v);
-  if (f == Fold::kMax) return v < acc ? acc : v;
-  return acc < v ? acc : v;
+  if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
+    return acc;  // complex numbers have no order: their records claim no max/min
+  } else {
+    if (f == Fold::kMax) return v < acc ? acc : v;
+    return acc < v ? acc : v;
+  }
 }
 
 // EuclideanNorm: each element's square added (wrapping for integers) into its output
@@ -185,9 +190,10 @@ void unsorted_segment(OpCall& c, Fold f) {
   JF_SWITCH_CLAIMED(kTypes, data.dtype(), T, {
     const T* src = data.data<T>();
     T* dst = out.data<T>();
-    const T init = f == Fold::kProd  ? T(1)
-                   : f == Fold::kMax ? std::numeric_limits<T>::lowest()
-                                     : std::numeric_limits<T>::max();
+    T init = T(1);
+    if constexpr (!std::is_same_v<T, complex64> && !std::is_same_v<T, complex128>)
+      if (f != Fold::kProd)
+        init = f == Fold::kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
     std::fill(dst, dst + out.num_elements(), init);
     for (size_t r = 0; r < ids.size(); ++r) {
       if (ids[r] < 0) continue;

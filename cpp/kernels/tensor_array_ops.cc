@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ir/op_registry.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "support/stats.h"
 
@@ -38,21 +39,15 @@ void add_row(char* dst, const char* src, size_t bytes) {
   }
 }
 
+// A gradient array sums its writes (strings never have gradients).
 void accumulate_row(DType dt, char* dst, const char* src, size_t bytes) {
-  switch (dt) {
-    case DType::kFloat32:
-      return add_row<float>(dst, src, bytes);
-    case DType::kFloat64:
-      return add_row<double>(dst, src, bytes);
-    case DType::kInt32:
-      return add_row<int32_t>(dst, src, bytes);
-    case DType::kInt64:
-      return add_row<int64_t>(dst, src, bytes);
-    case DType::kBool:
-      return add_row<bool>(dst, src, bytes);
-    default:
-      throw_invalid("TensorArrayWrite: cannot accumulate ", dtype_name(dt));
-  }
+  if (dt == DType::kString) throw_invalid("TensorArrayWrite: cannot accumulate ", dtype_name(dt));
+  JF_SWITCH_CLAIMED(op_types(OpId::TensorArrayWrite) & ~kStringTypes, dt, T, add_row<T>(dst, src, bytes));
+}
+
+// zero bytes are zero for every numeric dtype; a fresh string tensor holds empty strings
+void zero_fill(const Tensor& t, size_t from, size_t bytes) {
+  if (bytes && t.dtype() != DType::kString) std::memset(static_cast<char*>(t.raw()) + from, 0, bytes);
 }
 
 }  // namespace
@@ -82,7 +77,7 @@ void k_TensorArrayWrite(OpCall& c) {
     Shape s = element;
     s.insert(0, in->shape()[0]);
     learned = make_output(c, 0, in->dtype(), s);
-    std::memset(learned.raw(), 0, static_cast<size_t>(s.num_elements()) * dtype_size(in->dtype()));
+    zero_fill(learned, 0, static_cast<size_t>(s.num_elements()) * dtype_size(in->dtype()));
     in = &learned;
   }
   const Tensor& buf = *in;
@@ -105,8 +100,8 @@ void k_TensorArrayWrite(OpCall& c) {
     s[0] = out_rows;
     out = make_output(c, 0, buf.dtype(), s);
     const size_t kept = static_cast<size_t>(rows) * rb, all = static_cast<size_t>(out_rows) * rb;
-    if (kept) std::memcpy(out.raw(), buf.raw(), kept);
-    if (all > kept) std::memset(static_cast<char*>(out.raw()) + kept, 0, all - kept);
+    copy_elements(is_string(buf), out.raw(), buf.raw(), kept);
+    if (all > kept) zero_fill(out, kept, all - kept);
     stats().tensor_array_copied_bytes.fetch_add(static_cast<int64_t>(kept), std::memory_order_relaxed);
   }
   char* base = static_cast<char*>(out.raw());
@@ -117,7 +112,7 @@ void k_TensorArrayWrite(OpCall& c) {
     if (acc)
       accumulate_row(buf.dtype(), base + j * rb, src + k * rb, rb);
     else
-      std::memcpy(base + j * rb, src + k * rb, rb);
+      copy_elements(is_string(buf), base + j * rb, src + k * rb, rb);
   }
   if (c.results.empty()) c.results.resize(1);
   c.results[0] = out;
@@ -140,7 +135,8 @@ void k_TensorArrayRead(OpCall& c) {
   const size_t rb = row_bytes(buf);
   if (rb == 0) return;
   for (size_t k = 0; k < ix.size(); ++k)
-    std::memcpy(static_cast<char*>(out.raw()) + k * rb, static_cast<const char*>(buf.raw()) + ix[k] * rb, rb);
+    copy_elements(is_string(buf), static_cast<char*>(out.raw()) + k * rb,
+                  static_cast<const char*>(buf.raw()) + ix[k] * rb, rb);
 }
 
 void k_TensorArrayStack(OpCall& c) {

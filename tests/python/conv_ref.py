@@ -3,7 +3,17 @@ and window taps (NHWC; callers transpose NCHW): TF's window arithmetic (SAME pad
 difference, the smaller half before), a max pool that skips NaN and starts from the dtype's
 lowest value, an average over the window's elements inside the input, a max-pool gradient
 to the window's first largest element."""
+import ml_dtypes
 import numpy as np
+
+
+def _is_float(dt):
+    return dt.kind == "f" or dt == np.dtype(ml_dtypes.bfloat16)
+
+
+def _lowest(dt):
+    """The max pools' start: the dtype's lowest finite value."""
+    return ml_dtypes.finfo(dt).min if _is_float(dt) else np.iinfo(dt).min
 
 
 def out_and_pad(n, k, s, d, padding):
@@ -92,11 +102,11 @@ def _out(x_shape, k, strides, padding):
 
 def max_pool(x, k, strides, padding):
     x = np.asarray(x)
-    lowest = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    y = np.zeros(_out(x.shape, k, strides, padding), np.float64 if x.dtype.kind == "f" else x.dtype)
+    lowest = _lowest(x.dtype)
+    y = np.zeros(_out(x.shape, k, strides, padding), np.float64 if _is_float(x.dtype) else x.dtype)
     for oh, ow, rows, cols in _windows(x.shape, k, strides, padding):
         win = x[:, rows.start:rows.stop, cols.start:cols.stop, :].astype(y.dtype)
-        if x.dtype.kind == "f":
+        if _is_float(x.dtype):
             win = np.where(np.isnan(win), -np.inf, win)
         y[:, oh, ow, :] = np.maximum(win.max(axis=(1, 2)), lowest)
     return y
@@ -220,7 +230,7 @@ def pool3d(x, k, strides, padding, kind):
     x = np.asarray(x)
     dims = [out_and_pad(x.shape[1 + i], k[i], strides[i], 1, padding)[0] for i in range(3)]
     y = np.zeros((x.shape[0], *dims, x.shape[4]))
-    lowest = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    lowest = _lowest(x.dtype)
     for o, sl in _windows3(x.shape, k, strides, padding):
         win = x[:, sl[0], sl[1], sl[2], :].astype(np.float64)
         if kind == "max":

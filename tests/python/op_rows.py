@@ -753,11 +753,11 @@ def _euclidean_squares_in_dtype(x):
 
 
 def _lowest(d):
-    return np.finfo(d).min if d.kind == "f" else np.iinfo(d).min
+    return ml_dtypes.finfo(d).min if _is_float(d) else np.iinfo(d).min
 
 
 def _highest(d):
-    return np.finfo(d).max if d.kind == "f" else np.iinfo(d).max
+    return ml_dtypes.finfo(d).max if _is_float(d) else np.iinfo(d).max
 
 
 def _special_inputs_of(combine):

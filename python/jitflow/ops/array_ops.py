@@ -92,7 +92,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
         p = _C.convert_to_tensor(_np.asarray(paddings, _np.int32))
     if mode == "CONSTANT":
         if not isinstance(constant_values, _C.Tensor) and constant_values == 0:
-            constant_values = False if x.dtype == _dt.bool else 0  # TF's default pads any dtype with zeros
+            # TF's default pads any dtype with its zero (strings: empty ones)
+            constant_values = False if x.dtype == _dt.bool else b"" if x.dtype == _C.DType.string else 0
         c = _C.convert_to_tensor(constant_values, x.dtype)
         return run(OP["PadV2"], (x, p, c), None, name)
     if mode in ("REFLECT", "SYMMETRIC"):

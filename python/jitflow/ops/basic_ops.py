@@ -188,7 +188,8 @@ def _scalar_of(value, dtype):
 
 @export('zeros')
 def zeros(shape, dtype=_dt.float32, name=None):
-    return fill(_shape_vector(shape, "Fill", always=True), _scalar_of(0, dtype), name=name)
+    zero = _strings.constant(b"") if _strings.is_string_dtype(dtype) else _scalar_of(0, dtype)  # TF: empty strings
+    return fill(_shape_vector(shape, "Fill", always=True), zero, name=name)
 
 
 @export('ones')

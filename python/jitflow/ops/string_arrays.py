@@ -1,8 +1,7 @@
-"""Shape and data-movement ops on eager string tensors: the C++ kernels of reshape, concat,
-gather and the rest move fixed-size elements only, so an eager jf.string tensor (a numpy
+"""Shape and data-movement ops on eager string tensors: an eager jf.string tensor (a numpy
 object array of bytes, core/strings.py) is rearranged here with numpy and stays a string
-tensor, with TF's results and error types. Inside a traced function these ops still refuse
-kString with their TypeError (a dataset map then runs its function eagerly per element)."""
+tensor, with TF's results and error types, without a round trip through a C++ kString value.
+Inside a traced function the ops' C++ kernels move the strings (docs/py_function_nest_strings.md)."""
 import numpy as np
 
 from .. import _C

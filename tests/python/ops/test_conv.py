@@ -268,7 +268,7 @@ def test_errors_name_the_op_and_shapes():
             lambda: jf.nn.conv2d(x, w, 1, [[0, 0], [-1, 2], [0, 1], [0, 0]]))
     _raises(E.InvalidArgumentError, r"Conv2D: input #1 was expected to be a float32 tensor but is a float64",
             lambda: jf.nn.conv2d(x, jf.zeros([3, 3, 3, 4], jf.float64), 1, "SAME"))
-    _raises(TypeError, r"Conv2D: expected a float32, float64 or int32 input, got int64",
+    _raises(TypeError, r"Conv2D: expected a float32, float64, int32, float16 or bfloat16 input, got int64",
             lambda: jf.nn.conv2d(jf.zeros([1, 5, 5, 3], jf.int64), jf.zeros([3, 3, 3, 4], jf.int64), 1, "SAME"))
     _raises(E.InvalidArgumentError, r"Must provide as many biases as the last dimension of the input tensor: "
             r"\[4\] vs. \[1,5,5,3\]", lambda: jf.nn.bias_add(x, jf.zeros([4])))

@@ -151,7 +151,7 @@ def test_errors():
         jf.nn.max_pool2d(x, [2, 2, 2, 1], 1, "VALID")
     with pytest.raises(E.InvalidArgumentError, match=r"AvgPool: Computed output size would be negative"):
         jf.nn.avg_pool2d(x, 7, 1, "VALID")
-    with pytest.raises(TypeError, match=r"AvgPool: expected a float32 or float64 input, got int32"):
+    with pytest.raises(TypeError, match=r"AvgPool: expected a float32, float64, float16 or bfloat16 input, got int32"):
         jf.nn.avg_pool2d(jf.zeros([1, 4, 4, 1], jf.int32), 2, 2, "VALID")
     with pytest.raises(E.InvalidArgumentError, match=r"MaxPool: Left padding 2 needs to be smaller than the window "
                        r"size 2"):
