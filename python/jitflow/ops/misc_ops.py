@@ -25,6 +25,7 @@ from . import scatter_ops as _scatter
 from . import sort_ops as _sort
 from . import stats_ops as _stats
 from .dispatch import static_value, to_tensor
+from .sparse_ops import SparseTensor
 
 
 @export("executing_eagerly")
@@ -41,7 +42,8 @@ def inside_function():
 @export("is_tensor")
 def is_tensor(x):
     """Whether x is a jitflow tensor or variable (TF's is_tf_type)."""
-    return isinstance(x, Tensor) or hasattr(x, "__jf_tensor__") or type(x).__name__ in ("Variable", "KerasVariable")
+    return isinstance(x, (Tensor, SparseTensor)) or hasattr(x, "__jf_tensor__") or \
+        type(x).__name__ in ("Variable", "KerasVariable")
 
 
 @export("is_symbolic_tensor")

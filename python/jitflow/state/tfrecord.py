@@ -19,6 +19,7 @@ from ..core.protobuf_wire import read_varint as _read_varint
 from ..core.protobuf_wire import varint as _varint
 from ..core.tensor_spec import TensorSpec
 from ..ops import basic_ops as _ops
+from ..ops.sparse_ops import SparseTensor
 from ..tracing.py_function import py_function
 from .summary import _masked, crc32c, record
 
@@ -261,21 +262,25 @@ class FixedLenFeature:
 
 @export("io.VarLenFeature")
 class VarLenFeature:
+    """A feature of any number of values: parsed as a jf.SparseTensor ([n] for one Example,
+    [batch, longest] for a batch)."""
+
     def __init__(self, dtype):
         self.dtype = _dt.as_dtype(dtype)
+        self.shape = None
 
 
 def _parse_one(data, features):
     example = Example.FromString(data)
     out = []
     for name, spec in features.items():
-        if isinstance(spec, VarLenFeature):
-            raise NotImplementedError("jitflow has no SparseTensor: parse VarLenFeature is not implemented yet "
-                                      "(use FixedLenFeature)")
         feature = example.features.feature.get(name)
         numpy_dtype = object if spec.dtype == _dt.string else spec.dtype.as_numpy_dtype
         size = int(np.prod(spec.shape)) if spec.shape else 1
-        if feature is None or feature.WhichOneof("kind") is None:
+        varlen = isinstance(spec, VarLenFeature)
+        if varlen and (feature is None or feature.WhichOneof("kind") is None):
+            values = np.zeros([0], dtype=numpy_dtype)
+        elif feature is None or feature.WhichOneof("kind") is None:
             if spec.default_value is None:
                 raise InvalidArgumentError(f"Feature: {name} (data type: {spec.dtype.name}) is required but could "
                                            f"not be found.")
@@ -287,6 +292,9 @@ def _parse_one(data, features):
                 raise InvalidArgumentError(f"Name: <unknown>, Feature: {name}. Data types don't match. Expected "
                                            f"type: {spec.dtype.name}, Actual type: {kind}")
             raw = getattr(feature, kind).value
+            if varlen:
+                out.append(np.asarray(list(raw), dtype=numpy_dtype).reshape(-1))
+                continue
             if len(raw) != size:
                 raise InvalidArgumentError(f"Name: <unknown>, Key: {name}, Index: 0.  Number of {kind.split('_')[0]} "
                                            f"values != expected.  Values size: {len(raw)} but output shape: "
@@ -296,33 +304,68 @@ def _parse_one(data, features):
     return out
 
 
+def _sparse_parts(rows, dtype, batched):
+    """A var-len feature's values per Example as a SparseTensor's indices, values and
+    dense_shape: [n] for one Example, [batch, longest] for a batch (TF's layout)."""
+    numpy_dtype = object if dtype == _dt.string else dtype.as_numpy_dtype
+    values = np.concatenate(rows) if rows else np.zeros([0], numpy_dtype)
+    if not batched:
+        n = len(rows[0])
+        return [np.arange(n, dtype=np.int64).reshape(n, 1), values.astype(numpy_dtype), np.array([n], np.int64)]
+    index = [(b, i) for b, r in enumerate(rows) for i in range(len(r))]
+    indices = np.array(index, np.int64).reshape(-1, 2)
+    longest = max((len(r) for r in rows), default=0)
+    return [indices, values.astype(numpy_dtype), np.array([len(rows), longest], np.int64)]
+
+
 def _parse(serialized, features, batched):
     names = list(features)
     specs = [features[n] for n in names]
+    lead = [None] if batched else []
 
     def run(data):
         items = list(np.asarray(data, dtype=object).reshape(-1)) if batched else [data]
         parsed = [_parse_one(d if isinstance(d, bytes) else bytes(d), features) for d in items]
-        if batched:
-            return [np.stack([p[k] for p in parsed]) if parsed else np.zeros([0, *specs[k].shape],
-                                                                              specs[k].dtype.as_numpy_dtype)
-                    for k in range(len(specs))]
-        return parsed[0]
+        out = []
+        for k, spec in enumerate(specs):
+            if isinstance(spec, VarLenFeature):
+                out.extend(_sparse_parts([p[k] for p in parsed], spec.dtype, batched))
+            elif batched:
+                out.append(np.stack([p[k] for p in parsed]) if parsed
+                           else np.zeros([0, *spec.shape], spec.dtype.as_numpy_dtype))
+            else:
+                out.append(parsed[0][k])
+        return out
 
+    dtypes = []  # the flat outputs' dtypes and specs: three per var-len feature
+    tout = []
+    for s in specs:
+        if isinstance(s, VarLenFeature):
+            rank = len(lead) + 1
+            dtypes += [_dt.int64, s.dtype, _dt.int64]
+            tout += [TensorSpec([None, rank], _dt.int64), TensorSpec([None], s.dtype), TensorSpec([rank], _dt.int64)]
+        else:
+            dtypes.append(s.dtype)
+            tout.append(TensorSpec([*lead, *s.shape], s.dtype))
     if _C.is_tracing():
-        lead = [None] if batched else []
-        outs = py_function(lambda t: run(t.numpy()), [serialized],
-                           Tout=[TensorSpec([*lead, *s.shape], s.dtype) for s in specs])
-        outs = outs if isinstance(outs, (list, tuple)) else [outs]
+        outs = py_function(lambda t: run(t.numpy()), [serialized], Tout=tout)
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     else:
         data = serialized.numpy() if hasattr(serialized, "numpy") else serialized
-        outs = [_ops.convert_to_tensor(v, s.dtype) for v, s in zip(run(data), specs)]
-    return dict(zip(names, outs))
+        outs = [_ops.convert_to_tensor(v, d) for v, d in zip(run(data), dtypes)]
+    result = {}
+    for n, s in zip(names, specs):
+        if isinstance(s, VarLenFeature):
+            result[n], outs = SparseTensor(*outs[:3]), outs[3:]
+        else:
+            result[n], outs = outs[0], outs[1:]
+    return result
 
 
 @export("io.parse_single_example")
 def parse_single_example(serialized, features, example_names=None, name=None):
-    """A dict of the features of one serialized Example (FixedLenFeature specs)."""
+    """A dict of the features of one serialized Example (FixedLenFeature: a tensor of its shape;
+    VarLenFeature: a SparseTensor)."""
     return _parse(serialized, features, batched=False)
 
 

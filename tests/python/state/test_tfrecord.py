@@ -69,3 +69,34 @@ def test_errors(tmp_path):
         jf.io.parse_single_example(data, {"x": jf.io.FixedLenFeature([2], jf.int64)})
     with pytest.raises(jf.errors.InvalidArgumentError, match="Values size"):
         jf.io.parse_single_example(data, {"x": jf.io.FixedLenFeature([3], jf.float32)})
+
+
+# Examples with an int64 feature 'v' of [5, 6, 7], [] and [9] and a bytes feature 's' of as many
+# b'x', serialized by TF 2.21; its parse of them is hard-coded in the asserts below.
+VARLEN = [bytes.fromhex(h) for h in (
+    "0a200a0c0a017612071a050a030506070a100a0173120b0a090a01780a01780a0178",
+    "0a120a070a017612021a000a070a017312020a00",
+    "0a180a0a0a017612051a030a01090a0a0a017312050a030a0178")]
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_var_len_features_parse_to_sparse_tensors(traced):
+    spec = {"v": jf.io.VarLenFeature(jf.int64), "s": jf.io.VarLenFeature(jf.string)}
+    single = jf.io.parse_single_example
+    batch = jf.io.parse_example
+    if traced:
+        single, batch = jf.function(lambda d: jf.io.parse_single_example(d, spec)), \
+            jf.function(lambda d: jf.io.parse_example(d, spec))
+        one, many, empty = single(jf.constant(VARLEN[0])), batch(jf.constant(VARLEN)), single(jf.constant(VARLEN[1]))
+    else:
+        one, many, empty = single(VARLEN[0], spec), batch(VARLEN, spec), single(VARLEN[1], spec)
+    v = one["v"]
+    assert isinstance(v, jf.SparseTensor)
+    assert v.indices.numpy().tolist() == [[0], [1], [2]] and v.values.numpy().tolist() == [5, 6, 7]
+    assert v.dense_shape.numpy().tolist() == [3]
+    v = many["v"]
+    assert v.indices.numpy().tolist() == [[0, 0], [0, 1], [0, 2], [2, 0]] and v.values.numpy().tolist() == [5, 6, 7, 9]
+    assert v.dense_shape.numpy().tolist() == [3, 3]
+    assert [bytes(x) for x in many["s"].values.numpy()] == [b"x"] * 4
+    assert empty["v"].indices.shape == (0, 1) and empty["v"].dense_shape.numpy().tolist() == [0]
+    np.testing.assert_array_equal(jf.sparse.to_dense(many["v"]).numpy(), [[5, 6, 7], [0, 0, 0], [9, 0, 0]])
