@@ -157,6 +157,9 @@ class Optimizer(_Module):
         return [self.iterations] + list(self._slots.values())
 
     # ---- updates ----------------------------------------------------------------------
+    def _prepare_step(self, step):
+        """Per-step state an update rule shares across variables (Nadam's momentum product),
+        updated once before the variables' updates; step is iterations + 1, float32."""
     def _lr(self, dtype):
         lr = self.learning_rate
         if isinstance(lr, Variable):
@@ -207,6 +210,7 @@ class Optimizer(_Module):
                 if self._decays(v):
                     v.assign(v.read_value() * (1.0 - self._lr(v.dtype) * _ops.cast(self.weight_decay, v.dtype)))
         step = _ops.cast(self.iterations.read_value() + 1, _ops._dt.float32)
+        self._prepare_step(step)
         for g, v in zip(grads, variables):
             self._update(g, v, _ops.cast(step, v.dtype) if v.dtype != step.dtype else step)
             # A Keras weight's constraint (keras.constraints) projects it after its update.

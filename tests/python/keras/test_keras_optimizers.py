@@ -241,3 +241,48 @@ def test_minimize_and_slots_in_a_checkpoint(tmp_path):
         ref = ref + (2 * w) ** 2
         w = w - 0.5 * 2 * w / np.sqrt(ref + 1e-7)
     np.testing.assert_allclose(acc, ref, rtol=1e-5)
+
+
+# TF 2.21's Keras 3 after three steps from W_KERAS with the gradients G_KERAS below (printed there and
+# hard-coded; rounded to 7 decimals).
+W_KERAS = np.array([[0.5, -1.0], [2.0, 0.25]], np.float32)
+G_KERAS = [np.array([[0.1, -0.2], [0.3, 0.0]], np.float32), np.array([[-0.4, 0.5], [0.05, 1.0]], np.float32),
+      np.array([[0.2, 0.2], [-0.3, -0.1]], np.float32)]
+KERAS_AFTER_3 = {
+    "Adamax": [[0.4948085, -0.9969735], [1.9845279, 0.2417819]],
+    "Nadam": [[0.4950239, -1.002791], [1.9938456, 0.2399936]],
+    "Adadelta": [[0.4992932, -1.0014188], [1.9996911, 0.2487899]],
+    "Ftrl": [[0.0204671, -0.1580786], [0.3943034, -0.0788337]],
+    "Lion": [[0.49, -1.01], [1.99, 0.25]],
+}
+
+
+def _more_optimizer(name):
+    K = jf.keras.optimizers
+    return {"Adamax": lambda: K.Adamax(0.01), "Nadam": lambda: K.Nadam(0.01), "Adadelta": lambda: K.Adadelta(1.0),
+            "Ftrl": lambda: K.Ftrl(0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02,
+                                   l2_shrinkage_regularization_strength=0.03, beta=0.1),
+            "Lion": lambda: K.Lion(0.01)}[name]()
+
+
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("name", sorted(KERAS_AFTER_3))
+def test_more_update_rules_match_keras(name, traced):
+    opt, v = _more_optimizer(name), jf.Variable(W_KERAS)
+    step = (lambda g: opt.apply_gradients([(g, v)]))
+    if traced:
+        step = jf.function(step)
+    for g in G_KERAS:
+        step(jf.constant(g))
+    np.testing.assert_allclose(v.numpy(), KERAS_AFTER_3[name], rtol=2e-6, atol=2e-7)
+    assert int(opt.iterations.numpy()) == 3
+    assert jf.keras.optimizers.get(name.lower()).__class__.__name__ == name
+    again = jf.keras.optimizers.deserialize(jf.keras.optimizers.serialize(opt))
+    assert type(again) is type(opt) and again.get_config() == opt.get_config()
+
+
+def test_more_optimizers_check_their_arguments():
+    with pytest.raises(ValueError, match="learning_rate_power"):
+        jf.keras.optimizers.Ftrl(learning_rate_power=0.5)
+    with pytest.raises(ValueError, match="beta_1"):
+        jf.keras.optimizers.Lion(beta_1=0.0)

@@ -1,11 +1,12 @@
 """jf.keras.optimizers: SGD and Adam (the same classes as jf.optimizers), AdamW, RMSprop,
-Adagrad, the learning-rate schedules, and get/serialize/deserialize by name."""
+Adagrad, Adamax, Nadam, Adadelta, Ftrl, Lion, the learning-rate schedules, and
+get/serialize/deserialize by name."""
 from ...state.optimizers import SGD, Adam, Optimizer
 from . import schedules
-from .more import Adagrad, AdamW, RMSprop
+from .more import Adadelta, Adagrad, Adamax, AdamW, Ftrl, Lion, Nadam, RMSprop
 
-_BY_NAME = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad)}
-_BY_NAME.update({"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad})
+_BY_NAME = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam, Adadelta, Ftrl, Lion)}
+_BY_NAME.update({name.lower(): cls for name, cls in list(_BY_NAME.items())})
 
 
 def serialize(optimizer):
@@ -32,4 +33,5 @@ def get(identifier):
     raise ValueError(f"Could not interpret optimizer identifier: {identifier}")
 
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "deserialize", "get", "schedules", "serialize"]
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Ftrl", "Lion", "Nadam", "Optimizer", "RMSprop",
+           "deserialize", "get", "schedules", "serialize"]
