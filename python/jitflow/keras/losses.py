@@ -182,6 +182,59 @@ def poisson(y_true, y_pred):
     return _ops.reduce_mean(y_pred - y_true * _ops.log(y_pred + EPSILON), axis=-1)
 
 
+def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha=0.25, gamma=2.0,
+                              from_logits=False, label_smoothing=0.0, axis=-1):
+    """Binary cross-entropy per entry scaled by (1 - p_t)^gamma, p_t the probability given to the
+    true label (and by alpha / 1 - alpha for positives / negatives with class balancing)."""
+    y_pred = _float(y_pred)
+    y_true = _float(y_true, y_pred)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        y_pred = _ops.sigmoid(y_pred)
+    p = _xent.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+    bce = -(y_true * _ops.log(p) + (1.0 - y_true) * _ops.log(1.0 - p))
+    p_t = y_true * y_pred + (1.0 - y_true) * (1.0 - y_pred)
+    focal = _ops.pow(1.0 - p_t, _ops.cast(gamma, y_pred.dtype)) * bce
+    if apply_class_balancing:
+        focal = (y_true * alpha + (1.0 - y_true) * (1.0 - alpha)) * focal
+    return _ops.reduce_mean(focal, axis=axis)
+
+
+def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
+                                   axis=-1):
+    """Categorical cross-entropy per class scaled by alpha (1 - p)^gamma, summed over classes."""
+    y_pred = _float(y_pred)
+    y_true = _float(y_true, y_pred)
+    if label_smoothing:
+        classes = _ops.cast(_ops.shape(y_true)[-1], y_pred.dtype)
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / classes
+    if from_logits:
+        y_pred = _nn.softmax(y_pred, axis=axis)
+    p = _xent.clip_by_value(y_pred / _ops.reduce_sum(y_pred, axis=axis, keepdims=True), EPSILON, 1.0 - EPSILON)
+    factor = _ops.pow(1.0 - p, _ops.cast(gamma, p.dtype)) * alpha
+    return _ops.reduce_sum(factor * (-y_true * _ops.log(p)), axis=axis)
+
+
+def dice(y_true, y_pred, axis=None):
+    """1 - 2 |y_true . y_pred| / (|y_true| + |y_pred| + epsilon), summed over axis (all when None)."""
+    y_pred = _float(y_pred)
+    y_true = _float(y_true, y_pred)
+    overlap = _ops.reduce_sum(y_true * y_pred, axis=axis)
+    total = _ops.reduce_sum(y_true, axis=axis) + _ops.reduce_sum(y_pred, axis=axis) + EPSILON
+    return 1.0 - 2.0 * overlap / total
+
+
+def tversky(y_true, y_pred, alpha=0.5, beta=0.5, axis=None):
+    """1 - TP / (TP + alpha FP + beta FN), the soft counts taken from y_true and y_pred."""
+    y_pred = _float(y_pred)
+    y_true = _float(y_true, y_pred)
+    tp = _ops.reduce_sum(y_true * y_pred, axis=axis)
+    fp = _ops.reduce_sum((1.0 - y_pred) * y_true, axis=axis)
+    fn = _ops.reduce_sum(y_pred * (1.0 - y_true), axis=axis)
+    return 1.0 - tp / (tp + fp * alpha + fn * beta + EPSILON)
+
+
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
 mape = MAPE = mean_absolute_percentage_error
@@ -347,9 +400,36 @@ class Poisson(LossFunctionWrapper):
         super().__init__(poisson, reduction, name, dtype)
 
 
+class BinaryFocalCrossentropy(LossFunctionWrapper):
+    def __init__(self, apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
+                 axis=-1, reduction="sum_over_batch_size", name="binary_focal_crossentropy", dtype=None):
+        super().__init__(binary_focal_crossentropy, reduction, name, dtype, apply_class_balancing=apply_class_balancing,
+                         alpha=alpha, gamma=gamma, from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
+        self.from_logits = from_logits
+
+
+class CategoricalFocalCrossentropy(LossFunctionWrapper):
+    def __init__(self, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1,
+                 reduction="sum_over_batch_size", name="categorical_focal_crossentropy", dtype=None):
+        super().__init__(categorical_focal_crossentropy, reduction, name, dtype, alpha=alpha, gamma=gamma,
+                         from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
+        self.from_logits = from_logits
+
+
+class Dice(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="dice", axis=None, dtype=None):
+        super().__init__(dice, reduction, name, dtype, axis=axis)
+
+
+class Tversky(LossFunctionWrapper):
+    def __init__(self, alpha=0.5, beta=0.5, reduction="sum_over_batch_size", name="tversky", axis=None, dtype=None):
+        super().__init__(tversky, reduction, name, dtype, alpha=alpha, beta=beta, axis=axis)
+
+
 _CLASSES = (MeanSquaredError, MeanAbsoluteError, Huber, BinaryCrossentropy, CategoricalCrossentropy,
             SparseCategoricalCrossentropy, Hinge, SquaredHinge, CategoricalHinge, MeanAbsolutePercentageError,
-            MeanSquaredLogarithmicError, CosineSimilarity, LogCosh, KLDivergence, Poisson)
+            MeanSquaredLogarithmicError, CosineSimilarity, LogCosh, KLDivergence, Poisson, BinaryFocalCrossentropy,
+            CategoricalFocalCrossentropy, Dice, Tversky)
 _FUNCTIONS = {"mean_squared_error": mean_squared_error, "mse": mean_squared_error, "MSE": mean_squared_error,
               "mean_absolute_error": mean_absolute_error, "mae": mean_absolute_error, "MAE": mean_absolute_error,
               "huber": huber, "binary_crossentropy": binary_crossentropy,
@@ -362,7 +442,9 @@ _FUNCTIONS = {"mean_squared_error": mean_squared_error, "mse": mean_squared_erro
               "msle": mean_squared_logarithmic_error, "MSLE": mean_squared_logarithmic_error,
               "cosine_similarity": cosine_similarity, "log_cosh": log_cosh, "logcosh": log_cosh,
               "kl_divergence": kl_divergence, "kld": kl_divergence, "KLD": kl_divergence,
-              "kullback_leibler_divergence": kl_divergence, "poisson": poisson}
+              "kullback_leibler_divergence": kl_divergence, "poisson": poisson,
+              "binary_focal_crossentropy": binary_focal_crossentropy,
+              "categorical_focal_crossentropy": categorical_focal_crossentropy, "dice": dice, "tversky": tversky}
 _BY_NAME = {c.__name__: c for c in _CLASSES}
 
 

@@ -101,3 +101,26 @@ def test_function_forms_and_get():
     assert restored.get_config()["label_smoothing"] == 0.3 and restored.from_logits
     with pytest.raises(ValueError, match="Could not interpret loss identifier"):
         L.get("msee")
+
+
+def test_focal_dice_and_tversky_losses_match_keras():
+    # TF 2.21's Keras 3 printed these for the same inputs (hard-coded, 7 decimals).
+    yt = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], np.float32)
+    yp = np.array([[0.2, 0.7, 0.1], [0.5, 0.3, 0.2]], np.float32)
+    logits = np.array([[1.5, -0.5, 0.2], [0.3, 2.0, -1.0]], np.float32)
+
+    cases = [L.BinaryFocalCrossentropy(),
+             L.BinaryFocalCrossentropy(apply_class_balancing=True, alpha=0.3, gamma=1.5, label_smoothing=0.1),
+             L.CategoricalFocalCrossentropy(), L.CategoricalFocalCrossentropy(alpha=0.5, gamma=3.0, label_smoothing=0.2),
+             L.Dice(), L.Dice(axis=-1), L.Tversky(), L.Tversky(alpha=0.7, beta=0.3, axis=-1)]
+    got = [float(c(yt, yp)) for c in cases]
+    np.testing.assert_allclose(got, [0.0427322, 0.0336989, 0.0256734, 0.0831861, 0.4, 0.4, 0.4, 0.4000001], atol=2e-7)
+    got = [float(L.BinaryFocalCrossentropy(from_logits=True)(yt, logits)),
+           float(L.CategoricalFocalCrossentropy(from_logits=True)(yt, logits))]
+    np.testing.assert_allclose(got, [0.5881841, 0.4123091], atol=2e-7)
+    np.testing.assert_allclose(L.dice(yt, yp, axis=-1).numpy(), [0.3, 0.5], atol=1e-7)
+    np.testing.assert_allclose(L.binary_focal_crossentropy(yt, yp).numpy(), [0.0140267, 0.0714378], atol=1e-7)
+    assert isinstance(L.get("Dice"), L.Dice) and L.get("tversky") is L.tversky
+    f = jf.function(lambda a, b: L.BinaryFocalCrossentropy(gamma=1.0)(a, b))
+    eager = float(L.BinaryFocalCrossentropy(gamma=1.0)(yt, yp))
+    assert abs(float(f(jf.constant(yt), jf.constant(yp))) - eager) < 1e-7
