@@ -44,13 +44,21 @@ from .confusion import (
     TrueNegatives,
     TruePositives,
 )
+from .curves import (
+    PrecisionAtRecall,
+    R2Score,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+)
 
 _CLASSES = (Mean, Sum, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, AUC,
             MeanSquaredError, MeanAbsoluteError, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
             RootMeanSquaredError, MeanAbsolutePercentageError, MeanSquaredLogarithmicError, CosineSimilarity,
             LogCoshError, BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy, KLDivergence,
             Poisson, Hinge, SquaredHinge, CategoricalHinge, Precision, Recall, TruePositives, FalsePositives,
-            TrueNegatives, FalseNegatives, FBetaScore, F1Score, MeanIoU)
+            TrueNegatives, FalseNegatives, FBetaScore, F1Score, MeanIoU, SensitivityAtSpecificity,
+            SpecificityAtSensitivity, PrecisionAtRecall, RecallAtPrecision, R2Score)
 _BY_NAME = {c.__name__: c for c in _CLASSES}
 _BY_NAME.update({"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
                  "categorical_accuracy": CategoricalAccuracy,

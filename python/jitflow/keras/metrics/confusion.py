@@ -1,5 +1,5 @@
-"""jf.keras.metrics' confusion-count metrics: AUC, Precision, Recall, the four counts, F-beta/F1
-and MeanIoU."""
+"""jf.keras.metrics' confusion-count metrics: AUC (ROC and PR), Precision, Recall, the four
+counts, F-beta/F1 and MeanIoU."""
 import numpy as np
 
 from ... import _C
@@ -15,15 +15,20 @@ from .base import _EPSILON, Metric, _divide_no_nan
 
 
 class AUC(Metric):
-    """Keras's thresholded ROC AUC: true/false positive/negative counts at num_thresholds
+    """Keras's thresholded AUC: true/false positive/negative counts at num_thresholds
     thresholds (-eps, 1/(n-1), ..., (n-2)/(n-1), 1+eps; a prediction above a threshold is
-    positive), the curve's area summed by the trapezoid rule."""
+    positive); the ROC or precision-recall curve's area by Riemann sums (trapezoids, or the
+    lower or upper step with 'minoring'/'majoring'); the PR curve with 'interpolation' by Davis
+    and Goadrich's interpolation between thresholds, as Keras."""
 
     def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name="auc", dtype=None,
                  thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False):
-        if curve != "ROC" or summation_method != "interpolation" or multi_label or label_weights is not None:
-            raise NotImplementedError("jf.keras.metrics.AUC implements curve='ROC' with "
-                                      "summation_method='interpolation' over all labels together")
+        curve, summation_method = str(curve).upper(), str(summation_method).lower()
+        if curve not in ("ROC", "PR") or summation_method not in ("interpolation", "minoring", "majoring"):
+            raise NotImplementedError("jf.keras.metrics.AUC implements curve 'ROC' and 'PR' with summation_method "
+                                      "'interpolation', 'minoring' or 'majoring' (not PRGAIN)")
+        if multi_label or label_weights is not None:
+            raise NotImplementedError("jf.keras.metrics.AUC computes over all labels together (no multi_label)")
         if thresholds is not None:
             inner = sorted(float(t) for t in thresholds)
             num_thresholds = len(inner) + 2
@@ -70,11 +75,18 @@ class AUC(Metric):
     def result(self):
         tp, fp = self.true_positives.read_value(), self.false_positives.read_value()
         tn, fn = self.true_negatives.read_value(), self.false_negatives.read_value()
-        recall = _divide_no_nan(tp, tp + fn)
-        fp_rate = _divide_no_nan(fp, fp + tn)
         n = self.num_thresholds
-        heights = (recall[: n - 1] + recall[1:]) / 2.0
-        return _ops.reduce_sum((fp_rate[: n - 1] - fp_rate[1:]) * heights)
+        if self.curve == "PR" and self.summation_method == "interpolation":
+            return _interpolated_pr_auc(tp, fp, fn, n)
+        recall = _divide_no_nan(tp, tp + fn)
+        x, y = (_divide_no_nan(fp, fp + tn), recall) if self.curve == "ROC" else (recall, _divide_no_nan(tp, tp + fp))
+        if self.summation_method == "interpolation":
+            heights = (y[: n - 1] + y[1:]) / 2.0
+        elif self.summation_method == "minoring":
+            heights = _ops.minimum(y[: n - 1], y[1:])
+        else:
+            heights = _ops.maximum(y[: n - 1], y[1:])
+        return _ops.reduce_sum((x[: n - 1] - x[1:]) * heights)
 
     def get_config(self):
         config = {**super().get_config(), "num_thresholds": self.num_thresholds, "curve": self.curve,
@@ -82,6 +94,21 @@ class AUC(Metric):
         if self._init_thresholds is not None:
             config["thresholds"] = self._thresholds[1:-1].tolist()
         return config
+
+
+def _interpolated_pr_auc(tp, fp, fn, n):
+    """The precision-recall AUC with precision interpolated between adjacent thresholds as a
+    function of the positives predicted (Davis & Goadrich 2006), Keras's 'interpolation'."""
+    zero = _ops.zeros_like(tp[1:])
+    dtp = tp[: n - 1] - tp[1:]
+    p = tp + fp
+    dp = p[: n - 1] - p[1:]
+    slope = _divide_no_nan(dtp, _ops.maximum(dp, zero))
+    intercept = tp[1:] - slope * p[1:]
+    both = _ops.logical_and(p[: n - 1] > 0, p[1:] > 0)
+    ratio = _ops.where(both, _divide_no_nan(p[: n - 1], _ops.maximum(p[1:], zero)), _ops.ones_like(p[1:]))
+    area = _divide_no_nan(slope * (dtp + intercept * _ops.log(ratio)), _ops.maximum(tp[1:] + fn[1:], zero))
+    return _ops.reduce_sum(area)
 
 
 def _flat_pairs(y_true, y_pred, sample_weight, dtype):
