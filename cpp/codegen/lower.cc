@@ -264,7 +264,7 @@ class Lowering {
     };
     KExpr* sq = node(KKind::kBinary, x->dtype, OpId::Mul, {x, x});
     KExpr* s = reduce(sq, axes, n->attrs.get<bool>("keep_dims", false), OpId::Sum, node_dims(n, 0));
-    if (is_float(x->dtype)) return elementwise(KKind::kUnary, n, {s}, OpId::Sqrt);
+    if (is_floating_type(x->dtype)) return elementwise(KKind::kUnary, n, {s}, OpId::Sqrt);
     KExpr* f = node(KKind::kCast, DType::kFloat64, OpId::Cast, {s});
     KExpr* r = node(KKind::kUnary, DType::kFloat64, OpId::Sqrt, {f});
     KExpr* root = node(KKind::kCast, x->dtype, OpId::Cast, {r});
@@ -276,9 +276,25 @@ class Lowering {
   // Softmax and LogSoftmax over the last axis as the row's max, the exponentials of the
   // shifted row and their sum: reductions and elementwise ops that the row fusion
   // (fuse_rows.cc) runs row by row in cache, fused with the ops around them.
+  //
+  // Over another axis TF's graph is Transpose -> Softmax -> Transpose: the normalised axis is
+  // the operand's dim `axis`, not its last. Read through the transpose, each row would be a
+  // column of the data (a cache line per element, three times); instead the reductions run
+  // over that dim in the operand's own layout (column reductions that stream its rows) and the
+  // result is transposed back as an index map, which the outer Transpose cancels.
   KExpr* softmax(Node* n, KExpr* x) {
     const int r = x->rank();
     if (r == 0) throw_unimplemented(n->name, ": softmax of a scalar");
+    if (x->kind == KKind::kTranspose && !x->materialized && x->perm.back() != r - 1) {
+      KExpr* s = softmax(n, x->operands[0], x->perm.back());
+      KExpr* t = make(KKind::kTranspose, s->dtype, x->dims);
+      t->operands = {s};
+      t->perm = x->perm;
+      return t;
+    }
+    return softmax(n, x, r - 1);
+  }
+  KExpr* softmax(Node* n, KExpr* x, int axis) {
     auto op1 = [&](OpId op, KExpr* a) {
       KExpr* e = make(KKind::kUnary, a->dtype, a->dims);
       e->op = op;
@@ -294,10 +310,10 @@ class Lowering {
       return e;
     };
     std::vector<int> per_row = x->dims;
-    per_row.back() = -1;
-    KExpr* shifted = op2(OpId::Sub, x, reduce(x, {r - 1}, true, OpId::Max, per_row));
+    per_row[axis] = -1;
+    KExpr* shifted = op2(OpId::Sub, x, reduce(x, {axis}, true, OpId::Max, per_row));
     KExpr* ex = op1(OpId::Exp, shifted);
-    KExpr* sum = reduce(ex, {r - 1}, true, OpId::Sum, per_row);
+    KExpr* sum = reduce(ex, {axis}, true, OpId::Sum, per_row);
     // Softmax multiplies by the sum's reciprocal, computed once per row (as TF's kernel does).
     if (n->op == OpId::Softmax) {
       KExpr* inv = op1(OpId::Reciprocal, sum);

@@ -87,7 +87,11 @@ void infer_svd(OpCall& c) {
   const int64_t m = s[s.rank() - 2], n = s[s.rank() - 1], p = min_dim(m, n);
   const bool uv = c.attrs.get<bool>("compute_uv", true);
   const bool full = c.attrs.get<bool>("full_matrices", false);
-  c.add_output(c.in[0].dtype(), with(batch_of(s), {p}));
+  const DType dt = c.in[0].dtype();  // the singular values of a complex matrix are real
+  c.add_output(dt == DType::kComplex64    ? DType::kFloat32
+               : dt == DType::kComplex128 ? DType::kFloat64
+                                          : dt,
+               with(batch_of(s), {p}));
   c.add_output(c.in[0].dtype(), uv ? with(batch_of(s), {m, full ? m : p}) : Shape{0});
   c.add_output(c.in[0].dtype(), uv ? with(batch_of(s), {n, full ? n : p}) : Shape{0});
 }

@@ -41,6 +41,19 @@ void each_matrix(int64_t batch, double cost, F&& fn) {
 
 double cube(int64_t n) { return static_cast<double>(n) * n * n + 1.0; }
 
+// Runs body(in, out) on a half-type matrix op in float32 and rounds the result once (as the
+// half-type matmul does); other dtypes run body on the tensors themselves.
+template <class T, class Body>
+void in_float_if_half(const Tensor& a, Tensor& out, Body body) {
+  if constexpr (kEigenHalf<T>) {
+    Tensor of = Tensor::empty(DType::kFloat32, out.shape());
+    body(widen_to_float<T>(a), of);
+    round_from_float<T>(of, out);
+  } else {
+    body(a, out);
+  }
+}
+
 }  // namespace
 
 void k_MatrixDeterminant(OpCall& c) {
@@ -67,24 +80,26 @@ void k_LogMatrixDeterminant(OpCall& c) {
     T* ld = logdet.data<T>();
     each_matrix(batch, cube(n), [&](int64_t k) {
       // log|det| summed from the LU factor's diagonal (no overflow of the product)
-      T s = 1, l = 0;
+      using R = typename Eigen::NumTraits<T>::Real;
+      T s = 1;
+      R l = 0;
       if (n) {
         Eigen::PartialPivLU<Mat<T>> lu(MapC<T>(src + k * n * n, n, n));
         const Mat<T>& f = lu.matrixLU();
         for (int64_t i = 0; i < n; ++i) {
           const T d = f(i, i);
-          if (d == 0) {
+          if (d == T(0)) {
             s = 0;
-            l = -std::numeric_limits<T>::infinity();
+            l = -std::numeric_limits<R>::infinity();
             break;
           }
-          if (d < 0) s = -s;
+          s *= d / T(std::abs(d));  // the sign of a real pivot, the phase of a complex one
           l += std::log(std::abs(d));
         }
-        if (s != 0) s *= static_cast<T>(lu.permutationP().determinant());
+        if (s != T(0)) s *= static_cast<T>(static_cast<R>(lu.permutationP().determinant()));
       }
       sg[k] = s;
-      ld[k] = l;
+      ld[k] = T(l);
     });
   });
 }
@@ -95,19 +110,21 @@ void k_MatrixInverse(OpCall& c) {
   const int64_t n = rows_of(a), batch = batch_of(a);
   const bool adjoint = c.attrs.get<bool>("adjoint", false);
   std::atomic<bool> singular{false};
-  JF_SWITCH_CLAIMED(op_types(OpId::MatrixInverse), a.dtype(), T, {
-    const T* src = a.data<T>();
-    T* dst = out.data<T>();
-    each_matrix(batch, cube(n), [&](int64_t k) {
-      if (!n) return;
-      Mat<T> m = MapC<T>(src + k * n * n, n, n);
-      if (adjoint) m.transposeInPlace();
-      Eigen::PartialPivLU<Mat<T>> lu(m);
-      // TF checks the LU factor's smallest pivot against zero
-      if (n && lu.matrixLU().diagonal().cwiseAbs().minCoeff() == T(0)) singular = true;
-      Map<T>(dst + k * n * n, n, n) = lu.inverse();
-    });
-  });
+  JF_SWITCH_CLAIMED(op_types(OpId::MatrixInverse), a.dtype(), H,
+                    (in_float_if_half<H>(a, out, [&](const Tensor& x, Tensor& y) {
+                      using T = std::conditional_t<kEigenHalf<H>, float, H>;
+                      const T* src = x.data<T>();
+                      T* dst = y.data<T>();
+                      each_matrix(batch, cube(n), [&](int64_t k) {
+                        if (!n) return;
+                        Mat<T> m = MapC<T>(src + k * n * n, n, n);
+                        if (adjoint) m.adjointInPlace();
+                        Eigen::PartialPivLU<Mat<T>> lu(m);
+                        // TF checks the LU factor's smallest pivot against zero
+                        if (n && lu.matrixLU().diagonal().cwiseAbs().minCoeff() == 0) singular = true;
+                        Map<T>(dst + k * n * n, n, n) = lu.inverse();
+                      });
+                    })));
   if (singular) c.fail("Input is not invertible.");
 }
 
@@ -125,9 +142,9 @@ void k_MatrixSolve(OpCall& c) {
     each_matrix(batch, cube(n) + static_cast<double>(n) * n * kk, [&](int64_t k) {
       if (!n) return;
       Mat<T> m = MapC<T>(pa + k * n * n, n, n);
-      if (adjoint) m.transposeInPlace();
+      if (adjoint) m.adjointInPlace();
       Eigen::PartialPivLU<Mat<T>> lu(m);
-      if (n && lu.matrixLU().diagonal().cwiseAbs().minCoeff() == T(0)) singular = true;
+      if (n && lu.matrixLU().diagonal().cwiseAbs().minCoeff() == 0) singular = true;
       if (n && kk) Map<T>(dst + k * n * kk, n, kk) = lu.solve(MapC<T>(pb + k * n * kk, n, kk));
     });
   });
@@ -152,9 +169,9 @@ void k_MatrixTriangularSolve(OpCall& c) {
       x = MapC<T>(pb + k * n * kk, n, kk);
       // Only the named triangle is read (a singular one gives inf/NaN, as TF's kernel)
       if (lower && !adjoint) m.template triangularView<Eigen::Lower>().solveInPlace(x);
-      if (lower && adjoint) m.transpose().template triangularView<Eigen::Upper>().solveInPlace(x);
+      if (lower && adjoint) m.adjoint().template triangularView<Eigen::Upper>().solveInPlace(x);
       if (!lower && !adjoint) m.template triangularView<Eigen::Upper>().solveInPlace(x);
-      if (!lower && adjoint) m.transpose().template triangularView<Eigen::Lower>().solveInPlace(x);
+      if (!lower && adjoint) m.adjoint().template triangularView<Eigen::Lower>().solveInPlace(x);
     });
   });
 }
@@ -183,10 +200,17 @@ void k_Qr(OpCall& c) {
   Tensor& q = c.alloc(0);
   Tensor& r = c.alloc(1);
   const int64_t m = rows_of(a), n = cols_of(a), p = cols_of(q), batch = batch_of(a);
-  JF_SWITCH_CLAIMED(op_types(OpId::Qr), a.dtype(), T, {
-    const T* src = a.data<T>();
-    T* pq = q.data<T>();
-    T* pr = r.data<T>();
+  JF_SWITCH_CLAIMED(op_types(OpId::Qr), a.dtype(), H, {
+    using T = std::conditional_t<kEigenHalf<H>, float, H>;
+    Tensor af = a, qf = q, rf = r;
+    if constexpr (kEigenHalf<H>) {
+      af = widen_to_float<H>(a);
+      qf = Tensor::empty(DType::kFloat32, q.shape());
+      rf = Tensor::empty(DType::kFloat32, r.shape());
+    }
+    const T* src = af.data<T>();
+    T* pq = qf.data<T>();
+    T* pr = rf.data<T>();
     each_matrix(batch, static_cast<double>(m) * n * std::max<int64_t>(m, n) + 1.0, [&](int64_t k) {
       Map<T> qk(pq + k * m * p, m, p);
       Map<T> rk(pr + k * p * n, p, n);
@@ -199,6 +223,10 @@ void k_Qr(OpCall& c) {
       qk = qr.householderQ() * Mat<T>::Identity(m, p);
       rk = qr.matrixQR().topRows(p).template triangularView<Eigen::Upper>();
     });
+    if constexpr (kEigenHalf<H>) {
+      round_from_float<H>(qf, q);
+      round_from_float<H>(rf, r);
+    }
   });
 }
 
@@ -212,8 +240,9 @@ void k_Svd(OpCall& c) {
   const bool full = c.attrs.get<bool>("full_matrices", false);
   const int64_t uc = full ? m : p, vc = full ? n : p;
   JF_SWITCH_CLAIMED(op_types(OpId::Svd), a.dtype(), T, {
+    using R = typename Eigen::NumTraits<T>::Real;
     const T* src = a.data<T>();
-    T* ps = s.data<T>();
+    R* ps = s.data<R>();
     T* pu = uv ? u.data<T>() : nullptr;
     T* pv = uv ? v.data<T>() : nullptr;
     each_matrix(batch, static_cast<double>(m) * n * std::max<int64_t>(m, n) * 4 + 1.0, [&](int64_t k) {
@@ -229,7 +258,7 @@ void k_Svd(OpCall& c) {
                                    : (Eigen::ComputeThinU | Eigen::ComputeThinV);
       Mat<T> x = MapC<T>(src + k * m * n, m, n);
       Eigen::BDCSVD<Mat<T>> svd(x, opts);
-      Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(ps + k * p, p) = svd.singularValues();
+      Eigen::Map<Eigen::Matrix<R, Eigen::Dynamic, 1>>(ps + k * p, p) = svd.singularValues();
       if (uv) {
         Map<T>(pu + k * m * uc, m, uc) = svd.matrixU();
         Map<T>(pv + k * n * vc, n, vc) = svd.matrixV();
@@ -252,7 +281,7 @@ void k_SelfAdjointEigV2(OpCall& c) {
       if (!n) return;
       Eigen::SelfAdjointEigenSolver<Mat<T>> es(
           MapC<T>(src + k * n * n, n, n), compute_v ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
-      Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(pe + k * n, n) = es.eigenvalues();
+      Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(pe + k * n, n) = es.eigenvalues().template cast<T>();
       if (compute_v) Map<T>(pv + k * n * n, n, n) = es.eigenvectors();
     });
   });

@@ -118,24 +118,39 @@ T fold(Fold f, T acc, T v) {
   }
 }
 
-// EuclideanNorm: each element's square added (wrapping for integers) into its output
-// element, then the root (integers: truncated, of the float64 value), as TF's kernel.
+// EuclideanNorm: each element's square (a complex one times its conjugate) added (wrapping
+// for integers) into its output element, then the root (integers: truncated, of the float64
+// value), as TF's kernel. Half types sum in float32 and round once, as Sum does.
 void euclidean_norm(OpCall& c) {
   std::vector<int> axes;
   reduce_axes(c, &axes);
   Tensor& y = c.alloc(0);
-  JF_SWITCH_CLAIMED(op_types(OpId::EuclideanNorm), y.dtype(), T, {
-    T* out = y.data<T>();
-    std::fill(out, out + y.num_elements(), T(0));
-    reduce_blocks<T>(c.in[0], axes, out, y.num_elements(),
-                     [](T a, T v) { return wrapping(false, a, wrapping(true, v, v)); });
-    for (int64_t i = 0, n = y.num_elements(); i < n; ++i) {
-      if constexpr (std::is_integral_v<T>)  // a sum that wrapped negative: TF's x86 value
-        out[i] = out[i] < 0 ? std::numeric_limits<T>::min()
-                            : static_cast<T>(std::sqrt(static_cast<double>(out[i])));
-      else
-        out[i] = std::sqrt(out[i]);
+  JF_SWITCH_CLAIMED(op_types(OpId::EuclideanNorm), y.dtype(), H, {
+    using T = std::conditional_t<kEigenHalf<H>, float, H>;
+    Tensor x = c.in[0], yt = y;
+    if constexpr (kEigenHalf<H>) {
+      x = widen_to_float<H>(c.in[0]);
+      yt = Tensor::empty(DType::kFloat32, y.shape());
     }
+    T* out = yt.data<T>();
+    std::fill(out, out + yt.num_elements(), T(0));
+    reduce_blocks<T>(x, axes, out, yt.num_elements(), [](T a, T v) {
+      if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>)
+        return a + v * std::conj(v);
+      else
+        return wrapping(false, a, wrapping(true, v, v));
+    });
+    for (int64_t i = 0, n = yt.num_elements(); i < n; ++i) {
+      if constexpr (std::is_integral_v<T>) {
+        bool wrapped = false;  // a signed sum that wrapped negative: TF's x86 value
+        if constexpr (std::is_signed_v<T>) wrapped = out[i] < 0;
+        out[i] =
+            wrapped ? std::numeric_limits<T>::min() : static_cast<T>(std::sqrt(static_cast<double>(out[i])));
+      } else {
+        out[i] = std::sqrt(out[i]);
+      }
+    }
+    if constexpr (kEigenHalf<H>) round_from_float<H>(yt, y);
   });
 }
 

@@ -628,12 +628,12 @@ def _jf_cond(x):  # the rows' matrices are 3x3 (only their batch dim is resized)
     return x + jf.constant(3 * np.eye(3), dtype=x.dtype)
 
 
-def _spd(x):
-    return x @ np.swapaxes(x, -1, -2) + 3 * np.eye(x.shape[-1], dtype=x.dtype)
+def _spd(x):  # Hermitian positive definite for complex x
+    return x @ np.conj(np.swapaxes(x, -1, -2)) + 3 * np.eye(x.shape[-1], dtype=x.dtype)
 
 
 def _jf_spd(x):
-    return _jf_cond(jf.matmul(x, x, transpose_b=True))
+    return _jf_cond(jf.matmul(x, x, adjoint_b=True))
 
 
 # A factorization matches numpy's only up to signs and rounding: rows check its residual and
@@ -641,13 +641,13 @@ def _jf_spd(x):
 # exact 1 on special values as well.
 def _qr_call(x):
     q, r = jf.linalg.qr(x)
-    return jf.matmul(q, r) - x + 1, jf.matmul(q, q, transpose_a=True) + 1
+    return jf.matmul(q, r) - x + 1, jf.matmul(q, q, adjoint_a=True) + 1
 
 
 def _svd_call(x):
-    s, u, v = jf.linalg.svd(x)
-    return (jf.matmul(u * jf.expand_dims(s, -2), v, transpose_b=True) - x + 1,
-            jf.matmul(u, u, transpose_a=True) + 1)
+    s, u, v = jf.linalg.svd(x)  # a complex matrix's singular values are real
+    return (jf.matmul(u * jf.cast(jf.expand_dims(s, -2), u.dtype), v, adjoint_b=True) - x + 1,
+            jf.matmul(u, u, adjoint_a=True) + 1)
 
 
 def _factor_ref(x):
@@ -658,7 +658,7 @@ def _factor_ref(x):
 def _eigh_call(x):
     a = _jf_spd(x)
     e, v = jf.linalg.eigh(a)
-    return jf.matmul(v * jf.expand_dims(e, -2), v, transpose_b=True) - a + 1, jf.matmul(v, v, transpose_a=True) + 1
+    return jf.matmul(v * jf.expand_dims(e, -2), v, adjoint_b=True) - a + 1, jf.matmul(v, v, adjoint_a=True) + 1
 
 
 def _eigh_ref(x):
@@ -742,9 +742,18 @@ def _segment_ref(combine, n=None, init=None, mean=False):
 
 
 def _euclidean_ref(x):
-    """sqrt(sum(x * x)) in float64; integers truncated, as TF's kernel."""
-    r = np.sqrt(np.sum(x.astype(np.float64) ** 2, axis=1))
-    return r.astype(x.dtype) if x.dtype.kind == "f" else np.trunc(r).astype(x.dtype)
+    """sqrt(sum(x * x)) in float64 (complex: x times its conjugate); integers square and sum in
+    their dtype (wrapping) and take the truncated root, a signed sum that wrapped negative the
+    dtype's lowest value, as TF's kernel."""
+    if _is_float(x.dtype):
+        return np.sqrt(np.sum(x.astype(np.float64) ** 2, axis=1)).astype(x.dtype)
+    if x.dtype.kind == "c":
+        z = x.astype(np.complex128)
+        return np.sqrt(np.sum(z * np.conj(z), axis=1)).astype(x.dtype)
+    s = np.sum(x * x, axis=1, dtype=x.dtype)
+    with np.errstate(invalid="ignore"):
+        r = np.trunc(np.sqrt(s.astype(np.float64)))
+    return np.where(s < 0, np.iinfo(x.dtype).min, np.nan_to_num(r)).astype(x.dtype)
 
 
 def _euclidean_squares_in_dtype(x):

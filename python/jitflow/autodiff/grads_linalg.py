@@ -1,18 +1,21 @@
 """Gradients of the decompositions and solvers, the standard adjoint formulas TF's linalg_grad
-uses (real matrices: adjoint = transpose): det and slogdet through the inverse transpose, inv
-and the solves through solves with the adjoint, Cholesky through triangular solves of its
-factor, QR (M >= N, reduced), the symmetric eigensolver (lower triangle read) and the SVD."""
+uses (adjoint: the conjugate transpose, the transpose of a real matrix): det and slogdet
+through the inverse adjoint, inv and the solves through solves with the adjoint, Cholesky
+through triangular solves of its factor, QR (M >= N, reduced; TF's extra term for complex
+matrices), the self-adjoint eigensolver (lower triangle read) and the SVD (TF's extra
+term for complex matrices too)."""
 from ..ops import basic_ops as ops
+from ..ops import complex_ops as cx
 from ..ops import decomp_ops as la
 from ..ops import linalg_ops as lo
 from .registry import register_gradient
 from .shapes import is_float
 
-T = lo.matrix_transpose
+T = lo.adjoint
 
 
 def _mm(a, b, ta=False, tb=False):
-    return ops.matmul(a, b, transpose_a=ta, transpose_b=tb)
+    return ops.matmul(a, b, adjoint_a=ta, adjoint_b=tb)
 
 
 def _col(x):
@@ -75,7 +78,7 @@ def _cholesky_grad(op, g):
 
 
 def _solve_r(x, r):
-    """x r^-T for upper-triangular r (TF's helper: a triangular solve with r, transposed)."""
+    """x r^-H for upper-triangular r (TF's helper: a triangular solve with r, adjoint)."""
     return T(la.triangular_solve(r, T(x), lower=False, adjoint=False))
 
 
@@ -83,7 +86,13 @@ def _qr_grad_tall(q, r, dq, dr):
     qdq = _mm(q, dq, ta=True)
     rdr = _mm(r, dr, tb=True)
     tril = lo.band_part((qdq - T(qdq)) + (rdr - T(rdr)), -1, 0)
-    return _mm(q, dr + _solve_r(tril, r)) + _solve_r(dq - _mm(q, qdq), r)
+    grad = _mm(q, dr + _solve_r(tril, r)) + _solve_r(dq - _mm(q, qdq), r)
+    if q.dtype.is_complex:  # TF's correction: the imaginary part of diag(r dr^H - dq^H q)
+        m = rdr - T(qdq)
+        eyem = lo.set_diag(ops.zeros_like(m), lo.diag_part(m))
+        correction = eyem - ops.cast(cx.real(eyem), q.dtype)
+        grad = grad + _solve_r(_mm(q, T(correction)), r)
+    return grad
 
 
 @register_gradient("Qr")
@@ -114,7 +123,7 @@ def _safe_reciprocal(x, eps=1e-20):
 @register_gradient("SelfAdjointEigV2")
 def _eigh_grad(op, ge, gv):
     e, v = op.outputs
-    if not is_float(op.inputs[0]):
+    if not is_float(op.inputs[0]):  # floats and complex values
         return [None]
     inner = lo.diag(ge) if ge is not None else ops.zeros_like(op.inputs[0])
     if gv is not None:
@@ -135,6 +144,9 @@ def _svd_grad(op, gs, gu, gv):
     a = op.inputs[0]
     s = op.outputs[0]
     gs = ops.zeros_like(s) if gs is None else gs
+    cplx = a.dtype.is_complex
+    if cplx:  # a complex matrix's singular values are real: TF casts them to its dtype
+        s, gs = ops.cast(s, a.dtype), ops.cast(gs, a.dtype)
     if not op.get_attr("compute_uv", True):
         _, u, v = la.svd(a)
         return [_mm(u, _mm(lo.diag(gs), v, tb=True))]
@@ -158,8 +170,9 @@ def _svd_grad(op, gs, gu, gv):
     v1, gv1 = v[..., :, :m], gv[..., :, :m]
     u = u[..., :, :m]
     gu = gu[..., :, :m]
+    v_gv = _mm(v1, gv1, ta=True)
     f_u = f * _mm(u, gu, ta=True)
-    f_v = f * _mm(v1, gv1, ta=True)
+    f_v = f * v_gv
     inner = lo.diag(gs) + _mm(f_u + T(f_u), s_mat) + _mm(s_mat, f_v + T(f_v))
     grad = _mm(u, _mm(inner, v1, tb=True))
     if m != n:
@@ -169,4 +182,7 @@ def _svd_grad(op, gs, gu, gv):
             v2, gv2 = v[..., :, m:n], gv[..., :, m:n]
             rest = rest - _mm(_mm(v1, gv2, ta=True), v2, tb=True)
         grad = grad + _mm(_mm(u, s_inv), rest)
+    if cplx:  # TF's third term: the imaginary part of diag(v^H gv)
+        diag_v_gv = lo.set_diag(ops.zeros_like(v_gv), lo.diag_part(v_gv))
+        grad = grad + 0.5 * _mm(u, _mm(_mm(s_inv, T(diag_v_gv) - diag_v_gv), v1, tb=True))
     return [T(grad) if swap else grad]

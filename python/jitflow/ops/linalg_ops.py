@@ -13,7 +13,7 @@ from ..core.errors import InvalidArgumentError
 from ..core.export import export
 from . import array_ops as _array
 from . import basic_ops as _ops
-from .dispatch import OP, run_n, static_value, to_tensor
+from .dispatch import OP, run, run_n, static_value, to_tensor
 from .einsum_ops import dims, eq_mask
 from .stats_ops import reduce_any as _any
 
@@ -37,13 +37,15 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
 
 @export("linalg.matrix_transpose", "linalg.transpose")
 def matrix_transpose(a, name="matrix_transpose", conjugate=False):
-    """The last two dims swapped (conjugate changes nothing for jitflow's real dtypes)."""
+    """The last two dims swapped, and with conjugate=True a complex value conjugated."""
     a = to_tensor(a)
     rank = len(a.shape)
     if rank < 2:
         raise ValueError(f"Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = {a} "
                          f"with shape: {a.shape}")
     perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    if conjugate and a.dtype.is_complex:
+        a = run(OP["Conj"], (a,), None, None)
     return _ops.transpose(a, perm, name=_plain(name, "matrix_transpose"))
 
 
