@@ -67,13 +67,14 @@ from .ops.printing import print
 from .ops.strings import string
 from .ops.variables import Variable
 from .state import lookup as _lookup  # registers jf.lookup
+from .state import moving_average as _moving_average  # registers jf.train.ExponentialMovingAverage
 from .state import random_generator
 from .state import summary as _summary  # registers jf.summary
 from .state.module import Module
 from .tracing import autograph, experimental, xla
+from .tracing import box_suppression as _box_suppression  # registers tf.image's non-max suppression
 from .tracing import csv_ops as _csv_ops  # registers its names
 from .tracing import functional_ops as _functional_ops  # registers its names
-from .tracing import box_suppression as _box_suppression  # registers tf.image's non-max suppression
 from .tracing import image_codecs as _image_codecs  # registers its names
 from .tracing import io_ops as _io_ops  # registers its names
 from .tracing import string_functions as _string_functions  # registers its names
@@ -139,6 +140,6 @@ def __dir__():
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__], lazy=_LAZY, load=_load)
 del array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del random_generator, _summary, _lookup, _image_color, _image_geometry, _misc_ops, _nn_linalg_more, _signal_ops, _sparse_ops, _functional_ops, _box_suppression, _image_codecs, _io_ops, _string_functions, _csv_ops, export
+del random_generator, _summary, _lookup, _moving_average, _image_color, _image_geometry, _misc_ops, _nn_linalg_more, _signal_ops, _sparse_ops, _functional_ops, _box_suppression, _image_codecs, _io_ops, _string_functions, _csv_ops, export
 
 from .core.version import __version__
