@@ -330,7 +330,7 @@ def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
     return _ops.add_n(inputs)
 
 
-@export("math.approx_max_k", "approx_top_k")
+@export("math.approx_max_k", "nn.approx_max_k", "approx_top_k")
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
                  aggregate_to_topk=True, name=None):
     """The k largest along reduction_dimension and their indices, computed exactly (recall 1)."""
@@ -343,7 +343,7 @@ def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95, reducti
     return _ops.transpose(values, perm), _ops.transpose(indices, perm)
 
 
-@export("math.approx_min_k")
+@export("math.approx_min_k", "nn.approx_min_k")
 def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
                  aggregate_to_topk=True, name=None):
     values, indices = approx_max_k(-to_tensor(operand), k, reduction_dimension)

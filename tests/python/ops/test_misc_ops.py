@@ -73,6 +73,7 @@ def test_math_composites(rng):
     p = np.array([0.025, 0.5, 0.975])
     np.testing.assert_allclose(jf.math.ndtri(p).numpy(), [-1.959963984540054, 0.0, 1.959963984540054], atol=1e-9)
     np.testing.assert_allclose(jf.math.erfcinv(np.array([1.0, 0.5])).numpy(), [0.0, 0.4769362762044699], atol=1e-9)
+    assert jf.nn.approx_max_k is jf.math.approx_max_k and jf.nn.approx_min_k is jf.math.approx_min_k  # as TF
     values, idx = jf.math.approx_max_k(np.array([[1.0, 5.0, 3.0], [9.0, 0.0, 2.0]]), 2)
     np.testing.assert_array_equal(values.numpy(), [[5.0, 3.0], [9.0, 2.0]])
     np.testing.assert_array_equal(idx.numpy(), [[1, 2], [0, 2]])
