@@ -64,6 +64,7 @@ from .ops import misc_ops as _misc_ops  # registers its names
 from .ops import nn_linalg_more as _nn_linalg_more  # registers its names
 from .ops import signal_ops as _signal_ops  # registers jf.signal
 from .ops import sparse_ops as _sparse_ops  # registers jf.sparse and jf.SparseTensor
+from .ops import sparse_rows as _sparse_rows  # registers more of jf.sparse
 from .ops.printing import print
 from .ops.strings import string
 from .ops.variables import Variable
@@ -141,6 +142,6 @@ def __dir__():
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__], lazy=_LAZY, load=_load)
 del array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del random_generator, _summary, _lookup, _moving_average, _image_color, _image_geometry, _image_regions, _misc_ops, _nn_linalg_more, _signal_ops, _sparse_ops, _functional_ops, _box_suppression, _image_codecs, _io_ops, _string_functions, _csv_ops, export
+del random_generator, _summary, _lookup, _moving_average, _image_color, _image_geometry, _image_regions, _misc_ops, _nn_linalg_more, _signal_ops, _sparse_ops, _sparse_rows, _functional_ops, _box_suppression, _image_codecs, _io_ops, _string_functions, _csv_ops, export
 
 from .core.version import __version__

@@ -168,3 +168,67 @@ def test_structure_ops_as_tf(mode):
     ey = jf.sparse.eye(2, 3)
     assert ey.indices.numpy().tolist() == [[0, 0], [1, 1]] and ey.values.numpy().tolist() == [1.0, 1.0]
     assert ey.dense_shape.numpy().tolist() == [2, 3]
+
+
+def _sp2():
+    return jf.sparse.SparseTensor(indices=[[0, 1], [0, 3], [2, 0]], values=[1.0, -2.0, 3.0], dense_shape=[4, 4])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_row_functions_as_tf(mode):
+    # Every expected value below is TF 2.21's output for the same call (hard-coded).
+    sp = _sp2()
+    assert _run(mode, lambda s: jf.sparse.reduce_max(s, axis=1), sp).numpy().tolist() == [1.0, 0.0, 3.0, 0.0]
+    assert float(jf.sparse.reduce_max(sp)) == 3.0
+    assert jf.sparse.reduce_max(sp, axis=0, keepdims=True).numpy().tolist() == [[3.0, 1.0, 0.0, -2.0]]
+    neg = jf.sparse.SparseTensor([[0, 1], [0, 3]], [-1.0, -2.0], [2, 4])  # implicit zeros take no part
+    assert jf.sparse.reduce_max(neg, axis=1).numpy().tolist() == [-1.0, 0.0]
+    filled, empty = _run(mode, lambda s: jf.sparse.fill_empty_rows(s, -9.0), sp)
+    assert filled.indices.numpy().tolist() == [[0, 1], [0, 3], [1, 0], [2, 0], [3, 0]]
+    assert filled.values.numpy().tolist() == [1.0, -2.0, -9.0, 3.0, -9.0]
+    assert empty.numpy().tolist() == [False, True, False, True]
+    ids = jf.sparse.SparseTensor([[0, 0], [0, 1], [2, 0]], jf.constant([1, 3, 2], jf.int64), [3, 2])
+    assert jf.sparse.to_indicator(ids, 4).numpy().tolist() == [[False, True, False, True], [False] * 4,
+                                                               [False, False, True, False]]
+    np.testing.assert_allclose(_run(mode, jf.sparse.softmax, sp).values.numpy(), [0.952574, 0.047426, 1.0], atol=1e-6)
+    assert jf.sparse.map_values(jf.abs, sp).values.numpy().tolist() == [1.0, 2.0, 3.0]
+    assert jf.sparse.reset_shape(sp).dense_shape.numpy().tolist() == [3, 4]
+    b = jf.sparse.SparseTensor([[0, 1], [1, 1]], [5.0, 7.0], [4, 4])
+    mx, mn = jf.sparse.maximum(sp, b), jf.sparse.minimum(sp, b)
+    assert mx.indices.numpy().tolist() == [[0, 1], [0, 3], [1, 1], [2, 0]]
+    assert mx.values.numpy().tolist() == [5.0, 0.0, 7.0, 3.0] and mn.values.numpy().tolist() == [1.0, -2.0, 0.0, 0.0]
+    halves = jf.sparse.split(sp_input=sp, num_split=2, axis=1)
+    assert [h.indices.numpy().tolist() for h in halves] == [[[0, 1], [2, 0]], [[0, 1]]]
+    assert halves[1].dense_shape.numpy().tolist() == [4, 2]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_segments_and_embedding_lookups_as_tf(mode):
+    data = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
+    assert jf.sparse.segment_sum(data, [0, 2], [0, 0]).numpy().tolist() == [[6.0, 8.0]]
+    assert jf.sparse.segment_mean(data, [0, 1, 2], [0, 0, 1]).numpy().tolist() == [[2.0, 3.0], [5.0, 6.0]]
+    np.testing.assert_allclose(jf.sparse.segment_sqrt_n(data, [0, 1, 2], [0, 0, 1]).numpy(),
+                               [[4 / np.sqrt(2), 6 / np.sqrt(2)], [5.0, 6.0]], rtol=1e-6)
+    assert jf.sparse.segment_sum(data, [0, 2], [0, 2], num_segments=4).numpy().tolist() == [[1, 2], [0, 0], [5, 6],
+                                                                                            [0, 0]]
+    params = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]], np.float32)
+    ids = jf.sparse.SparseTensor([[0, 0], [0, 1], [1, 0], [2, 0]], jf.constant([1, 3, 0, 2], jf.int64), [4, 2])
+    w = jf.sparse.SparseTensor([[0, 0], [0, 1], [1, 0], [2, 0]], [2.0, 1.0, 1.0, 3.0], [4, 2])
+    want = {"sum": ([[10, 12], [1, 2], [5, 6]], [[13, 16], [1, 2], [15, 18]]),
+            "mean": ([[5, 6], [1, 2], [5, 6]], [[13 / 3, 16 / 3], [1, 2], [5, 6]]),
+            "sqrtn": ([[10 / np.sqrt(2), 12 / np.sqrt(2)], [1, 2], [5, 6]],
+                      [[13 / np.sqrt(5), 16 / np.sqrt(5)], [1, 2], [5, 6]])}
+    for combiner, (plain, weighted) in want.items():
+        got = _run(mode, lambda i, c=combiner: jf.nn.embedding_lookup_sparse(params, i, None, combiner=c), ids)
+        np.testing.assert_allclose(got.numpy(), plain, rtol=1e-6)
+        got = _run(mode, lambda i, v, c=combiner: jf.nn.embedding_lookup_sparse(params, i, v, combiner=c), ids, w)
+        np.testing.assert_allclose(got.numpy(), weighted, rtol=1e-6)
+    safe = jf.nn.safe_embedding_lookup_sparse(params, ids, None, combiner="mean")
+    assert safe.numpy().tolist() == [[5, 6], [1, 2], [5, 6], [0, 0]]
+    safe = jf.nn.safe_embedding_lookup_sparse(params, ids, w, combiner="sum", default_id=1)
+    assert safe.numpy().tolist() == [[13, 16], [1, 2], [15, 18], [3, 4]]
+    p = jf.constant(params)
+    with jf.GradientTape() as tape:
+        tape.watch(p)
+        loss = jf.reduce_sum(jf.nn.embedding_lookup_sparse(p, ids, w, combiner="sum"))
+    np.testing.assert_allclose(tape.gradient(loss, p).numpy(), [[1, 1], [2, 2], [3, 3], [1, 1]])
