@@ -69,7 +69,6 @@ from .ops.printing import print
 from .ops.strings import string
 from .ops.variables import Variable
 from .state import lookup as _lookup  # registers jf.lookup
-from .state import moving_average as _moving_average  # registers jf.train.ExponentialMovingAverage
 from .state import random_generator
 from .state import summary as _summary  # registers jf.summary
 from .state.module import Module
@@ -98,7 +97,7 @@ random = random_ops
 # so every name resolves as if they had been imported here.
 _LAZY = {"data": "data", "distribute": "distribute", "keras": "keras", "optimizers": "keras",
          "losses": "keras", "metrics": "keras", "initializers": "keras",
-         "saved_model": "state.saved_model", "train": "state.checkpoint"}
+         "saved_model": "state.saved_model", "train": "state.train"}
 
 
 def _load(names=None):
@@ -142,6 +141,6 @@ def __dir__():
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__], lazy=_LAZY, load=_load)
 del array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del random_generator, _summary, _lookup, _moving_average, _image_color, _image_geometry, _image_regions, _misc_ops, _nn_linalg_more, _signal_ops, _sparse_ops, _sparse_rows, _functional_ops, _box_suppression, _image_codecs, _io_ops, _string_functions, _csv_ops, export
+del random_generator, _summary, _lookup, _image_color, _image_geometry, _image_regions, _misc_ops, _nn_linalg_more, _signal_ops, _sparse_ops, _sparse_rows, _functional_ops, _box_suppression, _image_codecs, _io_ops, _string_functions, _csv_ops, export
 
 from .core.version import __version__
