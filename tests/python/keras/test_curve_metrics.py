@@ -69,3 +69,32 @@ def test_r2_score_matches_keras():
         M.R2Score(class_aggregation="median")
     with pytest.raises(ValueError, match="2D inputs"):
         M.R2Score().update_state(y[:, 0], p[:, 0])
+
+
+def test_iou_metrics_match_keras():
+    # Two updates, the second with float weights in [0, 1): Keras's int64 matrix truncates them
+    # (to 0, with its warning), so TF 2.21's values below are those of the first update.
+    rng = np.random.default_rng(5)
+    yt, yp = rng.integers(0, 4, 30), rng.integers(0, 4, 30)
+    w = rng.random(30).astype(np.float32)
+    yt[3], yp[5] = 7, -1  # out of range: left out
+    cases = [(lambda: M.MeanIoU(4), (yt, yp), 0.220659), (lambda: M.IoU(4, [0, 2]), (yt, yp), 0.322727),
+             (lambda: M.MeanIoU(4, ignore_class=1), (yt, yp), 0.22803),
+             (lambda: M.BinaryIoU(), (yt % 2, rng.random(30).astype(np.float32)), 0.176154),
+             (lambda: M.BinaryIoU([1], threshold=0.3), (yt % 2, rng.random(30).astype(np.float32)), 0.521739),
+             (lambda: M.OneHotIoU(4, [1, 3]), (np.eye(4)[yt % 4], rng.random((30, 4)).astype(np.float32)), 0.178571),
+             (lambda: M.OneHotMeanIoU(4), (np.eye(4)[yt % 4], rng.random((30, 4)).astype(np.float32)), 0.121612)]
+    for make, args, want in cases:
+        m = make()
+        m.update_state(*args)
+        with pytest.warns(UserWarning, match="passing weight as `float`"):
+            m.update_state(*args, sample_weight=w)
+        assert abs(float(m.result()) - want) < 2e-6, type(m).__name__
+        assert type(m).from_config(m.get_config()).get_config() == m.get_config()
+    with pytest.raises(ValueError, match="out of range"):
+        M.IoU(3, [0, 3])
+    weighted = M.MeanIoU(2, dtype="float32")  # a float matrix keeps the weights
+    weighted.update_state([0, 1, 1], [0, 1, 0], sample_weight=[1.0, 0.5, 0.25])
+    cm = np.array([[1.0, 0.0], [0.25, 0.5]])
+    union = cm.sum(0) + cm.sum(1) - np.diag(cm)
+    assert abs(float(weighted.result()) - (np.diag(cm) / union).mean()) < 1e-6

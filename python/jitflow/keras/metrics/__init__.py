@@ -38,7 +38,6 @@ from .confusion import (
     FalseNegatives,
     FalsePositives,
     FBetaScore,
-    MeanIoU,
     Precision,
     Recall,
     TrueNegatives,
@@ -51,6 +50,7 @@ from .curves import (
     SensitivityAtSpecificity,
     SpecificityAtSensitivity,
 )
+from .iou import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
 
 _CLASSES = (Mean, Sum, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, AUC,
             MeanSquaredError, MeanAbsoluteError, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
@@ -58,7 +58,8 @@ _CLASSES = (Mean, Sum, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCate
             LogCoshError, BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy, KLDivergence,
             Poisson, Hinge, SquaredHinge, CategoricalHinge, Precision, Recall, TruePositives, FalsePositives,
             TrueNegatives, FalseNegatives, FBetaScore, F1Score, MeanIoU, SensitivityAtSpecificity,
-            SpecificityAtSensitivity, PrecisionAtRecall, RecallAtPrecision, R2Score)
+            SpecificityAtSensitivity, PrecisionAtRecall, RecallAtPrecision, R2Score, IoU, BinaryIoU, OneHotIoU,
+            OneHotMeanIoU)
 _BY_NAME = {c.__name__: c for c in _CLASSES}
 _BY_NAME.update({"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
                  "categorical_accuracy": CategoricalAccuracy,

@@ -1,13 +1,11 @@
 """jf.keras.metrics' confusion-count metrics: AUC (ROC and PR), Precision, Recall, the four
-counts, F-beta/F1 and MeanIoU."""
+counts and F-beta/F1 (the IoU metrics are in iou.py)."""
 import numpy as np
 
 from ... import _C
 from ...core import dtypes as _dt
 from ...ops import array_ops as _array
 from ...ops import basic_ops as _ops
-from ...ops import linalg_ops as _linalg
-from ...ops import mask_ops as _mask
 from ...ops import sort_ops as _sort
 from ...ops.dispatch import to_tensor as _t
 from .. import losses as _losses
@@ -317,45 +315,3 @@ class F1Score(FBetaScore):
         config = super().get_config()
         del config["beta"]
         return config
-
-
-class MeanIoU(Metric):
-    """The mean over classes of intersection / union, from a [num_classes, num_classes]
-    confusion matrix (rows true, columns predicted) of class ids (or argmax of scores with
-    sparse_* False); classes never seen nor predicted do not count; ignore_class is skipped."""
-
-    def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_true=True,
-                 sparse_y_pred=True, axis=-1):
-        super().__init__(name or "mean_io_u", dtype)
-        self.num_classes, self.ignore_class = int(num_classes), ignore_class
-        self.sparse_y_true, self.sparse_y_pred, self.axis = sparse_y_true, sparse_y_pred, axis
-        self.total_cm = self.add_variable((self.num_classes, self.num_classes), name="total_confusion_matrix")
-
-    def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true, y_pred = _t(y_true), _t(y_pred)
-        if not self.sparse_y_true:
-            y_true = _ops.argmax(y_true, self.axis)
-        if not self.sparse_y_pred:
-            y_pred = _ops.argmax(y_pred, self.axis)
-        t = _ops.reshape(_ops.cast(y_true, _dt.int64), [-1])
-        p = _ops.reshape(_ops.cast(y_pred, _dt.int64), [-1])
-        w = (_ops.ones_like(t, dtype=self.dtype) if sample_weight is None
-             else _ops.reshape(_ops.broadcast_to(_ops.cast(_t(sample_weight), self.dtype), _ops.shape(y_true)), [-1]))
-        if self.ignore_class is not None:
-            keep = _ops.not_equal(t, self.ignore_class)
-            t, p, w = _mask.boolean_mask(t, keep), _mask.boolean_mask(p, keep), _mask.boolean_mask(w, keep)
-        n = self.num_classes
-        cells = _array.one_hot(t * n + p, n * n, dtype=self.dtype) * _ops.expand_dims(w, -1)
-        self.total_cm.assign_add(_ops.reshape(_ops.reduce_sum(cells, axis=0), [n, n]))
-
-    def result(self):
-        cm = self.total_cm.read_value()
-        predicted, actual = _ops.reduce_sum(cm, axis=0), _ops.reduce_sum(cm, axis=1)
-        tp = _linalg.diag_part(cm)
-        union = predicted + actual - tp
-        valid = _ops.reduce_sum(_ops.cast(_ops.not_equal(union, 0), self.dtype))
-        return _divide_no_nan(_ops.reduce_sum(_divide_no_nan(tp, union)), valid)
-
-    def get_config(self):
-        return {**super().get_config(), "num_classes": self.num_classes, "ignore_class": self.ignore_class,
-                "sparse_y_true": self.sparse_y_true, "sparse_y_pred": self.sparse_y_pred, "axis": self.axis}
