@@ -188,6 +188,34 @@ T int_pow(T x, T y) {
   }
 }
 JF_BINARY_FUNCTOR(FloorDivF, a.binaryExpr(b, [](T x, T y) { return floor_div(x, y); }))
+// A half type's quotient is rounded to the type before its floor (trunc), as TF's eager
+// kernels compute x / y in the type: float16 -125 // 0.1 is -1250 (the float32 quotient
+// -1250.3 would floor to -1251).
+template <class H, bool kFloor>
+struct HalfQuotientF {
+  template <class A, class B>
+  auto operator()(const A& a, const B& b) {
+    return a.binaryExpr(b, [](float x, float y) {
+      const float q = static_cast<float>(static_cast<H>(x / y));
+      return kFloor ? std::floor(q) : std::trunc(q);
+    });
+  }
+};
+// FloorDiv and TruncateDiv: half types through HalfQuotientF, the others through F.
+template <OpId Op, class F, bool kFloor>
+void division(OpCall& c) {
+  Tensor& y = c.alloc(0);
+  switch (c.in[0].dtype()) {
+    case DType::kFloat16:
+      return binary_apply<HalfQuotientF<Eigen::half, kFloor>, Eigen::half, Eigen::half>(c.in[0], c.in[1], y,
+                                                                                        8);
+    case DType::kBFloat16:
+      return binary_apply<HalfQuotientF<Eigen::bfloat16, kFloor>, Eigen::bfloat16, Eigen::bfloat16>(
+          c.in[0], c.in[1], y, 8);
+    default:
+      JF_SWITCH_CLAIMED(op_types(Op), c.in[0].dtype(), T, (binary_apply<F, T, T>(c.in[0], c.in[1], y, 8)));
+  }
+}
 JF_BINARY_FUNCTOR(FloorModF, a.binaryExpr(b, [](T x, T y) { return floor_mod(x, y); }))
 JF_BINARY_FUNCTOR(Atan2F, a.binaryExpr(b, [](T x, T y) { return std::atan2(x, y); }))
 JF_BINARY_FUNCTOR(TruncateDivF, a.binaryExpr(b, [](T x, T y) { return trunc_div(x, y); }))
@@ -338,7 +366,7 @@ void k_Atan2(OpCall& c) { binary<OpId::Atan2, Atan2F>(c, 20); }
 void k_SquaredDifference(OpCall& c) { binary<OpId::SquaredDifference, SquaredDifferenceF>(c, 2); }
 void k_TruncateDiv(OpCall& c) {
   check_int_divisor(c);
-  binary<OpId::TruncateDiv, TruncateDivF>(c, 8);
+  division<OpId::TruncateDiv, TruncateDivF, false>(c);
 }
 void k_TruncateMod(OpCall& c) {
   check_int_divisor(c);
@@ -351,7 +379,7 @@ void k_Xlog1py(OpCall& c) { binary<OpId::Xlog1py, Xlog1pyF>(c, 20); }
 void k_NextAfter(OpCall& c) { binary<OpId::NextAfter, NextAfterF>(c, 10); }
 void k_FloorDiv(OpCall& c) {
   check_int_divisor(c);
-  binary<OpId::FloorDiv, FloorDivF>(c, 8);
+  division<OpId::FloorDiv, FloorDivF, true>(c);
 }
 void k_FloorMod(OpCall& c) {
   check_int_divisor(c);

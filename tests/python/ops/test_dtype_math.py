@@ -181,3 +181,14 @@ def test_bfloat16_top_k_orders_by_value():
     v2, i2 = _compiled(lambda t: jf.math.top_k(t, 3), jf.constant(x))
     np.testing.assert_array_equal(i2.numpy(), [[2, 3, 0]])
     np.testing.assert_array_equal(v2.numpy().astype(np.float64), [[7.0, 7.0, 1.5]])
+
+
+def test_half_quotient_is_rounded_to_the_type_before_floor_or_trunc():
+    # TF 2.21 in float16: [-125, -124.9, -124.8] // 0.1 = [-1250, -1249, -1248] (the float32
+    # quotients -1250.3... would floor to -1251, ...); truncatediv([25.6875, 26.1875, 26.6875],
+    # 0.1) = [257, 262, 267] (float32: 256, 261, 266)
+    y = jf.constant(np.array([0.1], np.float16))
+    x = jf.constant(np.array([-125.0, -124.9, -124.8], np.float16))
+    np.testing.assert_array_equal(jf.math.floordiv(x, y).numpy().astype(np.float64), [-1250, -1249, -1248])
+    x = jf.constant(np.array([25.6875, 26.1875, 26.6875], np.float16))
+    np.testing.assert_array_equal(jf.truncatediv(x, y).numpy().astype(np.float64), [257, 262, 267])
