@@ -75,6 +75,7 @@ from .state.module import Module
 from .tracing import autograph, experimental, xla
 from .tracing import box_suppression as _box_suppression  # registers tf.image's non-max suppression
 from .tracing import csv_ops as _csv_ops  # registers its names
+from .tracing import ctc as _ctc  # registers nn.ctc_loss and nn.ctc_greedy_decoder
 from .tracing import functional_ops as _functional_ops  # registers its names
 from .tracing import image_codecs as _image_codecs  # registers its names
 from .tracing import io_ops as _io_ops  # registers its names
@@ -141,6 +142,6 @@ def __dir__():
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__], lazy=_LAZY, load=_load)
 del array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del random_generator, _summary, _lookup, _image_color, _image_geometry, _image_regions, _misc_ops, _nn_linalg_more, _signal_ops, _sparse_ops, _sparse_rows, _functional_ops, _box_suppression, _image_codecs, _io_ops, _string_functions, _csv_ops, export
+del random_generator, _summary, _lookup, _image_color, _image_geometry, _image_regions, _misc_ops, _nn_linalg_more, _signal_ops, _sparse_ops, _sparse_rows, _functional_ops, _box_suppression, _image_codecs, _io_ops, _string_functions, _csv_ops, _ctc, export
 
 from .core.version import __version__

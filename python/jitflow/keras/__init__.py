@@ -4,6 +4,7 @@ runs on jitflow's ops, so a model called inside a jf.function is traced and comp
 other jitflow code (docs/keras.md)."""
 import types as _types
 
+from ..tracing import ctc as _ctc
 from . import (
     activations,
     backend_config,
@@ -35,7 +36,8 @@ _settings = {n: getattr(backend_config, n) for n in ("floatx", "set_floatx", "ep
                                                       "image_data_format", "set_image_data_format")}
 # keras.backend keeps Keras 2's names TF programs still call (clear_session forgets the layer
 # names given so far: dense, dense_1, ...); keras.config has Keras 3's.
-backend = _types.SimpleNamespace(clear_session=clear_session, backend=backend_config.backend, **_settings)
+backend = _types.SimpleNamespace(clear_session=clear_session, backend=backend_config.backend,
+                                 ctc_batch_cost=_ctc.ctc_batch_cost, **_settings)
 config = _types.SimpleNamespace(backend=backend_config.backend,
                                 enable_unsafe_deserialization=backend_config.enable_unsafe_deserialization,
                                 **_settings)
