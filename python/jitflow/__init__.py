@@ -62,6 +62,7 @@ from .ops import image_geometry as _image_geometry  # registers jf.image
 from .ops import image_regions as _image_regions  # registers jf.image's crop_and_resize and ssim
 from .ops import misc_ops as _misc_ops  # registers its names
 from .ops import nn_linalg_more as _nn_linalg_more  # registers its names
+from .ops import ragged_ops as _ragged_ops  # registers jf.ragged and jf.RaggedTensor
 from .ops import signal_ops as _signal_ops  # registers jf.signal
 from .ops import sparse_ops as _sparse_ops  # registers jf.sparse and jf.SparseTensor
 from .ops import sparse_rows as _sparse_rows  # registers more of jf.sparse
@@ -142,6 +143,6 @@ def __dir__():
 # namespaces (jf.math, jf.linalg, ...), and "not implemented yet" for TF names jitflow lacks.
 export.install(sys.modules[__name__], lazy=_LAZY, load=_load)
 del array_ops, basic_ops, conv_ops, decomp_ops, einsum_ops, image_ops, linalg_ops, mask_ops, scatter_ops, sort_ops, stats_ops, nn_ops, random_ops, losses_clipping
-del random_generator, _summary, _lookup, _image_color, _image_geometry, _image_regions, _misc_ops, _nn_linalg_more, _signal_ops, _sparse_ops, _sparse_rows, _functional_ops, _box_suppression, _image_codecs, _io_ops, _string_functions, _csv_ops, _ctc, export
+del random_generator, _summary, _lookup, _image_color, _image_geometry, _image_regions, _misc_ops, _nn_linalg_more, _signal_ops, _ragged_ops, _sparse_ops, _sparse_rows, _functional_ops, _box_suppression, _image_codecs, _io_ops, _string_functions, _csv_ops, _ctc, export
 
 from .core.version import __version__
