@@ -407,6 +407,8 @@ def _reduce(op):
     oid = OP[op]
 
     def f(input_tensor, axis=None, keepdims=False, name=None):
+        if type(input_tensor) is not Tensor and hasattr(input_tensor, "__jf_reduce__"):
+            return input_tensor.__jf_reduce__(op, axis, keepdims)  # TF's dispatch (a RaggedTensor)
         x = to_tensor(input_tensor)
         return run(oid, (x, axis_tensor(x, axis)), {"keep_dims": True} if keepdims else None, name)
     f.__name__ = op

@@ -18,6 +18,7 @@ from . import basic_ops as _ops
 from . import mask_ops as _mask
 from . import scatter_ops as _scatter
 from . import sort_ops as _sort
+from . import stats_ops as _stats
 from .sparse_ops import _Field
 
 
@@ -247,6 +248,33 @@ class RaggedTensor:
 
     def __neg__(self):
         return self.with_flat_values(-self.flat_values)
+
+    def __jf_reduce__(self, op, axis, keepdims):
+        """jf.reduce_sum/mean/max/min/prod of a ragged tensor, as TF dispatches them: over the
+        rows (axis 1), over the columns that exist (axis 0), or over every value (None)."""
+        if keepdims or self.ragged_rank != 1 or len(self._values.shape) != 1:
+            raise NotImplementedError("jitflow reduces RaggedTensors of ragged_rank 1 and rank 2, without keepdims")
+        axis = None if axis is None else int(axis) % 2
+        values = self._values
+        if axis is None:
+            ids, n = _ops.zeros_like(self.value_rowids()), _ops.constant(1, _dt.int64)
+        elif axis == 1:
+            ids, n = self.value_rowids(), self.nrows()
+        else:
+            ids = _ops.cast(_ops.range(_ops.shape(values, out_type=_dt.int64)[0]), _dt.int64) - \
+                _array.gather(self._row_splits, self.value_rowids())
+            n = _ops.reduce_max(_ops.concat([self.row_lengths(), _ops.zeros([1], _dt.int64)], 0))
+        if op == "Mean":
+            total = _array.unsorted_segment_sum(values, ids, n)
+            count = _array.unsorted_segment_sum(_ops.ones_like(values), ids, n)
+            if values.dtype.is_integer:  # TF divides with truediv: an int mean is float64
+                total, count = _ops.cast(total, _dt.float64), _ops.cast(count, _dt.float64)
+            out = total / count
+        else:
+            segment = {"Sum": _array.unsorted_segment_sum, "Max": _stats.unsorted_segment_max,
+                       "Min": _stats.unsorted_segment_min, "Prod": _stats.unsorted_segment_prod}[op]
+            out = segment(values, ids, n)
+        return out[0] if axis is None else out
 
     def __repr__(self):
         if self._row_splits._is_symbolic:
