@@ -22,6 +22,7 @@ from ..core.strings import (  # noqa: F401  (jf.strings' names too)
     to_string_array,
 )
 from .basic_ops import constant as _constant
+from .ragged_ops import RaggedTensor
 
 
 def _number_out(a, dtype):
@@ -243,9 +244,18 @@ def to_hash_bucket_strong(input, num_buckets, key, name=None):
 
 
 class RaggedStrings:
-    """What jf.strings.split returns for a vector: TF returns a tf.RaggedTensor, which jitflow
-    lacks; this holds the rows (to_list(), len, indexing a row, flat_values, row_splits) and
-    prints as TF's RaggedTensor does."""
+    """What jf.strings.split returns for a vector (TF: a tf.RaggedTensor): the rows (to_list(),
+    len, indexing a row, flat_values, row_splits), printed as TF's RaggedTensor; anything else
+    (to_tensor, row_lengths, values, shape, jf.reduce_* of numeric rows, ...) is answered by
+    the same rows as a jf.RaggedTensor."""
+
+    def _ragged(self):
+        return RaggedTensor.from_row_splits(self.flat_values, self.row_splits)
+
+    def __getattr__(self, name):
+        if name.startswith("_") and name != "__jf_reduce__":
+            raise AttributeError(name)
+        return getattr(self._ragged(), name)
 
     def __init__(self, rows, dtype=None):
         self._rows = rows

@@ -89,3 +89,11 @@ def test_reductions_dispatch_as_tf(mode):
     assert jf.reduce_mean(rf, axis=0).numpy().tolist() == [2.0, 3.0, 5.0] and float(jf.reduce_mean(rf)) == 3.0
     with pytest.raises(NotImplementedError, match="keepdims"):
         jf.reduce_sum(rt, axis=1, keepdims=True)
+
+
+def test_split_rows_answer_as_ragged_tensors():
+    rows = jf.strings.split(jf.constant(["a b", "c d e", ""]))
+    assert rows.to_tensor().numpy().tolist() == [[b"a", b"b", b""], [b"c", b"d", b"e"], [b"", b"", b""]]
+    assert rows.row_lengths().numpy().tolist() == [2, 3, 0] and rows.shape.as_list() == [3, None]
+    codes = jf.strings.unicode_decode(["ab", "c"], "UTF-8")
+    assert jf.reduce_sum(codes, axis=1).numpy().tolist() == [195, 99]
