@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "python/nest.h"
+#include "python/tensor_object.h"
 #include "support/errors.h"
 
 namespace jf::py_bridge {
@@ -308,7 +309,9 @@ bool plain_array(py::handle h, DType target, Tensor* out) {
 py::object tensor_to_py(const Tensor& t) {
   if (t.dtype() == DType::kString && !t.is_symbolic() && string_tensor_type())
     return py::handle(reinterpret_cast<PyObject*>(string_tensor_type())).attr("_from_c")(py::cast(t));
-  return py::cast(t);
+  PyObject* o = tensor_object(Tensor(t));
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(o);
 }
 
 py::list tensors_to_py(const std::vector<Tensor>& ts) {
@@ -342,8 +345,9 @@ Tensor to_tensor(py::handle h, DType want, DType hint, bool soft_hint) {
       throw_invalid("Tensor conversion requested dtype ", dtype_name(want), " for Tensor with dtype string");
     return t;
   }
-  if (py::isinstance<Tensor>(h)) {
-    const Tensor& t = h.cast<const Tensor&>();
+  const Tensor* exact = exact_tensor(h.ptr());
+  if (exact || py::isinstance<Tensor>(h)) {
+    const Tensor& t = exact ? *exact : h.cast<const Tensor&>();
     if (want != DType::kInvalid && t.dtype() != want)
       throw_invalid("Tensor conversion requested dtype ", dtype_name(want), " for Tensor with dtype ",
                     dtype_name(t.dtype()));

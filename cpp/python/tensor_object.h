@@ -28,15 +28,29 @@ inline const Tensor* exact_tensor(PyObject* o) {
 }
 
 // A new reference to a Python Tensor owning t's contents (what py::cast(std::move(t)) makes),
-// or nullptr with the Python error set.
+// or nullptr with the Python error set. It does what pybind11's cast and class_::init_instance
+// do for a new value held by std::unique_ptr (a fresh heap Tensor is never registered yet, so
+// no lookup of it), without their per-call type lookups.
 inline PyObject* tensor_object(Tensor&& t) {
-  auto move = [](const void* p) -> void* {
-    return new Tensor(std::move(*static_cast<Tensor*>(const_cast<void*>(p))));
-  };
-  auto copy = [](const void* p) -> void* { return new Tensor(*static_cast<const Tensor*>(p)); };
-  return py::detail::type_caster_generic::cast(&t, py::return_value_policy::move, py::handle(),
-                                               tensor_type_info(), +copy, +move)
-      .ptr();
+  using Holder = std::unique_ptr<Tensor>;
+  static_assert(std::is_same_v<py::class_<Tensor>::holder_type, Holder>, "Tensor's holder changed");
+  const py::detail::type_info* ti = tensor_type_info();
+  PyObject* o = py::detail::make_new_instance(ti->type);
+  if (!o) return nullptr;
+  auto* inst = reinterpret_cast<py::detail::instance*>(o);
+  try {
+    py::detail::value_and_holder v_h = inst->get_value_and_holder(ti);
+    v_h.value_ptr() = new Tensor(std::move(t));
+    inst->owned = true;
+    py::detail::register_instance(inst, v_h.value_ptr(), ti);
+    v_h.set_instance_registered();
+    new (std::addressof(v_h.holder<Holder>())) Holder(v_h.value_ptr<Tensor>());
+    v_h.set_holder_constructed();
+  } catch (...) {
+    Py_DECREF(o);  // pybind11's dealloc frees what was set up
+    throw;
+  }
+  return o;
 }
 
 // Runs f (returning a new reference) with C++ exceptions translated as pybind11's dispatcher
