@@ -30,7 +30,27 @@ void infer_unary_predicate(OpCall& c) {
   c.check_claimed(0);
   c.add_output(DType::kBool, c.in[0].shape());
 }
-void infer_cast(OpCall& c) { c.add_output(c.attrs.get<DType>("DstT", DType::kFloat32), c.in[0].shape()); }
+// TF's names of the dtypes in its Cast errors (DataTypeString).
+static const char* tf_type_name(DType d) {
+  switch (d) {
+    case DType::kFloat32:
+      return "float";
+    case DType::kFloat64:
+      return "double";
+    case DType::kFloat16:
+      return "half";
+    default:
+      return dtype_name(d);
+  }
+}
+
+// A string casts only to a string (TF registers Cast for string -> string alone).
+void infer_cast(OpCall& c) {
+  const DType to = c.attrs.get<DType>("DstT", DType::kFloat32), from = c.in[0].dtype();
+  if ((from == DType::kString) != (to == DType::kString) && from != DType::kInvalid)
+    throw_unimplemented("Cast ", tf_type_name(from), " to ", tf_type_name(to), " is not supported (op Cast)");
+  c.add_output(to, c.in[0].shape());
+}
 
 // Shared: same dtype for all operands, broadcast shapes.
 static Shape broadcast_all(OpCall& c, size_t first) {

@@ -57,9 +57,9 @@ void infer_as_string(OpCall& c) {
 void infer_string_to_number(OpCall& c) {
   check_string_input(c, 0);
   DType out = c.attrs.get<DType>("out_type", DType::kFloat32);
-  if (!is_numeric(out))
+  if (!is_numeric(out) && out != DType::kUInt32 && out != DType::kUInt64)
     c.fail_type("Value for attr 'out_type' of ", dtype_name(out),
-                " is not in the list of allowed values: float, double, int32, int64");
+                " is not in the list of allowed values: float, double, int32, int64, uint32, uint64");
   c.add_output(out, c.in[0].shape());
 }
 

@@ -9,13 +9,12 @@ Entries: (op, space-separated dtypes, one-line reason)."""
 HALF = "not yet: no float16/bfloat16 kernel (a float32 step rounded once)"
 NARROW_INT = "not yet: no kernel for these integer widths"
 COMPLEX = "not yet: no complex kernel"
-STRING = "not yet: its kernel moves numeric elements only, not string objects"
 OTHER = "not yet: no kernel for these dtypes"
 OP_DEF_REFUSES = (
     "TF 2.21 registers a kernel, but its op definition refuses these dtypes, so no TF program reaches it"
 )
 FUSED = "jitflow-internal: the fuse_conv pass forms it only for the dtypes it claims, other dtypes keep the unfused ops"
-PY_FUNC = "not yet: py_function hands Python numpy arrays of the original six dtypes only"
+PY_FUNC = "not yet: its record claims the original six dtypes only"
 FORMAT = "not yet: no formatting of these dtypes"
 SAMPLER = "not yet: the sampler's output dtypes are float32/float64 (int32/int64 for integers)"
 
@@ -26,8 +25,6 @@ KNOWN_GAPS = [
         "bfloat16 complex128 complex64 float16 int16 int8 string uint16 uint32 uint64 uint8",
         FORMAT,
     ),
-    ("AssignVariableOp", "string", STRING),
-    ("Cast", "string", STRING),
     ("EagerPyFunc", "bfloat16 complex128 complex64 float16 int16 int8 uint16 uint32 uint64 uint8", PY_FUNC),
     ("FusedConv2D", "bfloat16 float16 float64 int8", FUSED),
     ("FusedConv3D", "bfloat16 float16", FUSED),
@@ -37,7 +34,6 @@ KNOWN_GAPS = [
     ("PyFunc", "bfloat16 complex128 complex64 float16 int16 int8 uint16 uint32 uint64 uint8", PY_FUNC),
     ("RandomStandardNormal", "bfloat16 float16", HALF),
     ("RandomUniform", "bfloat16 float16", HALF),
-    ("ReadVariableOp", "string", STRING),
     ("StatelessRandomGammaV3", "bfloat16 float16", SAMPLER),
     ("StatelessRandomNormalV2", "bfloat16 float16", SAMPLER),
     ("StatelessRandomPoisson", "float16", SAMPLER),
@@ -45,5 +41,4 @@ KNOWN_GAPS = [
     ("StatelessRandomUniformV2", "bfloat16 float16", SAMPLER),
     ("StatelessTruncatedNormalV2", "bfloat16 float16", SAMPLER),
     ("StringFormat", "bfloat16 complex128 complex64 float16 int16 int8 uint16 uint32 uint64 uint8", FORMAT),
-    ("StringToNumber", "uint32 uint64", NARROW_INT),
 ]

@@ -175,7 +175,8 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
     return constant(out.reshape(a.shape))
 
 
-_TO_NUMBER_TYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64}
+_TO_NUMBER_TYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64,
+                    "uint32": np.uint32, "uint64": np.uint64}
 
 
 def _parse(s, dt):
@@ -192,6 +193,8 @@ def _parse(s, dt):
         v = int(text.strip())
     except (ValueError, OverflowError):
         raise bad from None
+    if dt.startswith("uint") and text.strip().startswith("-"):  # TF's unsigned parsers take no sign ("-0" too)
+        raise bad
     info = np.iinfo(_TO_NUMBER_TYPES[dt])
     if not info.min <= v <= info.max:
         raise bad
@@ -200,7 +203,7 @@ def _parse(s, dt):
 
 @export("strings.to_number")
 def to_number(string_tensor, out_type=None, name=None):
-    """Parses each string as out_type (float32 by default; float64, int32, int64)."""
+    """Parses each string as out_type (float32 by default; float64, int32, int64, uint32, uint64)."""
     dt = "float32" if out_type is None else as_dtype(out_type).name
     if dt not in _TO_NUMBER_TYPES:
         raise InvalidArgumentError(f"Value for attr 'out_type' of {dt} is not in the list of allowed values: "
@@ -210,7 +213,8 @@ def to_number(string_tensor, out_type=None, name=None):
     a = _strings_arg("StringToNumber", string_tensor)
     vals = [_parse(s, dt) for s in a.ravel().tolist()]
     with np.errstate(over="ignore"):  # past float32's range is inf, as strtof
-        out = np.array(vals, dtype=np.float64 if dt.startswith("float") else np.int64).astype(_TO_NUMBER_TYPES[dt])
+        wide = np.float64 if dt.startswith("float") else np.uint64 if dt.startswith("uint") else np.int64
+        out = np.array(vals, dtype=wide).astype(_TO_NUMBER_TYPES[dt])
     return _number_out(out.reshape(a.shape), _TO_NUMBER_TYPES[dt])
 
 

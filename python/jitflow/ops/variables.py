@@ -8,6 +8,7 @@ import weakref
 
 from .. import _C
 from ..core import device as _device
+from ..core import strings as _strings
 from ..core.errors import _at_caller
 from ..core.name_scope import current_module_scope
 from ..core.tensor import Reference, unhashable
@@ -17,6 +18,16 @@ _ID = {
     for n in ("ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "Identity", "AssignSubVariableOp")
 }
 _counter = [0]
+
+
+def _convert(value, dtype=None, dtype_hint=None):
+    """_C.convert_to_tensor, with string values (TF's string variables) as C++ string tensors."""
+    if _strings.is_string_value(value, dtype) or (
+        dtype_hint == _strings.string and not isinstance(value, _C.Tensor) and _strings.is_string_value(value)
+    ):
+        t = value if isinstance(value, _strings.StringTensor) else _strings.constant(value)
+        return t._c_tensor()
+    return _C.convert_to_tensor(value, dtype, dtype_hint)
 
 
 class _CreationGuard(threading.local):
@@ -51,7 +62,7 @@ class Variable:
         with _C.init_scope():  # initial values are computed eagerly, even inside a trace
             if callable(initial_value):
                 initial_value = initial_value()
-            value = _C.convert_to_tensor(initial_value, dtype)
+            value = _convert(initial_value, dtype)
             if value._is_symbolic:  # built inside a trace from constants: lift it out
                 value = _C.evaluate_lifted(value)
             # As in TF, a variable made under a GPU scope lives on that GPU.
@@ -93,12 +104,12 @@ class Variable:
         return self.read_value()
 
     def _write(self, op, value, read_value):
-        v = _C.convert_to_tensor(value, None, self._dtype)
+        v = _convert(value, None, self._dtype)
         _C.execute_n(_ID[op], (v,), {"var_id": self._id})
         return self if read_value else None
 
     def assign(self, value, read_value=True):
-        v = _C.convert_to_tensor(value, None, self._dtype)
+        v = _convert(value, None, self._dtype)
         # TF checks assign's static shape and dtype in Python: ValueError, with its messages.
         if v.dtype != self._dtype:
             raise ValueError(

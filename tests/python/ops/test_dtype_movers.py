@@ -11,6 +11,7 @@ import pytest
 from conftest import run_in_child
 
 import jitflow as jf
+from jitflow.ops.dispatch import OP, run
 
 # Long enough to live on the heap (a byte copy of such a std::string would share, then free
 # twice, its characters), and distinct, so any misplaced element shows.
@@ -315,3 +316,56 @@ def test_integer_max_pools_and_their_gradients():
     for dtype in (np.int8, np.int16, np.uint32, np.int64):
         got = jf.nn.max_pool2d(jf.constant(x.astype(dtype)), 2, 1, "VALID").numpy()
         assert got.dtype == dtype and got.reshape(2, 2).tolist() == [[9, 9], [7, 8]]
+
+
+# ---- string variables and unsigned parsing ----------------------------------------------------
+def test_string_variables_read_and_assign_eagerly_and_traced():
+    v = jf.Variable(["a", "bb"])
+    assert v.dtype == jf.string and v.numpy().tolist() == [b"a", b"bb"]
+    v.assign(["c", "d"])
+    assert v.numpy().tolist() == [b"c", b"d"]
+
+    @jf.function
+    def f(x):
+        v.assign(x + "!")
+        return v.read_value()
+
+    assert f(jf.constant(["x", "y"])).numpy().tolist() == [b"x!", b"y!"]
+    assert v.numpy().tolist() == [b"x!", b"y!"]
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        v.assign(["a"])
+
+
+def test_to_number_unsigned_as_tf():
+    # TF 2.21: the unsigned parsers take no sign, and check the range
+    got = jf.strings.to_number(["7", "4294967295", " 5", "+3"], jf.uint32)
+    assert got.dtype == jf.uint32 and got.numpy().tolist() == [7, 4294967295, 5, 3]
+    got = jf.function(lambda s: jf.strings.to_number(s, jf.uint64))(
+        jf.constant(["18446744073709551615", "12"])
+    )
+    assert got.dtype == jf.uint64 and got.numpy().tolist() == [18446744073709551615, 12]
+    for text, dtype in [
+        ("-1", jf.uint32),
+        ("-0", jf.uint64),
+        ("4294967296", jf.uint32),
+        ("1.5", jf.uint64),
+        ("18446744073709551616", jf.uint64),
+    ]:
+        with pytest.raises(
+            jf.errors.InvalidArgumentError, match="StringToNumberOp could not correctly convert"
+        ):
+            jf.strings.to_number([text], dtype)
+
+
+def test_strings_cast_only_to_strings():
+    # TF registers Cast string -> string alone; other pairs are TF's UnimplementedError
+    s = jf.constant(_WORDS[0])
+    same = jf.function(lambda x: run(OP["Cast"], (x,), {"DstT": jf.string}, None))(s)
+    assert same.numpy().tolist() == _WORDS[0].tolist()
+    assert jf.cast(s, jf.string).numpy().tolist() == _WORDS[0].tolist()
+    with pytest.raises(jf.errors.UnimplementedError, match="Cast string to float is not supported"):
+        jf.cast(s, jf.float32)
+    with pytest.raises(jf.errors.UnimplementedError, match="Cast string to double is not supported"):
+        jf.function(lambda x: jf.cast(x, jf.float64))(s)
+    with pytest.raises(jf.errors.UnimplementedError, match="Cast int32 to string is not supported"):
+        jf.cast(jf.constant([1]), jf.string)
