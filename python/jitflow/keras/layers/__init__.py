@@ -72,6 +72,7 @@ from .functional_layers import (
     Masking,
 )
 from .input_layer import Input, InputLayer
+from .input_spec import InputSpec
 from .layer import Layer
 from .lookup import (
     Discretization,
@@ -204,6 +205,7 @@ __all__ = [
     "Identity",
     "Input",
     "InputLayer",
+    "InputSpec",
     "IntegerLookup",
     "LSTMCell",
     "Lambda",
@@ -275,7 +277,7 @@ _KERAS_LAYERS = frozenset((
     "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
     "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "AugMix", "AutoContrast",
     "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CutMix",
-    "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing", "InputSpec",
+    "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing",
     "JaxLayer", "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "Pipeline", "RandAugment",
     "RandomColorDegeneration", "RandomColorJitter", "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur",
     "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",

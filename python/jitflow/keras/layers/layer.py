@@ -24,6 +24,7 @@ from ...state.module import Module
 from ...tracing.function import function as _jf_function
 from .. import constraints, initializers, regularizers
 from ..backend_config import floatx
+from .input_spec import check_inputs
 from .keras_tensor import KerasTensor, Node, any_keras_tensor
 
 # Keras's global name counters ("dense", "dense_1", ...); clear_session() resets them.
@@ -166,6 +167,7 @@ class Layer(Module):
         "_jf_" + n for n in ("autocast", "axes", "axis", "batch_input_shape", "build_config", "dtype",
                              "inbound_nodes", "init_args", "initial_weights", "input_layer", "inputs", "losses", "mask_warned",
                              "nodes", "output_shape", "outputs", "path", "scopes", "seed_state", "trainable", "weights"))
+    input_spec = None  # Keras's: when a layer sets one, every call checks its inputs (input_spec.py)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -489,6 +491,8 @@ class Layer(Module):
                 args = (self._jf_convert(first),) + tuple(args[1:])
         elif "inputs" in kwargs:
             kwargs["inputs"] = self._jf_convert(kwargs["inputs"])
+        if self.input_spec is not None:
+            check_inputs(self, args[0] if args else kwargs.get("inputs"))
         if previous_mask is not None and kwargs.get("mask") is None and _takes_mask(type(self).call):
             kwargs["mask"] = previous_mask
         stack = _context.stack
