@@ -247,6 +247,10 @@ void front_dealloc(PyObject* self) {
 // The wrapped function's repr: jf.constant reads as the function it stands for.
 PyObject* front_repr(PyObject* self) { return PyObject_Repr(reinterpret_cast<FastFront*>(self)->fallback); }
 
+// Pickled (and copied) by name, as a module-level function is: the front is its module's
+// attribute under the wrapped function's qualified name.
+PyObject* front_reduce(PyObject* self, PyObject*) { return PyObject_GetAttrString(self, "__qualname__"); }
+
 PyObject* front_get(PyObject* self, PyObject* obj, PyObject*) {
   if (!obj || obj == Py_None) return Py_NewRef(self);
   return PyMethod_New(self, obj);
@@ -271,6 +275,9 @@ PyTypeObject* front_type() {
         {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
         {nullptr, nullptr, nullptr, nullptr, nullptr}};
     t.tp_getset = getset;
+    static PyMethodDef methods[] = {{"__reduce__", front_reduce, METH_NOARGS, nullptr},
+                                    {nullptr, nullptr, 0, nullptr}};
+    t.tp_methods = methods;
     if (PyType_Ready(&t) < 0) throw py::error_already_set();
     return &t;
   }();

@@ -3,7 +3,9 @@ over the Python function) and t[key] reaches C++ through the subscript slot: the
 still look and bind like the functions, hand keywords and unusual values to them, and the
 direct paths must give numpy's values, TF's errors, and the op itself under a tape or a trace."""
 
+import copy
 import inspect
+import pickle
 
 import numpy as np
 import pytest
@@ -21,6 +23,13 @@ def test_a_front_looks_like_its_function(name):
     assert inspect.signature(front) == inspect.signature(inner)
     assert repr(front) == repr(inner)
     assert getattr(basic_ops, name) is front
+
+
+@pytest.mark.parametrize("name", ["constant", "transpose", "reshape"])
+def test_a_front_pickles_and_copies_as_the_same_function(name):
+    front = getattr(jf, name)
+    assert pickle.loads(pickle.dumps(front)) is front
+    assert copy.deepcopy(front) is front and copy.copy(front) is front
 
 
 def test_a_front_binds_as_a_method_like_a_function():
