@@ -6,7 +6,7 @@ from ..core.export import missing as _missing
 from . import base
 from .csv_readers import CsvDataset, make_csv_dataset
 from .dataset import Dataset, NumpyIterator, OwnedIterator
-from .readers import TextLines, TFRecords
+from .readers import FixedLengthRecords, TextLines, TFRecords
 
 AUTOTUNE = export("data.AUTOTUNE", "data.experimental.AUTOTUNE")(base.AUTOTUNE)
 INFINITE_CARDINALITY = export("data.INFINITE_CARDINALITY", "data.experimental.INFINITE_CARDINALITY")(base.INFINITE)
@@ -32,6 +32,16 @@ class TFRecordDataset(Dataset):
 
     def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
         super().__init__(TFRecords(filenames, compression_type))
+
+
+@export("data.FixedLengthRecordDataset")
+class FixedLengthRecordDataset(Dataset):
+    """Equal-sized records (record_bytes each) of binary files, after header_bytes and before
+    footer_bytes of each, as string scalars."""
+
+    def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None, buffer_size=None,
+                 compression_type=None, num_parallel_reads=None, name=None):
+        super().__init__(FixedLengthRecords(filenames, record_bytes, header_bytes, footer_bytes, compression_type))
 
 
 @export("data.experimental.cardinality")
@@ -82,6 +92,7 @@ __all__ = [
     "CsvDataset",
     "Dataset",
     "DatasetSpec",
+    "FixedLengthRecordDataset",
     "TFRecordDataset",
     "TextLineDataset",
     "cardinality",

@@ -1,6 +1,6 @@
 """Files as datasets: list_files (the names matching glob patterns), TextLineDataset (the
-lines of text files, without their line endings) and TFRecordDataset (the records of TFRecord
-files). Their elements are string scalars, which
+lines of text files, without their line endings), TFRecordDataset (the records of TFRecord
+files) and FixedLengthRecordDataset (equal-sized records between a header and a footer). Their elements are string scalars, which
 are Python-side values in jitflow (core/strings.py), so reading stays eager."""
 import bz2
 import glob
@@ -95,3 +95,31 @@ class TFRecords(Node):
                     yield [structure.from_numpy(np.array(data, dtype=object), string)]
             except FileNotFoundError:
                 raise NotFoundError(f"{path}; No such file or directory") from None
+
+
+class FixedLengthRecords(Node):
+    """Each file's body (after header_bytes, before footer_bytes) cut into record_bytes-long
+    string scalars; a body that is not a whole number of records is TF's InvalidArgumentError."""
+
+    def __init__(self, filenames, record_bytes, header_bytes, footer_bytes, compression_type):
+        self.files = _names(filenames)
+        self.record, self.header, self.footer = int(record_bytes), int(header_bytes or 0), int(footer_bytes or 0)
+        if self.record <= 0:
+            raise InvalidArgumentError(f"record_bytes must be positive, got {record_bytes}")
+        self.compression = (compression_type or "").upper()
+        if self.compression not in ("", "GZIP", "ZLIB"):
+            raise InvalidArgumentError(f"Unsupported compression type: {compression_type}")
+        self.tree = structure.Tree.of(None)
+        self.specs = [TensorSpec([], string)]
+
+    def iterate(self):
+        for path in self.files:
+            data = _read(path, self.compression)
+            body = data[self.header:len(data) - self.footer]
+            if len(body) % self.record:
+                raise InvalidArgumentError(
+                    f"Excluding the header ({self.header} bytes) and footer ({self.footer} bytes), input file "
+                    f"\"{path}\" has body length {len(body)} bytes, which is not an exact multiple of the record "
+                    f"length ({self.record} bytes).")
+            for i in range(0, len(body), self.record):
+                yield [structure.from_numpy(np.array(body[i:i + self.record], dtype=object), string)]
