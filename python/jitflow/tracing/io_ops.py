@@ -1,17 +1,20 @@
-"""tf.io's file functions and tf.io.gfile: read_file, write_file and matching_files (on the
-values now when eager, as py_function nodes when traced, so they run when the function runs),
+"""tf.io's file functions and tf.io.gfile: read_file, write_file, matching_files and
+decode_compressed (on the values now when eager, as py_function nodes when traced, so they run
+when the function runs),
 and gfile's GFile, exists, glob, isdir, listdir, makedirs, mkdir, remove, rename, rmtree, stat,
 walk, copy and join on the local file system."""
 import glob as _glob
+import gzip
 import os
 import shutil
 import types
+import zlib
 
 import numpy as np
 
 from .. import _C
 from ..core import dtypes as _dt
-from ..core.errors import AlreadyExistsError, NotFoundError
+from ..core.errors import AlreadyExistsError, DataLossError, InvalidArgumentError, NotFoundError
 from ..core.export import export
 from ..core.tensor_spec import TensorSpec
 from ..ops import basic_ops as _ops
@@ -57,6 +60,29 @@ def write_file(filename, contents, name=None):
             out.write(data if isinstance(data, bytes) else str(data).encode())
         return np.bool_(True)
     _on_host(write, [filename, contents], _dt.bool, [])
+
+
+@export("io.decode_compressed")
+def decode_compressed(bytes, compression_type="", name=None):
+    """Each string of a string tensor decompressed ("ZLIB" or "GZIP"; "" leaves it as it is)."""
+    kind = (compression_type or "").upper()
+    if kind not in ("", "ZLIB", "GZIP"):
+        raise InvalidArgumentError(f"Unsupported compression type: {compression_type}")
+
+    def inflate(b):
+        try:
+            return b if kind == "" else zlib.decompress(b) if kind == "ZLIB" else gzip.decompress(b)
+        except (zlib.error, OSError, EOFError) as e:
+            raise DataLossError(f"inflate() failed with {e}") from None
+
+    def run(data):
+        a = np.asarray(data, dtype=object)
+        return np.array([inflate(x) for x in a.ravel().tolist()] + [None], dtype=object)[:-1].reshape(a.shape)
+    if _C.is_tracing():
+        data = _ops.convert_to_tensor(bytes)
+        return py_function(lambda t: run(t.numpy()), [data], Tout=TensorSpec(data.shape, _dt.string))
+    value = bytes.numpy() if hasattr(bytes, "numpy") else bytes
+    return _ops.convert_to_tensor(run(value), _dt.string)
 
 
 @export("io.matching_files", "matching_files")
