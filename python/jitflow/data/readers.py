@@ -62,14 +62,21 @@ def _split(data):
         yield line[:-1] if line.endswith(b"\r") else line
 
 
-class TextLines(Node):
-    def __init__(self, filenames, compression_type):
+class _Files(Node):
+    """A source of string scalars read from files, with the compressions it takes."""
+
+    def __init__(self, filenames, compression_type, compressions=("", "GZIP", "ZLIB")):
         self.files = _names(filenames)
         self.compression = (compression_type or "").upper()
-        if self.compression not in ("", "GZIP", "ZLIB", "BZ2"):
+        if self.compression not in compressions:
             raise InvalidArgumentError(f"Unsupported compression type: {compression_type}")
         self.tree = structure.Tree.of(None)
         self.specs = [TensorSpec([], string)]
+
+
+class TextLines(_Files):
+    def __init__(self, filenames, compression_type):
+        super().__init__(filenames, compression_type, ("", "GZIP", "ZLIB", "BZ2"))
 
     def iterate(self):
         for path in self.files:
@@ -77,16 +84,8 @@ class TextLines(Node):
                 yield [structure.from_numpy(np.array(line, dtype=object), string)]
 
 
-class TFRecords(Node):
+class TFRecords(_Files):
     """The records of TFRecord files, one string scalar each, CRCs checked."""
-
-    def __init__(self, filenames, compression_type):
-        self.files = _names(filenames)
-        self.compression = (compression_type or "").upper()
-        if self.compression not in ("", "GZIP", "ZLIB"):
-            raise InvalidArgumentError(f"Unsupported compression type: {compression_type}")
-        self.tree = structure.Tree.of(None)
-        self.specs = [TensorSpec([], string)]
 
     def iterate(self):
         for path in self.files:
@@ -97,20 +96,15 @@ class TFRecords(Node):
                 raise NotFoundError(f"{path}; No such file or directory") from None
 
 
-class FixedLengthRecords(Node):
+class FixedLengthRecords(_Files):
     """Each file's body (after header_bytes, before footer_bytes) cut into record_bytes-long
     string scalars; a body that is not a whole number of records is TF's InvalidArgumentError."""
 
     def __init__(self, filenames, record_bytes, header_bytes, footer_bytes, compression_type):
-        self.files = _names(filenames)
+        super().__init__(filenames, compression_type)
         self.record, self.header, self.footer = int(record_bytes), int(header_bytes or 0), int(footer_bytes or 0)
         if self.record <= 0:
             raise InvalidArgumentError(f"record_bytes must be positive, got {record_bytes}")
-        self.compression = (compression_type or "").upper()
-        if self.compression not in ("", "GZIP", "ZLIB"):
-            raise InvalidArgumentError(f"Unsupported compression type: {compression_type}")
-        self.tree = structure.Tree.of(None)
-        self.specs = [TensorSpec([], string)]
 
     def iterate(self):
         for path in self.files:
