@@ -41,6 +41,7 @@ from .conv import (
     SeparableConvolution1D,
     SeparableConvolution2D,
 )
+from .conv_lstm import ConvLSTM2D
 from .core import Activation, Add, Concatenate, Dense, Dropout, Embedding, Flatten, Reshape, add, concatenate
 from .dot_attention import (
     AdditiveAttention,
@@ -167,6 +168,7 @@ __all__ = [
     "Conv2DTranspose",
     "Conv3D",
     "Conv3DTranspose",
+    "ConvLSTM2D",
     "Convolution1D",
     "Convolution1DTranspose",
     "Convolution2D",
@@ -276,7 +278,7 @@ __all__ = [
 _KERAS_LAYERS = frozenset((
     "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
     "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "AugMix", "AutoContrast",
-    "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CutMix",
+    "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM3D", "CutMix",
     "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing",
     "JaxLayer", "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "Pipeline", "RandAugment",
     "RandomColorDegeneration", "RandomColorJitter", "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur",
