@@ -137,7 +137,7 @@ from .text import (
     StringLookup,
     TextVectorization,
 )
-from .wrappers import Bidirectional, TimeDistributed
+from .wrappers import Bidirectional, Pipeline, TimeDistributed, Wrapper
 
 __all__ = [
     "ELU",
@@ -228,6 +228,7 @@ __all__ = [
     "Normalization",
     "PReLU",
     "Permute",
+    "Pipeline",
     "RMSNormalization",
     "RandomBrightness",
     "RandomContrast",
@@ -261,6 +262,7 @@ __all__ = [
     "UpSampling1D",
     "UpSampling2D",
     "UpSampling3D",
+    "Wrapper",
     "ZeroPadding1D",
     "ZeroPadding2D",
     "ZeroPadding3D",
@@ -280,11 +282,11 @@ _KERAS_LAYERS = frozenset((
     "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "AugMix", "AutoContrast",
     "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM3D", "CutMix",
     "Equalization", "FlaxLayer", "GroupQueryAttention", "HashedCrossing",
-    "JaxLayer", "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "Pipeline", "RandAugment",
+    "JaxLayer", "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "RandAugment",
     "RandomColorDegeneration", "RandomColorJitter", "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur",
     "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",
     "RandomSharpness", "RandomShear", "ReversibleEmbedding", "STFTSpectrogram", "Solarization",
-    "SpectralNormalization", "TFSMLayer", "TorchModuleWrapper", "Wrapper",
+    "SpectralNormalization", "TFSMLayer", "TorchModuleWrapper",
     "deserialize", "serialize",
 ))
 

@@ -1,11 +1,32 @@
-"""Keras 3's layer wrappers: Bidirectional (a recurrent layer run forwards and a copy run
-backwards, outputs merged) and TimeDistributed (a layer applied to every step of a sequence)."""
+"""Keras 3's layer wrappers: Wrapper (the base of a layer around another), Bidirectional (a
+recurrent layer run forwards and a copy run backwards, outputs merged), TimeDistributed (a
+layer applied to every step of a sequence) and Pipeline (layers applied in turn)."""
+import inspect
+
 from ...ops import array_ops as _array
 from ...ops import basic_ops as _ops
-from . import attention, conv, core, extra, normalization, rnn
-from .layer import Layer
+from . import (
+    attention,
+    augmentation,
+    conv,
+    conv_lstm,
+    core,
+    dot_attention,
+    extra,
+    functional_layers,
+    lookup,
+    merging,
+    normalization,
+    preprocessing,
+    regularization,
+    reshaping,
+    rnn,
+    text,
+)
+from .layer import Layer, _input_mask
 
-_MODULES = (core, conv, extra, normalization, rnn, attention)
+_MODULES = (core, conv, extra, normalization, rnn, attention, augmentation, conv_lstm, dot_attention,
+            functional_layers, lookup, merging, preprocessing, regularization, reshaping, text)
 
 
 def _layer_from_config(config):
@@ -163,3 +184,70 @@ class TimeDistributed(Layer):
         config = dict(config)
         return cls(_layer_from_config(config.pop("layer")), **config)
 
+
+
+class Wrapper(Layer):
+    """The base of a layer that wraps another: `self.layer`, built with the wrapper, its config
+    under "layer"."""
+
+    def __init__(self, layer, **kwargs):
+        if not isinstance(layer, Layer):
+            raise ValueError(  # noqa: TRY004  (Keras raises ValueError)
+                f"Layer {layer} supplied to Wrapper isn't a supported layer type. Please ensure wrapped layer is a "
+                "valid Keras layer.")
+        super().__init__(**kwargs)
+        self.layer = layer
+
+    def build(self, input_shape=None):
+        if not self.layer.built:
+            self.layer.build(input_shape)
+        self.built = True
+
+    def call(self, inputs, *args, **kwargs):
+        return self.layer(inputs, *args, **kwargs)
+
+    def get_config(self):
+        return {**super().get_config(), "layer": _serialize(self.layer)}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        return cls(_layer_from_config(config.pop("layer")), **config)
+
+
+def _takes(layer, name):
+    try:
+        return name in inspect.signature(layer.call).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+class Pipeline(Layer):
+    """Layers applied in turn (a preprocessing pipeline that also works in Dataset.map); each
+    gets `training` and `mask` when its call takes them."""
+
+    def __init__(self, layers, name=None):
+        super().__init__(name=name)
+        self._pipeline_layers = list(layers)
+
+    @property
+    def layers(self):
+        return self._pipeline_layers
+
+    def call(self, inputs, training=True, mask=None):
+        for layer in self._pipeline_layers:
+            kwargs = {}
+            if mask is not None and _takes(layer, "mask"):
+                kwargs["mask"] = mask
+            if training is not None and _takes(layer, "training"):
+                kwargs["training"] = training
+            inputs = layer(inputs, **kwargs)
+            mask = _input_mask(inputs)
+        return inputs
+
+    def get_config(self):
+        return {"name": self.name, "layers": [_serialize(layer) for layer in self._pipeline_layers]}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls([_layer_from_config(c) for c in config["layers"]], name=config.get("name"))
