@@ -271,8 +271,8 @@ def test_seed_example_with_tf_spelling(rng):
 
 
 def test_missing_keras_layers_say_so():
-    with pytest.raises(AttributeError, match=r"jitflow does not implement tf.keras.layers.ConvLSTM2D yet"):
-        layers.ConvLSTM2D  # noqa: B018
+    with pytest.raises(AttributeError, match=r"jitflow does not implement tf.keras.layers.ConvLSTM3D yet"):
+        layers.ConvLSTM3D  # noqa: B018
     np.testing.assert_array_equal(layers.add([jf.ones([2]), jf.ones([2])]).numpy(), [2, 2])
 
 
