@@ -10,16 +10,14 @@ from .. import _C
 from .._C import Tensor
 from ..core import dtypes as _dt
 from ..core.export import export
-from ..core.graph import GraphTensor
 from ..core.shapes import TensorShape
-from ..core.tensor_spec import TensorSpec
 from . import array_ops as _array
 from . import basic_ops as _ops
 from . import mask_ops as _mask
 from . import scatter_ops as _scatter
 from . import sort_ops as _sort
 from . import stats_ops as _stats
-from .sparse_ops import _Field
+from .sparse_ops import _describes, _Field
 
 
 def _splits(x):
@@ -42,7 +40,7 @@ class RaggedTensor:
     __attrs_attrs__ = (_Field("values"), _Field("row_splits"))
 
     def __init__(self, values, row_splits):
-        if isinstance(values, (TensorSpec, GraphTensor)) or isinstance(row_splits, (TensorSpec, GraphTensor)):
+        if _describes(values) or _describes(row_splits):
             self._values, self._row_splits = values, row_splits  # jf.function's structure of specs
             return
         self._values, self._row_splits = _values(values), _splits(row_splits)

@@ -12,7 +12,6 @@ from .._C import Tensor
 from ..core import dtypes as _dt
 from ..core.errors import InvalidArgumentError
 from ..core.export import export
-from ..core.graph import GraphTensor
 from ..core.shapes import TensorShape
 from ..core.tensor_spec import TensorSpec
 from . import array_ops as _array
@@ -33,6 +32,12 @@ class _Field:
         self.name = name
 
 
+def _describes(x):
+    """True for what jf.function rebuilds a composite from besides tensors: a TensorSpec (its
+    signature) or a traced graph edge (its structured outputs, which carry `value_index`)."""
+    return isinstance(x, TensorSpec) or hasattr(x, "value_index")
+
+
 def _int64(x):
     t = x if isinstance(x, Tensor) else _C.convert_to_tensor(np.asarray(x, np.int64))
     return t if t.dtype == _dt.int64 else _ops.cast(t, _dt.int64)
@@ -46,7 +51,7 @@ class SparseTensor:
     __attrs_attrs__ = (_Field("indices"), _Field("values"), _Field("dense_shape"))
 
     def __init__(self, indices, values, dense_shape):
-        if any(isinstance(a, (TensorSpec, GraphTensor)) for a in (indices, values, dense_shape)):
+        if any(_describes(a) for a in (indices, values, dense_shape)):
             # jf.function's signature and structured outputs: the structure with the specs (or
             # graph edges) of the three tensors
             self._indices, self._values, self._dense_shape = indices, values, dense_shape
