@@ -230,11 +230,30 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):
 
 
 # ---- elementwise ---------------------------------------------------------------------
+def _composite(fn, op, x, y=None, binary=False):
+    """TF's dispatch of an elementwise op to a composite tensor (RaggedTensor, SparseTensor):
+    its __jf_elementwise__ applies fn to its values, or returns NotImplemented (then the
+    original TypeError stands)."""
+    for arg, other, reverse in ((x, y, False), (y, x, True)) if binary else ((x, None, False),):
+        handler = getattr(type(arg), "__jf_elementwise__", None)
+        if handler is not None:
+            out = handler(arg, fn, op, other, reverse)
+            if out is not NotImplemented:
+                return out
+    return NotImplemented
+
+
 def _unary(op):
     oid = OP[op]
 
     def f(x, name=None):
-        return run(oid, (x,), None, name)
+        try:
+            return run(oid, (x,), None, name)
+        except TypeError:
+            out = _composite(f, op, x)
+            if out is NotImplemented:
+                raise
+            return out
     f.__name__ = op
     f.__doc__ = f"Elementwise {op} (TF op type `{op}`)."
     return f
@@ -244,7 +263,13 @@ def _binary(op):
     oid = OP[op]
 
     def f(x, y, name=None):
-        return run(oid, (x, y), None, name)
+        try:
+            return run(oid, (x, y), None, name)
+        except TypeError:
+            out = _composite(f, op, x, y, binary=True)
+            if out is NotImplemented:
+                raise
+            return out
     f.__name__ = op
     f.__doc__ = f"Elementwise {op} with numpy broadcasting (TF op type `{op}`)."
     return f
@@ -301,7 +326,13 @@ def add_n(inputs, name=None):
 
 @export('cast', 'dtypes.cast')
 def cast(x, dtype, name=None):
-    return _C.cast(x, _dt.as_dtype(dtype), name)
+    try:
+        return _C.cast(x, _dt.as_dtype(dtype), name)
+    except TypeError:
+        out = _composite(lambda v: cast(v, dtype), "Cast", x)
+        if out is NotImplemented:
+            raise
+        return out
 
 
 def where_coordinates(condition, name=None):

@@ -65,7 +65,11 @@ def angle(input, name=None):
 
 @export("abs", "math.abs")
 def abs(x, name=None):
-    """|x|: a complex value's modulus (float32 for complex64, float64 for complex128)."""
+    """|x|: a complex value's modulus (float32 for complex64, float64 for complex128); a ragged
+    or sparse tensor's values' (TF's dispatch)."""
+    handler = getattr(type(x), "__jf_elementwise__", None)
+    if handler is not None:
+        return handler(x, abs, "Abs", None, False)
     t = _tensor(x)
     if t.dtype.is_complex:
         return run(OP["ComplexAbs"], (t,), None, name)

@@ -247,6 +247,18 @@ class RaggedTensor:
     def __neg__(self):
         return self.with_flat_values(-self.flat_values)
 
+    def __jf_elementwise__(self, fn, op, other, reverse):
+        """An elementwise op on the flat values (TF dispatches them all to ragged tensors); the
+        other operand a number or a ragged tensor of the same rows."""
+        if isinstance(other, RaggedTensor):
+            other = other.flat_values
+        elif other is not None and not isinstance(other, (int, float, bool)) and getattr(other, "ndim", 1) != 0:
+            return NotImplemented
+        if other is None:
+            return self.with_flat_values(fn(self.flat_values))
+        a, b = (other, self.flat_values) if reverse else (self.flat_values, other)
+        return self.with_flat_values(fn(a, b))
+
     def __jf_reduce__(self, op, axis, keepdims):
         """jf.reduce_sum/mean/max/min/prod of a ragged tensor, as TF dispatches them: over the
         rows (axis 1), over the columns that exist (axis 0), or over every value (None)."""

@@ -104,6 +104,16 @@ class SparseTensor:
     def __truediv__(self, other):
         return self._elementwise(other, lambda v, d: v / d)
 
+    # the unary ops TF dispatches to sparse tensors: those that keep a zero zero
+    _ZERO_PRESERVING = frozenset(("Abs", "Neg", "Sign", "Square", "Sqrt", "Erf", "Tanh", "Sin", "Tan", "Asin", "Atan",
+                                  "Sinh", "Asinh", "Atanh", "Expm1", "Log1p", "Floor", "Ceil", "Round", "Rint",
+                                  "Relu", "Relu6", "Elu", "Selu", "Softsign", "Cast"))
+
+    def __jf_elementwise__(self, fn, op, other, reverse):
+        if other is not None or op not in self._ZERO_PRESERVING:
+            return NotImplemented
+        return self.with_values(fn(self._values))
+
     def __repr__(self):
         return f"SparseTensor(indices={self._indices!s}, values={self._values!s}, dense_shape={self._dense_shape!s})"
 

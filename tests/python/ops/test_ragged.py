@@ -97,3 +97,20 @@ def test_split_rows_answer_as_ragged_tensors():
     assert rows.row_lengths().numpy().tolist() == [2, 3, 0] and rows.shape.as_list() == [3, None]
     codes = jf.strings.unicode_decode(["ab", "c"], "UTF-8")
     assert jf.reduce_sum(codes, axis=1).numpy().tolist() == [195, 99]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_elementwise_ops_dispatch_as_tf(mode):
+    rt = jf.ragged.constant([[1.0, 2.0], [], [3.0]])
+
+    def body(r):
+        return jf.exp(r), jf.add(r, 1.0), jf.multiply(2.0, r), jf.cast(r, jf.int32), jf.abs(-r), jf.maximum(r, r)
+
+    outs = body(rt) if mode == "eager" else jf.function(body)(rt)
+    assert all(isinstance(o, jf.RaggedTensor) for o in outs)
+    np.testing.assert_allclose(outs[0].flat_values.numpy(), np.exp([1.0, 2.0, 3.0]), rtol=1e-6)
+    assert outs[1].to_list() == [[2.0, 3.0], [], [4.0]] and outs[2].to_list() == [[2.0, 4.0], [], [6.0]]
+    assert outs[3].dtype == jf.int32 and outs[3].to_list() == [[1, 2], [], [3]]
+    assert outs[4].to_list() == rt.to_list() and outs[5].to_list() == rt.to_list()
+    with pytest.raises(TypeError):  # a dense operand of another shape is not broadcast (TF would)
+        jf.add(rt, jf.ones([3, 1]))

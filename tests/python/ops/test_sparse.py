@@ -232,3 +232,13 @@ def test_segments_and_embedding_lookups_as_tf(mode):
         tape.watch(p)
         loss = jf.reduce_sum(jf.nn.embedding_lookup_sparse(p, ids, w, combiner="sum"))
     np.testing.assert_allclose(tape.gradient(loss, p).numpy(), [[1, 1], [2, 2], [3, 3], [1, 1]])
+
+
+def test_zero_preserving_unary_ops_dispatch():
+    sp = jf.sparse.from_dense(np.array([[0.0, -2.0], [3.0, 0.0]], np.float32))
+    assert jf.abs(sp).values.numpy().tolist() == [2.0, 3.0]
+    assert jf.math.square(sp).values.numpy().tolist() == [4.0, 9.0]
+    cast = jf.cast(sp, jf.int32)
+    assert cast.dtype == jf.int32 and cast.indices.numpy().tolist() == [[0, 1], [1, 0]]
+    with pytest.raises(TypeError):  # exp(0) is 1: TF does not dispatch it to sparse tensors either
+        jf.exp(sp)
