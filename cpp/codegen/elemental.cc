@@ -694,10 +694,56 @@ Value* ElementalEmitter::reduce(const KExpr* e, const std::vector<Value*>& idx, 
 
 // Gather: the index from the indices operand, checked against the gathered dim (an error,
 // as eager, not XLA's clamp), then the params element.
+// Whether a rank-0 expression has one value for the whole kernel call: constants, scalar
+// buffers the step does not write, and elementwise ops of those.
+bool ElementalEmitter::invariant_scalar(const KExpr* x, const KExpr* root) const {
+  if (x->rank() != 0 || x == root || computed_.count(x) || pinned_.count(x)) return false;
+  if (x->kind == KKind::kScalar) return true;
+  if (x->kind == KKind::kBuffer || x->materialized) return true;
+  if (!is_elementwise(x->kind)) return false;
+  for (const KExpr* o : x->operands)
+    if (!invariant_scalar(o, root)) return false;
+  return true;
+}
+
+// A gather at one scalar index (a TensorArray's read, x[i] of a traced i) loads and checks the
+// index once, in the entry block: per element, the load (which the output's stores may alias)
+// and the check's branch kept the loop from vectorizing.
+Value* ElementalEmitter::hoisted_gather_index(const KExpr* e, const KExpr* root) {
+  if (auto it = hoisted_index_.find(e); it != hoisted_index_.end()) return it->second;
+  llvm::Instruction* term = entry_->getTerminator();
+  const auto ip = b_.saveIP();
+  b_.SetInsertPoint(term);
+  Value* v = b_.CreateSExt(emit(e->operands[1], {}, root), b_.getInt64Ty());
+  Value* n = dim(e->operands[0]->dims[e->axes[0]]);
+  Value* bad = b_.CreateOr(b_.CreateICmpSLT(v, b_.getInt64(0)), b_.CreateICmpSGE(v, n));
+  Value* safe = b_.CreateSelect(bad, b_.getInt64(0), v);  // a failed call still reads in bounds
+  llvm::BasicBlock* rest = entry_->splitBasicBlock(term, "index.ok");
+  entry_->getTerminator()->eraseFromParent();
+  b_.SetInsertPoint(entry_);
+  llvm::BasicBlock* ok = begin_check(e, bad);
+  auto* st =
+      b_.CreateStore(b_.getInt64(status_code(e, CheckKind::kIndexOutOfRange)), buffer_ptr(status_slot_));
+  st->setAtomic(llvm::AtomicOrdering::Monotonic);
+  st->setAlignment(llvm::Align(8));
+  b_.CreateBr(ok);
+  b_.SetInsertPoint(ok);
+  b_.CreateBr(rest);
+  b_.restoreIP(ip);
+  hoisted_index_[e] = safe;
+  return safe;
+}
+
 Value* ElementalEmitter::gather(const KExpr* e, const std::vector<Value*>& idx, const KExpr* root) {
   const KExpr* p = e->operands[0];
   const KExpr* ix = e->operands[1];
   const int axis = e->axes[0], bd = e->batch_dims, ni = ix->rank() - bd;
+  if (bd == 0 && status_slot_ >= 0 && entry_->getTerminator() && invariant_scalar(ix, root)) {
+    std::vector<Value*> pi(idx.begin(), idx.begin() + axis);
+    pi.push_back(hoisted_gather_index(e, root));
+    pi.insert(pi.end(), idx.begin() + axis, idx.end());
+    return emit(p, pi, root);
+  }
   std::vector<Value*> ii(idx.begin(), idx.begin() + bd);
   ii.insert(ii.end(), idx.begin() + axis, idx.begin() + axis + ni);
   Value* v = b_.CreateSExt(emit(ix, ii, root), b_.getInt64Ty());

@@ -108,6 +108,7 @@ class ElementalEmitter {
   std::map<MemoKey, llvm::Value*> memo_;
   int status_slot_ = -1;
   std::map<const KExpr*, llvm::Value*> pinned_;
+  std::map<const KExpr*, llvm::Value*> hoisted_index_;  // a scalar-index gather's checked index
   std::map<int, llvm::Value*> row_local_;
   llvm::Value* row_base_ = nullptr;
   // The address of element `linear` of e's buffer (or of its row-local scratch).
@@ -128,6 +129,8 @@ class ElementalEmitter {
   llvm::Value* reduce(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* concat(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
   llvm::Value* gather(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);
+  bool invariant_scalar(const KExpr* x, const KExpr* root) const;
+  llvm::Value* hoisted_gather_index(const KExpr* e, const KExpr* root);
   llvm::Value* gather_nd(const KExpr* e, const std::vector<llvm::Value*>& idx,
                          const KExpr* root);  // elemental_gather_nd.cc
   llvm::Value* index_map(const KExpr* e, const std::vector<llvm::Value*>& idx, const KExpr* root);

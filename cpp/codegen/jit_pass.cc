@@ -68,6 +68,13 @@ namespace {
 
 // `prefix` is the path of the graph inside the function ("" at the top level, "while/body/"
 // for a loop body): report entries carry it, so body ops and clusters have unique names.
+// Every op of the step is in its one cluster (Consts may stay outside).
+bool one_cluster(const ClusteringResult& cr) {
+  for (const auto& kv : cr.eager_reason)
+    if (kv.first->op != OpId::Const) return false;
+  return cr.clusters.size() == 1;
+}
+
 std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const JitOptions& opts,
                                  const std::string& label, const std::string& prefix,
                                  const ClusterCompiler& compile, JitReport* report, bool loop_step = false);
@@ -224,14 +231,38 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const 
   co.whole_function = opts.whole_function;
   // An error about a body's op also names the body ("(in while/body)").
   const std::string where = prefix.empty() ? "" : str_cat(" (in ", prefix.substr(0, prefix.size() - 1), ")");
+  // TensorArray reads and writes compile only where the loop then runs whole: there the
+  // carried array is written in place. In a cluster run once per iteration (or anywhere
+  // else) a compiled write would copy the array every time, where the executor writes in
+  // place, so when the step does not become one cluster it is clustered again without them.
+  // JITFLOW_LOOP_ARRAYS=0 keeps them on the executor (to measure what compiling them gains).
+  const char* env = std::getenv("JITFLOW_LOOP_ARRAYS");
+  const bool arrays_may_compile = loop_step && opts.gpu_device < 0 && !(env && std::string(env) == "0");
+  bool has_arrays = false;
+  for (const auto& n : a.nodes())
+    has_arrays = has_arrays || n->op == OpId::TensorArrayRead || n->op == OpId::TensorArrayWrite;
+  auto without_arrays = [](const Node& n, std::string* why) {
+    if (n.op == OpId::TensorArrayRead || n.op == OpId::TensorArrayWrite) {
+      if (!can_emit(n, why)) return false;  // a form that never compiles says so
+      *why = str_cat(n.type(),
+                     ": compiles only in the step of a loop that runs whole in one compiled cluster "
+                     "(on the CPU); here the executor writes the array in place");
+      return false;
+    }
+    return can_emit(n, why);
+  };
   ClusteringResult cr;
   try {
-    cr = mark_for_compilation(a, co, can_emit);
+    cr = mark_for_compilation(a, co, arrays_may_compile ? CanEmitFn(can_emit) : CanEmitFn(without_arrays));
+    if (loop_step && opts.gpu_device < 0) merge_loop_step_clusters(&cr);
+    if (arrays_may_compile && has_arrays && !one_cluster(cr)) {
+      cr = mark_for_compilation(a, co, without_arrays);
+      merge_loop_step_clusters(&cr);
+    }
   } catch (const Error& e) {
     if (where.empty() || e.kind() == ErrorKind::kInternal) throw;
     throw Error(e.kind(), e.what() + where);
   }
-  if (loop_step && opts.gpu_device < 0) merge_loop_step_clusters(&cr);
   for (auto& kv : cr.eager_reason) report->op_reason[prefix + kv.first->name] = kv.second;
 
   std::vector<std::pair<const Cluster*, CompiledClusterRef>> compiled;

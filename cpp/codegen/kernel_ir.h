@@ -110,6 +110,10 @@ struct Step {
   std::vector<int> row_dims;
   int width = -1;
   std::vector<const KExpr*> row_local;
+  // A kLibrary TensorArrayWrite whose array (args[0]) nothing else in the cluster reads and
+  // no output is: the runner may write the element into that buffer instead of a copy (an
+  // earlier step's buffer in the same run, or a whole loop's carried array).
+  bool in_place = false;
 };
 
 // The rows a kRowGroup step walks: the product of its row dims.

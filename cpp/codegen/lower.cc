@@ -26,6 +26,7 @@ class Lowering {
     try {
       for (Node* n : p_->members) lower(n);
       collect_outputs();
+      mark_in_place_writes();
       compute_halves();
       plan_materialization();
       fuse_sibling_loops(p_.get());
@@ -510,6 +511,14 @@ class Lowering {
         break;
       }
       case LowerKind::kGather: {
+        if (op == OpId::TensorArrayRead) {  // buffer[index]: the row at a scalar index
+          KExpr* e = make(KKind::kGather, n->outputs[0].dtype, node_dims(n, 0));
+          e->node = n;
+          e->operands = {in(0), array_index(n)};
+          e->axes = {0};
+          outs.push_back(e);
+          break;
+        }
         KExpr* p = in(0);
         KExpr* e = make(KKind::kGather, n->outputs[0].dtype, node_dims(n, 0));
         e->node = n;
@@ -701,6 +710,47 @@ class Lowering {
       if (m->def().flags & kCheck) add_output({m, 0});
   }
 
+  // A TensorArrayRead's index for the gather, whose check covers [0, capacity): an index at
+  // or past the array's size (below its capacity when a growing array doubled it) becomes -1,
+  // so the gather's check fails it too.
+  KExpr* array_index(Node* n) {
+    KExpr* ix = operand(n, 2);
+    const Tensor* size = const_input(n, 1);
+    const int64_t capacity = n->inputs[0].node->outputs[n->inputs[0].index].shape[0];
+    if (size && capacity >= 0 && size->get_int(0) == capacity) return ix;
+    KExpr* sz = operand(n, 1);
+    if (sz->dtype != ix->dtype) {
+      KExpr* c = make(KKind::kCast, ix->dtype, sz->dims);
+      c->op = OpId::Cast;
+      c->operands = {sz};
+      sz = c;
+    }
+    KExpr* below = make(KKind::kBinary, DType::kBool, {});
+    below->op = OpId::Less;
+    below->operands = {ix, sz};
+    KExpr* outside = make(KKind::kScalar, ix->dtype, {});
+    outside->iscalar = -1;
+    KExpr* e = make(KKind::kSelect, ix->dtype, {});
+    e->op = OpId::SelectV2;
+    e->operands = {below, ix, outside};
+    return e;
+  }
+
+  // A TensorArrayWrite may write into its array's buffer when it is that value's only reader
+  // and the value is no output (an array read in the same iteration keeps its old rows).
+  void mark_in_place_writes() {
+    for (Step& s : pending_matmuls_) {
+      if (s.node->op != OpId::TensorArrayWrite) continue;
+      const Output& a = s.node->inputs[0];
+      int readers = 0;
+      for (const Node* m : p_->members)
+        for (const Output& o : m->inputs) readers += o.node == a.node && o.index == a.index;
+      bool output = false;
+      for (const Output& o : p_->outputs) output = output || (o.node == a.node && o.index == a.index);
+      s.in_place = readers == 1 && !output;
+    }
+  }
+
   // Half types compute in float32 and round where they are stored (half_float.h).
   void compute_halves() {
     std::vector<StoredValue> stored;
@@ -827,7 +877,7 @@ class Lowering {
       os << ";";
     }
     for (const Step& s : p_->steps) {
-      os << "|" << s.kind << ":" << s.root->id;
+      os << "|" << s.kind << ":" << s.root->id << (s.in_place ? "w" : "");
       for (const KExpr* e : s.siblings) os << "+" << e->id;
     }
     os << "|P" << p_->num_params << "B" << p_->num_buffers;
@@ -854,6 +904,31 @@ static bool shape_inputs_constant(const Node& n, std::string* why) {
                      "it compiles when that input is a constant");
       return false;
     }
+  return true;
+}
+
+// A TensorArray's read and write compile in their static form: a scalar index, an array of
+// one element shape, a write neither accumulating nor growing the array. Other forms (a dynamic_size array's
+// writes, the gradient's accumulators, gathers and scatters) stay on the executor, which writes them in
+// place.
+static bool tensor_array_static(const Node& n, std::string* why) {
+  auto shape = [&](int i) -> const Shape& { return n.inputs[i].node->outputs[n.inputs[i].index].shape; };
+  const Shape& buf = shape(0);
+  const bool write = n.op == OpId::TensorArrayWrite;
+  if (shape(write ? 1 : 2).rank() != 0 || buf.rank() < 1) {
+    *why = str_cat(n.type(),
+                   ": compiles at a scalar index only (a gather, scatter or unstack stays on the executor)");
+    return false;
+  }
+  if (!write) return true;
+  if (n.attrs.get<int64_t>("mode", 0) == 1) {
+    *why = str_cat(n.type(), ": a write that may grow the array (dynamic_size=True) stays on the executor");
+    return false;
+  }
+  if (n.attrs.get<bool>("accumulate", false) || shape(2).rank() != buf.rank() - 1) {
+    *why = str_cat(n.type(), ": compiles only setting one element (this write accumulates into it)");
+    return false;
+  }
   return true;
 }
 
@@ -885,6 +960,7 @@ bool can_emit(const Node& n, std::string* why) {
       return false;
     }
   }
+  if (n.op == OpId::TensorArrayRead || n.op == OpId::TensorArrayWrite) return tensor_array_static(n, why);
   return shape_inputs_constant(n, why);
 }
 

@@ -36,8 +36,11 @@ constexpr bool record_ok(const OpDef& d) {
   if ((d.lower == LowerKind::kUnary) && d.num_inputs != 1) return false;
   if ((d.lower == LowerKind::kBinary) && d.num_inputs != 2) return false;
   if ((d.lower == LowerKind::kMath) && d.num_inputs != 1 && d.num_inputs != 2) return false;
-  if ((d.flags & kStateful) && !never_compiled) return false;             // stateful ops never compile
-  if ((d.flags & kResourceAccess) && !never_compiled) return false;       // nor do resource accesses
+  if ((d.flags & kStateful) && !never_compiled) return false;  // stateful ops never compile
+  // nor do resource accesses, but for a TensorArray's read and write inside a loop step
+  if ((d.flags & kResourceAccess) && !never_compiled && d.id != OpId::TensorArrayRead &&
+      d.id != OpId::TensorArrayWrite)
+    return false;
   if ((d.flags & kRandomStream) && !(d.flags & kStateful)) return false;  // a stream advances per run
   if ((d.flags & kControlFlow) && (d.lower != LowerKind::kGraph || !(d.flags & kNoKernel))) return false;
   return true;

@@ -1,6 +1,7 @@
 // Cluster execution.
 #include "runtime/cluster_runner.h"
 
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -430,6 +431,51 @@ void CompiledCluster::bind_buffers(RunState& st, const Prepared& pr, const std::
   }
 }
 
+// A TensorArrayWrite's element index, checked against the array's rows: -1 for an index a
+// dropping write (a gradient's) skips; a strict write's bad index raises eager's error.
+static int64_t array_row(const char* index, DType dt, int64_t rows, bool strict) {
+  const int64_t j = dt == DType::kInt64 ? *reinterpret_cast<const int64_t*>(index)
+                                        : *reinterpret_cast<const int32_t*>(index);
+  if (j >= 0 && j < rows) return j;
+  if (strict) throw_invalid("Trying to modify element ", j, " in a list with ", rows, " elements.");
+  return -1;
+}
+
+// A compiled TensorArrayWrite: the array with one element set. It writes into the array's own
+// buffer when the step may (Step::in_place) and that buffer is this run's (an earlier step's)
+// or the loop runner made it the result's (a carried array); otherwise into a copy.
+void CompiledCluster::write_array(RunState& st, const Prepared& pr, size_t k) const {
+  const ClusterProgram& p = *program;
+  const Step& s = p.steps[k];
+  std::vector<Tensor>& bufs = st.bufs;
+  const int src = s.args[0]->buffer, dst = s.root->buffer;
+  const Shape& shape = pr.step_specs[k][0].shape;
+  const DType dt = pr.step_specs[k][0].dtype;
+  const int64_t rows = shape[0];
+  const size_t row = rows ? dtype_size(dt) * static_cast<size_t>(shape.num_elements() / rows) : 0;
+  const bool own = src >= static_cast<int>(p.inputs.size() + p.constants.size());
+  const bool aliased =
+      bufs[dst].defined() && bufs[dst].buffer() && bufs[src].buffer() && bufs[dst].raw() == bufs[src].raw();
+  if (!(s.in_place && (own || aliased))) {
+    Tensor out = Tensor::empty_reusing(dt, shape, &st.recycle[dst]);
+    const size_t bytes = row * static_cast<size_t>(rows);
+    if (bufs[src].shape() != shape) {  // an array without elements learns their shape: zeros
+      std::memset(out.raw(), 0, bytes);
+    } else if (bytes) {
+      std::memcpy(out.raw(), bufs[src].raw(), bytes);
+      stats().tensor_array_copied_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+    }
+    bufs[dst] = std::move(out);
+  } else if (!aliased) {
+    bufs[dst] = bufs[src];
+  }
+  st.ptrs[dst] = static_cast<char*>(bufs[dst].raw());
+  const Tensor& ix = bufs[s.args[1]->buffer];
+  const int64_t j = array_row(static_cast<const char*>(ix.raw()), ix.dtype(), rows,
+                              s.node->attrs.get<int64_t>("mode", 0) == 0);
+  if (j >= 0 && row) std::memcpy(st.ptrs[dst] + j * row, bufs[s.args[2]->buffer].raw(), row);
+}
+
 void CompiledCluster::run_steps(RunState& st, const Prepared& pr, bool loop) const {
   const ClusterProgram& p = *program;
   std::vector<Tensor>& bufs = st.bufs;
@@ -437,6 +483,10 @@ void CompiledCluster::run_steps(RunState& st, const Prepared& pr, bool loop) con
   const int64_t* params = pr.params.data();
   for (size_t k = 0; k < p.steps.size(); ++k) {
     const Step& s = p.steps[k];
+    if (s.kind == Step::kLibrary && s.node->op == OpId::TensorArrayWrite) {
+      write_array(st, pr, k);
+      continue;
+    }
     if (s.kind == Step::kLibrary) {
       // Specs were inferred once per input shapes: run the Eigen kernel directly.
       st.lib_in.clear();
@@ -533,13 +583,31 @@ bool CompiledCluster::loop_fall_back(const std::string& why) const {
 bool CompiledCluster::run_loop(const std::vector<Tensor>& step_inputs, size_t num_vars,
                                const std::vector<int64_t>& in_of, const std::vector<int64_t>& out_of,
                                int64_t max_iter, std::vector<Tensor>* vars) const {
+  return run_loop_in(state_, step_inputs, num_vars, in_of, out_of, max_iter, vars);
+}
+
+// A carried TensorArray traced without its element shape enters the loop with none (its
+// unknown dims 0) and takes the shape of its first write: the step's write learns it.
+static bool learns_element_shape(const ClusterProgram& p, int out, const Tensor& t, const Shape& next) {
+  if (t.num_elements() != 0 || t.rank() != next.rank() || t.rank() < 1 || t.shape()[0] != next[0])
+    return false;
+  for (const Step& s : p.steps)
+    if (s.kind == Step::kLibrary && s.node->op == OpId::TensorArrayWrite && s.root->buffer == out)
+      return s.node->attrs.get<bool>("learn_shape", false);
+  return false;
+}
+
+bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vector<Tensor>& step_inputs,
+                                  size_t num_vars, const std::vector<int64_t>& in_of,
+                                  const std::vector<int64_t>& out_of, int64_t max_iter,
+                                  std::vector<Tensor>* vars) const {
   const ClusterProgram& p = *program;
   const int nin = static_cast<int>(p.inputs.size());
   JF_CHECK(gpu_device < 0 && in_of.size() == p.inputs.size() && out_of.size() == num_vars + 1, label,
            ": the loop's step does not match its cluster");
   std::vector<Tensor> inputs(nin);
   for (int i = 0; i < nin; ++i) inputs[i] = step_inputs[in_of[i]];
-  auto lease = state_.take([&] {
+  auto lease = slot.take([&] {
     auto* st = new RunState();
     st->recycle.resize(p.num_buffers);
     return st;
@@ -556,11 +624,23 @@ bool CompiledCluster::run_loop(const std::vector<Tensor>& step_inputs, size_t nu
     for (int i : sp.input_of) sp_in_of.push_back(in_of[i]);
     return sp.cluster->run_loop(step_inputs, num_vars, sp_in_of, out_of, max_iter, vars);
   }
+  bool learning = false;
   // Each variable the step computes: the program input reading it (-1: none) and the buffer
   // its next value is written to. After an iteration the two swap, so the next one reads
   // what this one wrote and writes over the value two iterations old.
+  // An array written in place (the step's TensorArrayWrite of it may: Step::in_place) has one
+  // buffer: after the first iteration copied the caller's array, the input slot and the
+  // output slot hold the same buffer and never swap, and each iteration writes one element.
   struct Carried {
     int in, out;
+    bool in_place;
+  };
+  auto writes_in_place = [&](int in, int out) {
+    for (const Step& s : p.steps)
+      if (s.kind == Step::kLibrary && s.node->op == OpId::TensorArrayWrite && s.in_place &&
+          s.root->buffer == out && s.args[0]->buffer == in)
+        return true;
+    return false;
   };
   std::vector<Carried> carried;
   std::vector<char> taken(p.num_buffers, 0);
@@ -580,15 +660,40 @@ bool CompiledCluster::run_loop(const std::vector<Tensor>& step_inputs, size_t nu
       return loop_fall_back(str_cat("loop variable ", v, " shares its buffer with another value"));
     taken[e->buffer] = 1;
     const Shape& next = pr->buffer_shapes[e->buffer];
+    if (e->dtype == t.dtype() && learns_element_shape(p, e->buffer, t, next)) {
+      learning = true;
+      continue;
+    }
     if (e->dtype != t.dtype() || next != t.shape())
       return loop_fall_back(str_cat("loop variable ", v, " changes from ", t.desc(), " to ",
                                     dtype_name(e->dtype), next.str(), " in an iteration"));
-    carried.push_back({in, e->buffer});
+    carried.push_back({in, e->buffer, in >= 0 && writes_in_place(in, e->buffer)});
   }
   const int64_t kc = out_of[num_vars];
   const KExpr* ce = kc >= 0 ? p.output_exprs.at(kc) : nullptr;
   if (!ce || ce->dtype != DType::kBool || pr->buffer_shapes[ce->buffer].num_elements() != 1)
     return loop_fall_back("its condition is not a boolean scalar computed by the step");
+  if (learning) {
+    // The first iteration gives the array its element shape; the others then run as one loop
+    // with those shapes, prepared in a run state of their own (both stay prepared).
+    stats().cluster_runs.fetch_add(1, std::memory_order_relaxed);
+    int64_t status = 0;
+    bind_buffers(st, *pr, inputs, &status);
+    run_steps(st, *pr, false);
+    if (status) raise_check(status);
+    std::vector<Tensor> next(step_inputs);
+    for (size_t v = 0; v < num_vars; ++v)
+      if (out_of[v] >= 0) next[v] = st.bufs[p.output_exprs.at(out_of[v])->buffer];
+    const bool more = *reinterpret_cast<const bool*>(st.ptrs[ce->buffer]);
+    if (!more || max_iter == 1) {
+      stats().compiled_loop_runs.fetch_add(1, std::memory_order_relaxed);
+      stats().compiled_loop_iterations.fetch_add(1, std::memory_order_relaxed);
+      vars->assign(next.begin(), next.begin() + num_vars);
+      return true;
+    }
+    stats().compiled_loop_iterations.fetch_add(1, std::memory_order_relaxed);
+    return run_loop_in(learned_state_, next, num_vars, in_of, out_of, max_iter < 0 ? -1 : max_iter - 1, vars);
+  }
   stats().cluster_runs.fetch_add(1, std::memory_order_relaxed);
   stats().compiled_loop_runs.fetch_add(1, std::memory_order_relaxed);
   int64_t status = 0;
@@ -604,6 +709,11 @@ bool CompiledCluster::run_loop(const std::vector<Tensor>& step_inputs, size_t nu
   std::vector<std::pair<int, int>> swaps;
   for (const Carried& c : carried) {
     if (c.in < 0) continue;  // written, never read: the last write is its value
+    if (c.in_place) {
+      bufs[c.in] = bufs[c.out];
+      ptrs[c.in] = ptrs[c.out];
+      continue;
+    }
     std::swap(bufs[c.in], bufs[c.out]);
     std::swap(ptrs[c.in], ptrs[c.out]);
     if (!pr->library_out[c.out]) {  // the caller's value is never written over
@@ -614,14 +724,37 @@ bool CompiledCluster::run_loop(const std::vector<Tensor>& step_inputs, size_t nu
   }
   // When no step is a library call or worth splitting across threads, the iterations call
   // the kernels directly and swap raw pointers: nothing else happens between two of them.
+  // A carried array's write is a row copy there (its buffer is the loop's own by now).
   struct Call {
     StepFn fn;
     int64_t n;
+    int index = -1, value = -1, array = -1;  // a TensorArrayWrite: its buffers
+    DType index_type = DType::kInt32;
+    int64_t rows = 0;
+    size_t row = 0;
+    bool strict = true;
   };
   std::vector<Call> calls;
   bool direct = true;
   for (size_t k = 0; k < p.steps.size() && direct; ++k) {
     const Step& s = p.steps[k];
+    if (s.kind == Step::kLibrary && s.node->op == OpId::TensorArrayWrite) {
+      bool carried_array = false;
+      for (const Carried& c : carried) carried_array |= c.in_place && c.out == s.root->buffer;
+      direct = carried_array;
+      if (!direct) break;
+      Call c{nullptr, 0};
+      const TensorSpec& spec = pr->step_specs[k][0];
+      c.index = s.args[1]->buffer;
+      c.value = s.args[2]->buffer;
+      c.array = s.root->buffer;
+      c.index_type = bufs[c.index].dtype();
+      c.rows = spec.shape[0];
+      c.row = c.rows ? dtype_size(spec.dtype) * static_cast<size_t>(spec.shape.num_elements() / c.rows) : 0;
+      c.strict = s.node->attrs.get<int64_t>("mode", 0) == 0;
+      calls.push_back(c);
+      continue;
+    }
     if (s.kind != Step::kLoop) {
       direct = false;
       break;
@@ -641,7 +774,20 @@ bool CompiledCluster::run_loop(const std::vector<Tensor>& step_inputs, size_t nu
       parity = 0;
     };
     while (more && (max_iter < 0 || it < max_iter)) {
-      for (const Call& c : calls) c.fn(bp, params, 0, c.n);
+      for (const Call& c : calls) {
+        if (c.fn) {
+          c.fn(bp, params, 0, c.n);
+          continue;
+        }
+        int64_t j;
+        try {
+          j = array_row(bp[c.index], c.index_type, c.rows, c.strict);
+        } catch (...) {
+          settle();
+          throw;
+        }
+        if (j >= 0 && c.row) std::memcpy(bp[c.array] + j * c.row, bp[c.value], c.row);
+      }
       if (status) {
         settle();
         raise_check(status);

@@ -99,6 +99,9 @@ struct CompiledCluster {
     }
   };
   bool prepare(const std::vector<Tensor>& inputs, Prepared* p) const;
+  bool run_loop_in(const Parked<RunState>& slot, const std::vector<Tensor>& step_inputs, size_t num_vars,
+                   const std::vector<int64_t>& in_of, const std::vector<int64_t>& out_of, int64_t max_iter,
+                   std::vector<Tensor>* vars) const;
   // st's parameters for these inputs, prepared again when their shapes (or read values)
   // changed; nullptr when they give another size-1 pattern than the program's.
   const Prepared* prepared_for(RunState& st, const std::vector<Tensor>& inputs, std::string* pattern) const;
@@ -107,6 +110,7 @@ struct CompiledCluster {
                     int64_t* status) const;
   // loop: split each step across threads by step_cost (run_loop) instead of the flat guess.
   void run_steps(RunState& st, const Prepared& pr, bool loop) const;
+  void write_array(RunState& st, const Prepared& pr, size_t k) const;  // step k: a TensorArrayWrite
   bool loop_fall_back(const std::string& why) const;
   bool reads_value(size_t i, const Tensor& t) const {
     return i < value_inputs.size() && value_inputs[i] && shape_like_input(t);
@@ -138,6 +142,7 @@ struct CompiledCluster {
   mutable std::string loop_fallback_reason_;  // under spec_mu_
   mutable std::string fallback_reason_;       // under spec_mu_
   Parked<RunState> state_;
+  Parked<RunState> learned_state_;  // run_loop after its first iteration gave an array its shape
 };
 
 // The JIT pass's ClusterCompiler: compiles a lowered cluster for the CPU (compile_cpu) or
