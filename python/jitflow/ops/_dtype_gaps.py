@@ -14,7 +14,6 @@ OP_DEF_REFUSES = (
     "TF 2.21 registers a kernel, but its op definition refuses these dtypes, so no TF program reaches it"
 )
 FUSED = "jitflow-internal: the fuse_conv pass forms it only for the dtypes it claims, other dtypes keep the unfused ops"
-PY_FUNC = "not yet: its record claims the original six dtypes only"
 FORMAT = "not yet: no formatting of these dtypes"
 SAMPLER = "not yet: the sampler's output dtypes are float32/float64 (int32/int64 for integers)"
 
@@ -25,13 +24,11 @@ KNOWN_GAPS = [
         "bfloat16 complex128 complex64 float16 int16 int8 string uint16 uint32 uint64 uint8",
         FORMAT,
     ),
-    ("EagerPyFunc", "bfloat16 complex128 complex64 float16 int16 int8 uint16 uint32 uint64 uint8", PY_FUNC),
     ("FusedConv2D", "bfloat16 float16 float64 int8", FUSED),
     ("FusedConv3D", "bfloat16 float16", FUSED),
     ("FusedDepthwiseConv2dNative", "bfloat16 float16", FUSED),
     ("LeakyRelu", "int16 int32 int64 int8 uint16 uint32 uint64 uint8", OP_DEF_REFUSES),
     ("MatMul", "int16", OP_DEF_REFUSES),
-    ("PyFunc", "bfloat16 complex128 complex64 float16 int16 int8 uint16 uint32 uint64 uint8", PY_FUNC),
     ("RandomStandardNormal", "bfloat16 float16", HALF),
     ("RandomUniform", "bfloat16 float16", HALF),
     ("StatelessRandomGammaV3", "bfloat16 float16", SAMPLER),

@@ -369,3 +369,29 @@ def test_strings_cast_only_to_strings():
         jf.function(lambda x: jf.cast(x, jf.float64))(s)
     with pytest.raises(jf.errors.UnimplementedError, match="Cast int32 to string is not supported"):
         jf.cast(jf.constant([1]), jf.string)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "float16",
+        "bfloat16",
+        "int8",
+        "uint8",
+        "int16",
+        "uint16",
+        "uint32",
+        "uint64",
+        "complex64",
+        "complex128",
+    ],
+)
+def test_py_function_and_numpy_function_carry_the_new_dtypes(dtype):
+    a = (np.arange(4) + 1).astype(dtype)
+    want = (a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) * 2).astype(dtype)
+    f = jf.function(lambda t: jf.py_function(lambda x: x * 2, [t], getattr(jf, dtype)))
+    got = f(jf.constant(a))
+    assert got.dtype == getattr(jf, dtype) and got.numpy().tolist() == want.tolist()
+    g = jf.function(lambda t: jf.numpy_function(lambda x: (x * 2).astype(x.dtype), [t], getattr(jf, dtype)))
+    got = g(jf.constant(a))
+    assert got.dtype == getattr(jf, dtype) and got.numpy().tolist() == want.tolist()
