@@ -176,8 +176,13 @@ void disk_cache_reject(const std::string& key, const std::string& why) {
   if (!dir.empty()) reject(entry_path(dir, key), why);
 }
 
+std::string disk_cache_store_dir() { return trusted_dir(); }
+
 void disk_cache_store(const std::string& key, const std::string& payload) {
-  std::string dir = trusted_dir();
+  disk_cache_store_in(trusted_dir(), key, payload);
+}
+
+void disk_cache_store_in(const std::string& dir, const std::string& key, const std::string& payload) {
   if (dir.empty()) return;
   static std::atomic<uint64_t> serial{0};
   const std::string path = entry_path(dir, key);

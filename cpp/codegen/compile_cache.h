@@ -20,6 +20,11 @@ bool disk_cache_load(const std::string& key, std::string* payload);
 // Writes a new entry and renames it over the old one (atomic, never following a link); a
 // directory in its place is removed when empty, else renamed to <entry>.aside.<pid>.<n>.
 void disk_cache_store(const std::string& key, const std::string& payload);
+// The directory disk_cache_store would write to now ("" when none), and a store into such a
+// directory: a background compile captures the directory with its request, so it stores where
+// the settings at the request said (they may have changed since).
+std::string disk_cache_store_dir();
+void disk_cache_store_in(const std::string& dir, const std::string& key, const std::string& payload);
 // A loaded entry the caller could not use (object code that does not load): reported once.
 // The caller recompiles; its store replaces the entry.
 void disk_cache_reject(const std::string& key, const std::string& why);

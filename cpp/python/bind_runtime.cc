@@ -36,6 +36,9 @@ void bind_runtime(py::module_& m) {
   set_cache_warn_fn(&cache_warning_in_python);
   m.def("stats", &stats_snapshot);
   m.def("cpu_code_objects_loaded", &cpu_code_objects_loaded);
+  m.def("cpu_tier_upgrades", &cpu_tier_upgrades);
+  m.def("cpu_tier_upgrade_failures", &cpu_tier_upgrade_failures);
+  m.def("cpu_wait_for_upgrades", &cpu_wait_for_upgrades, py::call_guard<py::gil_scoped_release>());
   m.def("reset_stats", &reset_stats);
   m.def("num_threads", &num_threads);
   m.def("set_num_threads", &set_num_threads);

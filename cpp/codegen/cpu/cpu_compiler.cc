@@ -3,7 +3,10 @@
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/IRCompileLayer.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h>
 #include <llvm/IR/IRBuilder.h>
@@ -20,12 +23,16 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "codegen/compile_cache.h"
@@ -40,23 +47,31 @@ namespace jf {
 namespace {
 
 std::atomic<int64_t> g_objects_loaded{0};
+std::atomic<int64_t> g_upgrades{0}, g_upgrade_failures{0};
 
 // One loaded object: its JIT library and step functions. Removing the library frees the code.
 struct Loaded {
   llvm::orc::ExecutionSession* es = nullptr;
   llvm::orc::JITDylib* jd = nullptr;
   std::vector<StepFn> fns;
+  // A quickly generated object (see compile_cpu): per step, the pointer its entry calls
+  // through, and the fully generated code that pointer is switched to once it is ready.
+  std::vector<std::atomic<void*>*> slots;
+  std::shared_ptr<Loaded> upgraded;
+  bool counted = true;  // false for an upgrade: a cluster's code counts once, whichever tier runs
   Loaded() { ++g_objects_loaded; }
   ~Loaded() {
     if (jd)
       if (auto e = es->removeJITDylib(*jd)) llvm::consumeError(std::move(e));
-    --g_objects_loaded;
+    if (counted) --g_objects_loaded;
   }
 };
 
 struct Jit {
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::unique_ptr<llvm::TargetMachine> tm;
+  std::unique_ptr<llvm::TargetMachine> tm_quick;  // the same target, no code generator optimization
+  const llvm::Target* target = nullptr;
   std::string triple, cpu, features;
   bool avx2 = false;  // the target has AVX2: libmvec's AVX2 variants may be called
   std::mutex mu;
@@ -83,6 +98,15 @@ void check_cpu_override(const llvm::Target& target, const std::string& triple, c
     throw_invalid("JITFLOW_CPU=", cpu, " needs instructions this CPU (", llvm::sys::getHostCPUName().str(),
                   ") lacks: ", missing);
 }
+
+// LLJIT's IR compile layer, which nothing here uses (modules are compiled to objects first).
+struct NoIRCompiler : llvm::orc::IRCompileLayer::IRCompiler {
+  NoIRCompiler() : IRCompiler(llvm::orc::IRSymbolMapper::ManglingOptions()) {}
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module&) override {
+    return llvm::make_error<llvm::StringError>("jitflow's JIT links object code only",
+                                               llvm::inconvertibleErrorCode());
+  }
+};
 
 Jit& jit() {
   static Jit* j = [] {
@@ -115,11 +139,25 @@ Jit& jit() {
       jj->features = fs;
     }
     llvm::TargetOptions opts;
+    jj->target = target;
     jj->tm.reset(target->createTargetMachine(jj->triple, jj->cpu, jj->features, opts, llvm::Reloc::PIC_,
                                              std::nullopt, llvm::CodeGenOpt::Aggressive));
     jj->avx2 = jj->tm->getMCSubtargetInfo()->checkFeatures("+avx2");
-    // Each object in one mapping (jit_memory.h), freed with the object.
+    // Each object in one mapping (jit_memory.h), freed with the object. The JIT only links
+    // object code compiled here: it gets the target's data layout rather than deriving it,
+    // and no IR compiler or initializer platform (LLJIT's defaults made a target machine and
+    // a platform library: a third of a millisecond of a disk-cache hit's first call).
+    llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(jj->triple)};
+    jtmb.setCPU(jj->cpu);
     auto lj = llvm::orc::LLJITBuilder()
+                  .setJITTargetMachineBuilder(std::move(jtmb))
+                  .setDataLayout(jj->tm->createDataLayout())
+                  .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
+                  .setCompileFunctionCreator(
+                      [](llvm::orc::JITTargetMachineBuilder)
+                          -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                        return std::make_unique<NoIRCompiler>();
+                      })
                   .setObjectLinkingLayerCreator(
                       [](llvm::orc::ExecutionSession& es,
                          const llvm::Triple&) -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
@@ -247,8 +285,8 @@ PipelineKind choose_pipeline(const ClusterProgram& p) {
 // Each object goes into its own JITDylib (resolving the process's symbols through the main
 // one), so an object that does not load is dropped whole, the recompiled one that replaces it
 // can define the same names, and the code is freed when its last cluster goes.
-std::shared_ptr<Loaded> load(Jit& j, const ClusterProgram& p, const std::string& obj,
-                             const std::string& prefix) {
+std::shared_ptr<Loaded> load(Jit& j, const std::vector<bool>& kernel_steps, const std::string& obj,
+                             const std::string& prefix, bool quick = false) {
   llvm::orc::ExecutionSession& es = j.lljit->getExecutionSession();
   auto jd = es.createJITDylib(prefix + "_" + std::to_string(j.dylibs++));
   if (!jd) throw_runtime("LLVM: ", llvm::toString(jd.takeError()));
@@ -259,14 +297,175 @@ std::shared_ptr<Loaded> load(Jit& j, const ClusterProgram& p, const std::string&
   auto fail = [&](llvm::Error err) { throw_runtime("LLVM: ", llvm::toString(std::move(err))); };
   if (auto err = j.lljit->addObjectFile(*jd, llvm::MemoryBuffer::getMemBufferCopy(obj, prefix)))
     fail(std::move(err));
-  code->fns.assign(p.steps.size(), nullptr);
-  for (size_t k = 0; k < p.steps.size(); ++k) {
-    if (p.steps[k].kind == Step::kLibrary) continue;
+  code->fns.assign(kernel_steps.size(), nullptr);
+  if (quick) code->slots.assign(kernel_steps.size(), nullptr);
+  for (size_t k = 0; k < kernel_steps.size(); ++k) {
+    if (!kernel_steps[k]) continue;
     auto sym = j.lljit->lookup(*jd, prefix + "_step" + std::to_string(k));
     if (!sym) fail(sym.takeError());
     code->fns[k] = sym->toPtr<StepFn>();
+    if (!quick) continue;
+    auto slot = j.lljit->lookup(*jd, prefix + "_step" + std::to_string(k) + ".impl");
+    if (!slot) fail(slot.takeError());
+    code->slots[k] = slot->toPtr<std::atomic<void*>*>();
   }
   return code;
+}
+
+std::vector<bool> kernel_steps_of(const ClusterProgram& p) {
+  std::vector<bool> out(p.steps.size());
+  for (size_t k = 0; k < p.steps.size(); ++k) out[k] = p.steps[k].kind != Step::kLibrary;
+  return out;
+}
+
+// ---- Two tiers for small kernels ----------------------------------------------------------
+// The code generator's optimizations (instruction selection, register allocation,
+// scheduling) are most of an LSTM cell kernel's compile time, and most of a cold first
+// call's. A small-pipeline kernel is therefore loaded first as generated without them, from
+// the same optimized IR, and a background thread generates it again fully; each step's entry
+// then switches to that code. Both come from one IR (fused multiply-adds are decided by the
+// IR's fmuladd, whatever the code generator's level), so results are the same before and
+// after the switch. The disk cache gets the fully generated object only.
+
+// An IR module's functions renamed to <name>.t1, each called from <name> through the
+// pointer <name>.impl (initialized to it), which the upgrade later points elsewhere.
+void add_switchable_entries(llvm::Module& m, const std::vector<std::string>& names) {
+  llvm::LLVMContext& ctx = m.getContext();
+  llvm::PointerType* ptr = llvm::PointerType::getUnqual(ctx);
+  for (const std::string& name : names) {
+    llvm::Function* body = m.getFunction(name);
+    if (!body) throw_runtime("LLVM: no kernel ", name, " to make switchable");
+    body->setName(name + ".t1");
+    auto* slot =
+        new llvm::GlobalVariable(m, ptr, false, llvm::GlobalValue::ExternalLinkage, body, name + ".impl");
+    slot->setAlignment(llvm::Align(8));
+    llvm::Function* entry =
+        llvm::Function::Create(body->getFunctionType(), llvm::GlobalValue::ExternalLinkage, name, m);
+    entry->addFnAttr(llvm::Attribute::NoUnwind);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+    llvm::LoadInst* target = b.CreateLoad(ptr, slot);
+    target->setAtomic(llvm::AtomicOrdering::Acquire);
+    target->setAlignment(llvm::Align(8));
+    std::vector<llvm::Value*> args;
+    for (llvm::Argument& a : entry->args()) args.push_back(&a);
+    b.CreateCall(body->getFunctionType(), target, args)->setTailCall();
+    b.CreateRetVoid();
+  }
+}
+
+struct UpgradeJob {
+  // Weak: the worker must not keep code alive that no cluster uses (the in-memory cache would
+  // then serve it to a new compile only while the job waits).
+  std::weak_ptr<Loaded> quick;
+  std::string bitcode, key, prefix;
+  std::vector<bool> kernel_steps;
+  std::string cache_dir;  // where the full object is stored ("" for nowhere)
+};
+
+// One worker thread, started on first use. At exit and before a fork it finishes its queue,
+// so the disk cache gets the full code of a short-lived process, no thread holds the JIT's
+// locks across a fork, and no compile runs while LLVM's globals are destroyed.
+class Upgrader {
+ public:
+  void submit(UpgradeJob job) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(job));
+    if (!running_) {
+      running_ = true;
+      std::thread([this] { work(); }).detach();
+    }
+    if (!hooks_) {
+      hooks_ = true;
+      std::atexit([] { upgrader().drain(); });
+      pthread_atfork([] { upgrader().before_fork(); }, [] { upgrader().after_fork(false); },
+                     [] { upgrader().after_fork(true); });
+    }
+    wake_.notify_one();
+  }
+  void drain() {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  }
+  static Upgrader& upgrader() {
+    static auto* u = new Upgrader();  // leaked: the worker may outlive static destruction
+    return *u;
+  }
+
+ private:
+  void before_fork() {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [&] { return queue_.empty() && !busy_; });
+    lock.release();  // held across the fork, released in both processes
+  }
+  void after_fork(bool child) {
+    if (child) running_ = false;  // the child has no worker; the next submit starts one
+    mu_.unlock();
+  }
+  void work() {
+    std::unique_ptr<llvm::TargetMachine> tm;
+    for (;;) {
+      UpgradeJob job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        wake_.wait(lock, [&] { return !queue_.empty(); });
+        job = std::move(queue_.front());
+        queue_.pop_front();
+        busy_ = true;
+      }
+      try {
+        Jit& j = jit();
+        // Its own target machine: one is not safe to generate code with from two threads.
+        if (!tm)
+          tm.reset(j.target->createTargetMachine(j.triple, j.cpu, j.features, llvm::TargetOptions(),
+                                                 llvm::Reloc::PIC_, std::nullopt,
+                                                 llvm::CodeGenOpt::Aggressive));
+        upgrade(j, *tm, job);
+        g_upgrades.fetch_add(1);
+      } catch (...) {  // the quick code keeps running: it computes the same values
+        g_upgrade_failures.fetch_add(1);
+      }
+      job = UpgradeJob();
+      std::lock_guard<std::mutex> lock(mu_);
+      busy_ = false;
+      if (queue_.empty()) idle_.notify_all();
+    }
+  }
+  static void upgrade(Jit& j, llvm::TargetMachine& tm, UpgradeJob& job) {
+    // The full object is stored even when no cluster uses the quick code any more: the next
+    // process loads it.
+    llvm::LLVMContext ctx;
+    auto m = llvm::parseBitcodeFile(llvm::MemoryBufferRef(job.bitcode, job.prefix), ctx);
+    if (!m) throw_runtime("LLVM: ", llvm::toString(m.takeError()));
+    std::string obj = emit_module(**m, &tm, false);
+    disk_cache_store_in(job.cache_dir, job.key, obj);
+    // Under the JIT's lock, as compile_cpu's lookups: the quick code is either still used
+    // (and switched) or released here, never kept alive by this thread alone.
+    std::lock_guard<std::mutex> lock(j.mu);
+    std::shared_ptr<Loaded> quick = job.quick.lock();
+    if (!quick) return;
+    std::shared_ptr<Loaded> full = load(j, job.kernel_steps, obj, job.prefix);
+    full->counted = false;
+    --g_objects_loaded;
+    for (size_t k = 0; k < full->fns.size(); ++k)
+      if (full->fns[k])
+        quick->slots[k]->store(reinterpret_cast<void*>(full->fns[k]), std::memory_order_release);
+    quick->upgraded = std::move(full);
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_, idle_;
+  std::deque<UpgradeJob> queue_;
+  bool running_ = false, busy_ = false, hooks_ = false;
+};
+
+// JITFLOW_TIERED=0 generates small kernels fully before their first run; =quick keeps the
+// quick code and never switches (tests compare the two tiers with these).
+enum class Tiers { kBoth, kFullOnly, kQuickOnly };
+Tiers tiers() {
+  const char* t = std::getenv("JITFLOW_TIERED");
+  if (t && std::string(t) == "0") return Tiers::kFullOnly;
+  if (t && std::string(t) == "quick") return Tiers::kQuickOnly;
+  return Tiers::kBoth;
 }
 
 CpuKernels kernels_of(std::shared_ptr<Loaded> code, bool from_cache) {
@@ -280,6 +479,9 @@ CpuKernels kernels_of(std::shared_ptr<Loaded> code, bool from_cache) {
 }  // namespace
 
 int64_t cpu_code_objects_loaded() { return g_objects_loaded.load(); }
+int64_t cpu_tier_upgrades() { return g_upgrades.load(); }
+int64_t cpu_tier_upgrade_failures() { return g_upgrade_failures.load(); }
+void cpu_wait_for_upgrades() { Upgrader::upgrader().drain(); }
 
 std::string cpu_target_description() {
   Jit& j = jit();
@@ -305,7 +507,7 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   std::string obj;
   if (disk_cache_load(key, &obj)) {
     try {
-      auto code = load(j, p, obj, prefix);
+      auto code = load(j, kernel_steps_of(p), obj, prefix);
       j.loaded[key] = code;
       return kernels_of(std::move(code), true);
     } catch (const Error& e) {  // foreign or damaged object code: compile it again
@@ -331,9 +533,30 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   optimize(m, j.tm.get(), pipeline);
   if (pipeline == PipelineKind::kSmall) stats().small_pipeline_compilations.fetch_add(1);
   dump_module(m, label, "after_opt");
-  obj = emit_module(m, j.tm.get(), false);
-  disk_cache_store(key, obj);
-  auto code = load(j, p, obj, prefix);
+  std::shared_ptr<Loaded> code;
+  const Tiers tier = pipeline == PipelineKind::kSmall ? tiers() : Tiers::kFullOnly;
+  if (tier != Tiers::kFullOnly) {
+    UpgradeJob job{{}, "", key, prefix, kernel_steps_of(p), disk_cache_store_dir()};
+    {
+      llvm::raw_string_ostream bc(job.bitcode);
+      llvm::WriteBitcodeToFile(m, bc);
+    }
+    std::vector<std::string> names;
+    for (size_t k = 0; k < p.steps.size(); ++k)
+      if (job.kernel_steps[k]) names.push_back(prefix + "_step" + std::to_string(k));
+    add_switchable_entries(m, names);
+    if (!j.tm_quick)  // made on first use: a process whose kernels all come from the disk cache needs none
+      j.tm_quick.reset(j.target->createTargetMachine(j.triple, j.cpu, j.features, llvm::TargetOptions(),
+                                                     llvm::Reloc::PIC_, std::nullopt,
+                                                     llvm::CodeGenOpt::None));
+    code = load(j, job.kernel_steps, emit_module(m, j.tm_quick.get(), false), prefix, true);
+    job.quick = code;
+    if (tier == Tiers::kBoth) Upgrader::upgrader().submit(std::move(job));
+  } else {
+    obj = emit_module(m, j.tm.get(), false);
+    disk_cache_store(key, obj);
+    code = load(j, kernel_steps_of(p), obj, prefix);
+  }
   j.loaded[key] = code;
   CpuKernels out = kernels_of(std::move(code), false);
   out.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -29,5 +29,11 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label);
 
 std::string cpu_target_description();  // triple, CPU name and features (cache key part)
 int64_t cpu_code_objects_loaded();     // objects in the JIT now (each freed with its last user)
+// Small kernels run first as quickly generated code, switched to fully generated code by a
+// background thread (compile_cpu): how many switches were made, how many failed (the quick
+// code then stays), and waiting until the queued ones are done.
+int64_t cpu_tier_upgrades();
+int64_t cpu_tier_upgrade_failures();
+void cpu_wait_for_upgrades();
 
 }  // namespace jf
