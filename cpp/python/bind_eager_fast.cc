@@ -18,11 +18,33 @@ namespace jf::py_bridge {
 
 namespace {
 bool eager_here(const Tensor& t) {
-  if (t.is_symbolic() || !t.on_host() || t.dtype() == DType::kString || is_tracing() || tapes_active())
+  // A Tensor object made without a value (Tensor.__new__) has no buffer: the op reports it.
+  if (!t.buffer() || t.dtype() == DType::kInvalid || t.is_symbolic() || !t.on_host() ||
+      t.dtype() == DType::kString || is_tracing() || tapes_active())
     return false;
   static const std::vector<Tensor> none;  // host inputs: only a device scope asks for placement
   Device d;
   return !placement_needed(none, &d);
+}
+
+// A Tensor object made without a value (Tensor.__new__) holds nothing an op can read; the
+// general path would pass it on to placement and kernels, so it is refused here.
+const Tensor& with_value(const Tensor& t) {
+  if (!t.defined()) throw_type("this jf.Tensor was made without a value (Tensor.__new__) and holds no data");
+  return t;
+}
+
+// o's tensor (o is a jitflow Tensor or a subclass instance): read directly when exact, else
+// through pybind11 into *held. An instance whose value was never constructed is refused.
+const Tensor& tensor_of(PyObject* o, Tensor* held) {
+  if (const Tensor* t = exact_tensor(o)) return with_value(*t);
+  const py::detail::type_info* ti = tensor_type_info();
+  if (PyObject_TypeCheck(o, ti->type)) {
+    auto v_h = reinterpret_cast<py::detail::instance*>(o)->get_value_and_holder(ti, false);
+    if (!v_h || !v_h.holder_constructed() || !v_h.value_ptr()) with_value(Tensor());
+  }
+  *held = py::handle(o).cast<Tensor>();
+  return with_value(*held);
 }
 
 // A Python int that is not a bool, within int64.
@@ -103,11 +125,7 @@ bool simple_slice(const Tensor& t, PyObject* key, Tensor* out) {
 PyObject* tensor_subscript(PyObject* self, PyObject* key) {
   return guarded([&]() -> PyObject* {
     Tensor held;
-    const Tensor* t = exact_tensor(self);
-    if (!t) {
-      held = py::handle(self).cast<Tensor>();
-      t = &held;
-    }
+    const Tensor* t = &tensor_of(self, &held);
     Tensor out;
     if (simple_slice(*t, key, &out)) return tensor_object(std::move(out));
     return tensor_to_py(getitem(*t, key)).release().ptr();
@@ -137,11 +155,7 @@ PyObject* transpose_reversed(PyObject*, PyObject* const* args, Py_ssize_t nargs)
   return guarded([&]() -> PyObject* {
     if (nargs != 2) throw_type("transpose_reversed(a, name) takes 2 arguments, got ", nargs);
     Tensor held;
-    const Tensor* a = exact_tensor(args[0]);
-    if (!a) {
-      held = py::handle(args[0]).cast<Tensor>();
-      a = &held;
-    }
+    const Tensor* a = &tensor_of(args[0], &held);
     const int r = a->rank();
     if (r < 0 || r > kMaxRank) Py_RETURN_NONE;
     py::handle name(args[1]);
@@ -218,12 +232,14 @@ struct FastFront {
 PyObject* front_direct(int kind, PyObject* const* args, Py_ssize_t n) {
   if (kind == kConstant) return n == 1 ? eager_array_tensor(nullptr, args[0]) : Py_NewRef(Py_None);
   const Tensor* t = n >= 1 ? exact_tensor(args[0]) : nullptr;
+  Tensor held;
+  if (!t && n >= 1 && Py_TYPE(args[0]) == tensor_type_info()->type) t = &tensor_of(args[0], &held);
   if (!t) Py_RETURN_NONE;
   if (kind == kTranspose && n == 1) {
     PyObject* a[2] = {args[0], Py_None};
     return transpose_reversed(nullptr, a, 2);
   }
-  if (kind == kReshape && n == 2) return reshape_ints(*t, args[1]);
+  if (kind == kReshape && n == 2) return reshape_ints(with_value(*t), args[1]);
   Py_RETURN_NONE;
 }
 

@@ -162,3 +162,10 @@ def test_a_slice_in_a_trace_and_on_a_tape_is_the_op():
     want = np.zeros_like(x)
     want[1:, ::2] = 1
     np.testing.assert_array_equal(tape.gradient(y, t).numpy(), want)
+
+
+def test_a_tensor_object_without_a_value_is_refused_not_passed_to_kernels():
+    empty = jf.Tensor.__new__(jf.Tensor)
+    for call in (lambda: empty[0], lambda: jf.transpose(empty), lambda: jf.reshape(empty, [1])):
+        with pytest.raises(TypeError, match="made without a value"):
+            call()
