@@ -272,3 +272,24 @@ def test_a_read_past_the_size_raises_in_the_compiled_loop():
     assert _delta(before, "compiled_loop_runs") == 1  # the reading loop; the growing one is per step
     with pytest.raises(jf.errors.InvalidArgumentError, match="TensorArrayRead"):
         f(jf.constant(3), jf.constant(4))
+
+
+def test_scan_map_fn_and_foldl_run_as_one_compiled_loop():
+    # each is one while_loop over TensorArrays when traced
+    x = np.random.default_rng(4).standard_normal((9, 5)).astype(np.float32)
+    xd = x.astype(np.float64)
+    a = xd[0]
+    scanned = [a]
+    for e in xd[1:]:
+        a = np.tanh(a * 0.5 + e)
+        scanned.append(a)
+    cases = [
+        (lambda v: jf.scan(lambda acc, e: jf.tanh(acc * 0.5 + e), v), np.stack(scanned)),
+        (lambda v: jf.map_fn(lambda e: jf.tanh(e) * 2.0, v), np.tanh(xd) * 2.0),
+        (lambda v: jf.foldl(lambda acc, e: acc + jf.tanh(e), v), xd[0] + np.tanh(xd[1:]).sum(0)),
+    ]
+    for fn, ref in cases:
+        before = _stats()
+        np.testing.assert_allclose(jf.function(fn, jit_compile=True)(x).numpy(), ref, rtol=3e-6, atol=2e-6)
+        assert _delta(before, "compiled_loop_runs") == 1
+        assert _delta(before, "compiled_loop_fallbacks") == 0
