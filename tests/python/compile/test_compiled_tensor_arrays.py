@@ -293,3 +293,19 @@ def test_scan_map_fn_and_foldl_run_as_one_compiled_loop():
         np.testing.assert_allclose(jf.function(fn, jit_compile=True)(x).numpy(), ref, rtol=3e-6, atol=2e-6)
         assert _delta(before, "compiled_loop_runs") == 1
         assert _delta(before, "compiled_loop_fallbacks") == 0
+
+
+def test_all_none_signature_with_size_one_and_empty_element_dims():
+    # size-1 dims run the loop in a specialization; an array of empty elements learns [0, 2]
+    f = _modes()["none_signature"]
+    for shape in [(5, 1, 4), (4, 1, 1), (1, 1, 1), (3, 0, 2)]:
+        xs = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+        before = _stats()
+        ys, h = f(jf.constant(xs), jf.constant(0.8))
+        ref_ys, ref_h = np_rnn(xs, 0.8)
+        assert ys.shape == shape
+        np.testing.assert_allclose(ys.numpy(), ref_ys, rtol=3e-6, atol=2e-6)
+        np.testing.assert_allclose(h.numpy(), ref_h, rtol=3e-6, atol=2e-6)
+        assert _delta(before, "compiled_loop_runs") == 1
+        assert _delta(before, "compiled_loop_iterations") == shape[0]
+        assert _delta(before, "compiled_loop_fallbacks") == 0
