@@ -34,7 +34,6 @@ KNOWN_GAPS = [
     ("StatelessRandomGammaV3", "bfloat16 float16", SAMPLER),
     ("StatelessRandomNormalV2", "bfloat16 float16", SAMPLER),
     ("StatelessRandomPoisson", "float16", SAMPLER),
-    ("StatelessRandomUniformFullIntV2", "uint32 uint64", SAMPLER),
     ("StatelessRandomUniformV2", "bfloat16 float16", SAMPLER),
     ("StatelessTruncatedNormalV2", "bfloat16 float16", SAMPLER),
     ("StringFormat", "bfloat16 complex128 complex64 float16 int16 int8 uint16 uint32 uint64 uint8", FORMAT),

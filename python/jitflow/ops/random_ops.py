@@ -252,11 +252,24 @@ def _uniform_from_state(shape, state, minval, maxval, dtype):
 
 def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=_dt.float32, name=None, alg="auto_select"):
     """Uniform floats in [minval, maxval) (maxval defaults to 1), ints in [minval, maxval), or
-    full-range ints when both are None; a deterministic function of (seed, shape)."""
-    dtype = _check_uniform_dtype(dtype)
+    full-range ints when both are None (uint32/uint64 too: TF's are the signed draw's bits); a
+    deterministic function of (seed, shape)."""
+    unsigned = _dt.as_dtype(dtype) in (_dt.uint32, _dt.uint64)
+    if unsigned:  # TF's checks, in its order
+        if (minval is None) != (maxval is None):
+            raise ValueError(_at_caller(
+                f"For integer `dtype` argument {_dt.as_dtype(dtype)!r}, argument `minval` and `maxval` must be "
+                f"both None or not None. Got `minval`={minval} and `maxval`={maxval}."))
+        if minval is not None:
+            raise ValueError(_at_caller(
+                f"Argument `dtype` got invalid value {_dt.as_dtype(dtype)!r} when argument `minval` is not None. "
+                "Please don't use unsigned integers in this case."))
+    signed = {_dt.uint32: _dt.int32, _dt.uint64: _dt.int64}.get(_dt.as_dtype(dtype), dtype)
+    signed = _check_uniform_dtype(signed)
     _check_alg(alg)
     with _C.name_scope(name or "stateless_random_uniform"):
-        return _uniform_from_state(shape, _seed_state(seed), minval, maxval, dtype)
+        out = _uniform_from_state(shape, _seed_state(seed), minval, maxval, signed)
+        return _ops.bitcast(out, dtype) if unsigned else out
 
 
 def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32, name=None, alg="auto_select"):

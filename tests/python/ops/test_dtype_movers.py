@@ -395,3 +395,21 @@ def test_py_function_and_numpy_function_carry_the_new_dtypes(dtype):
     g = jf.function(lambda t: jf.numpy_function(lambda x: (x * 2).astype(x.dtype), [t], getattr(jf, dtype)))
     got = g(jf.constant(a))
     assert got.dtype == getattr(jf, dtype) and got.numpy().tolist() == want.tolist()
+
+
+def test_unsigned_full_range_draws_as_tf():
+    # TF 2.21: stateless_uniform(minval=None, maxval=None) of uint32/uint64 (its signed draw's bits)
+    got = jf.random.stateless_uniform([5], seed=[1, 2], minval=None, maxval=None, dtype=jf.uint32)
+    assert got.dtype == jf.uint32 and got.numpy().tolist() == [
+        1105988140,
+        1738052849,
+        3959391294,
+        370444179,
+        10670227,
+    ]
+    f = jf.function(
+        lambda: jf.random.stateless_uniform([3], seed=[3, 4], minval=None, maxval=None, dtype=jf.uint64)
+    )
+    assert f().numpy().tolist() == [15563846067247064075, 4520458231610095266, 15018079513829641671]
+    with pytest.raises(ValueError, match="Please don't use unsigned integers in this case"):
+        jf.random.stateless_uniform([2], seed=[1, 2], minval=0, maxval=5, dtype=jf.uint32)
