@@ -65,7 +65,8 @@ void bind_function(py::module_& m) {
       "numbers and numpy objects (mappings then rebuild in their own key order); rule='nest': every "
       "non-container (tf.nest). rule may also name the others: 'inputs', 'specs', 'outputs'.");
   m.def(
-      "nest_is_nested", [](py::handle x) { return container_kind(x.ptr()) != NodeKind::kOther; },
+      "nest_is_nested",
+      [](py::handle x) { return container_kind(x.ptr()) != NodeKind::kOther && !is_composite(x.ptr()); },
       py::arg("structure"), "Whether nest's traversal descends into x (tf.nest.is_nested).");
   m.def(
       "nest_children",

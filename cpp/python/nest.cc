@@ -61,6 +61,11 @@ bool is_mapping_view(PyObject* o) {
 }
 }  // namespace
 
+bool is_composite(PyObject* o) {
+  static PyObject* const name = interned("__jf_composite__");
+  return type_has(Py_TYPE(o), name);
+}
+
 bool is_spec_leaf(PyObject* o) {
   static PyObject* const name = interned("__jf_spec_leaf__");
   return type_has(Py_TYPE(o), name);
@@ -182,8 +187,10 @@ struct TreeBuilder {
 
   NodeKind classify(PyObject* o) const {
     switch (rule) {
-      case LeafRule::kNest: {
+      case LeafRule::kNest:
+      case LeafRule::kNestExpand: {
         NodeKind k = container_kind(o);
+        if (k == NodeKind::kAttrs && rule == LeafRule::kNest && is_composite(o)) return NodeKind::kLeaf;
         return k == NodeKind::kOther ? NodeKind::kLeaf : k;
       }
       case LeafRule::kOutputs:
@@ -228,7 +235,7 @@ struct TreeBuilder {
     n.kids.reserve(size);
     // kNest and kOutputs rebuild a mapping in its own key order (inputs in sorted order, as
     // keyed: one trace serves every insertion order).
-    if (rule == LeafRule::kOutputs || rule == LeafRule::kNest) {
+    if (rule == LeafRule::kOutputs || rule == LeafRule::kNest || rule == LeafRule::kNestExpand) {
       std::unordered_map<PyObject*, int> index;
       for (Py_ssize_t i = 0; i < size; ++i)
         index[PyList_GET_ITEM(keys.sorted.ptr(), i)] = static_cast<int>(i);
@@ -307,12 +314,15 @@ LeafRule leaf_rule_from(py::handle rule, bool outputs, py::handle spec_type) {
   if (rule.is_none())
     return outputs ? LeafRule::kOutputs : spec_type.is_none() ? LeafRule::kInputs : LeafRule::kSpecs;
   if (!PyUnicode_Check(rule.ptr()))
-    throw py::type_error("nest_flatten: rule must be a str ('nest', 'inputs', 'specs' or 'outputs'), got " +
-                         py::repr(rule).cast<std::string>());
+    throw py::type_error(
+        "nest_flatten: rule must be a str ('nest', 'nest_expand', 'inputs', 'specs' or 'outputs'), got " +
+        py::repr(rule).cast<std::string>());
   std::string name = rule.cast<std::string>();
   LeafRule r;
   if (name == "nest")
     r = LeafRule::kNest;
+  else if (name == "nest_expand")
+    r = LeafRule::kNestExpand;
   else if (name == "inputs")
     r = LeafRule::kInputs;
   else if (name == "specs")
@@ -321,7 +331,7 @@ LeafRule leaf_rule_from(py::handle rule, bool outputs, py::handle spec_type) {
     r = LeafRule::kOutputs;
   else
     throw py::value_error("nest_flatten: unknown rule '" + name +
-                          "' (expected 'nest', 'inputs', 'specs' or 'outputs')");
+                          "' (expected 'nest', 'nest_expand', 'inputs', 'specs' or 'outputs')");
   if ((outputs && r != LeafRule::kOutputs) || (!spec_type.is_none() && r != LeafRule::kSpecs))
     throw py::value_error("nest_flatten: outputs and spec_type conflict with rule='" + name + "'");
   if (r == LeafRule::kSpecs && spec_type.is_none())

@@ -25,14 +25,17 @@
 // `sorted(d)`; keys that do not sort raise TypeError), so mappings that differ only in
 // insertion order flatten alike.
 // Leaves, by rule (what is not a container):
-//   kNest     everything (tf.nest).
+//   kNest     everything (tf.nest), a composite tensor (a type with __jf_composite__:
+//             SparseTensor, RaggedTensor) included, as tf.nest without expand_composites.
+//   kNestExpand  the same, but a composite tensor opens into its component tensors
+//             (expand_composites=True; function arguments and results always open them).
 //   kInputs   Tensors (and subclasses) and numpy arrays: the leaves of the signature key.
 //   kSpecs    the same, and instances of a given type (jf.TensorSpec).
 //   kOutputs  Tensors, objects with __jf_tensor__ (jf.Variable), Python ints, floats and
 //             bools, and numpy objects (arrays and scalars): what a traced function's
 //             result may hold as a tensor; these are leaves before containers are looked at.
 // Under the other rules anything else is a constant of the structure, kept by reference.
-// A TreeDef rebuilds mappings in the structure's own key order under kNest and kOutputs, in
+// A TreeDef rebuilds mappings in the structure's own key order under kNest(Expand) and kOutputs, in
 // sorted key order under kInputs and kSpecs (one trace serves every insertion order).
 //
 // A structure nested deeper than kMaxNestDepth raises RecursionError, one that contains
@@ -63,7 +66,7 @@ enum class NodeKind : uint8_t {
   kAttrs,        // attrs classes
   kMapping,      // Mappings other than an exact dict
 };
-enum class LeafRule : uint8_t { kInputs, kSpecs, kOutputs, kNest };
+enum class LeafRule : uint8_t { kInputs, kSpecs, kOutputs, kNest, kNestExpand };
 
 PyTypeObject* tensor_type();  // the bound jf.Tensor type, looked up once
 // jitflow's eager string tensor (core/strings.py's StringTensor, registered at import; null
@@ -77,6 +80,9 @@ bool is_ndarray(PyObject* o);
 // jf.data.Dataset, keyed by its element spec as TF keys a dataset argument): its type has
 // __jf_spec_leaf__, which returns (key bytes, the tensor the trace takes in its place).
 bool is_spec_leaf(PyObject* o);
+// A composite tensor (SparseTensor, RaggedTensor): an attrs-style container whose type has
+// __jf_composite__; a leaf to tf.nest unless expand_composites.
+bool is_composite(PyObject* o);
 
 // The container rules for every type but the exact tuple, list and dict: a container kind,
 // or kOther.

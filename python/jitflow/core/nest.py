@@ -8,8 +8,8 @@ collections.abc.Mapping; values in sorted key order, whatever the insertion orde
 their type in the structure's own key order), mapping views, attrs classes (fields in
 declaration order) and other collections.abc.Sequence types except str, bytes and bytearray.
 Everything else is a leaf: None, numbers, strings, sets, numpy arrays, tensors, variables and
-jf.TensorShape. `expand_composites` is accepted: jitflow has no composite tensors (TF's
-Variable also stays a leaf), so it changes nothing."""
+jf.TensorShape. A composite tensor (jf.SparseTensor, jf.RaggedTensor) is one leaf, or its
+component tensors with expand_composites=True, as in TF (a Variable stays a leaf either way)."""
 from .. import _C
 from .export import export
 from .strings import StringTensor
@@ -23,14 +23,15 @@ def is_nested(seq):
     return _C.nest_is_nested(seq)
 
 
-def _flatten(structure):
-    return _C.nest_flatten(structure, rule="nest")
+def _flatten(structure, expand_composites=False):
+    return _C.nest_flatten(structure, rule="nest_expand" if expand_composites else "nest")
 
 
 @export("nest.flatten")
 def flatten(structure, expand_composites=False):
-    """The leaves of `structure`, depth first (mapping values by sorted key); a leaf is [leaf]."""
-    return _flatten(structure)[0]
+    """The leaves of `structure`, depth first (mapping values by sorted key); a leaf is [leaf].
+    A SparseTensor or RaggedTensor is one leaf, or its component tensors with expand_composites."""
+    return _flatten(structure, expand_composites)[0]
 
 
 @export("nest.pack_sequence_as")
@@ -40,14 +41,15 @@ def pack_sequence_as(structure, flat_sequence, expand_composites=False):
         raise TypeError(f"Attempted to pack value:\n  {flat_sequence}\ninto a structure, but found "
                         f"incompatible type `{type(flat_sequence)}` instead.")
     flat = list(flat_sequence)
-    if not is_nested(structure):
+    composite = expand_composites and hasattr(type(structure), "__jf_composite__")
+    if not is_nested(structure) and not composite:
         if len(flat) != 1:
             raise ValueError(f"The target structure is of type `{type(structure)}`\n  {structure}\n"
                              f"However the input is a sequence ({type(flat_sequence)}) of length "
                              f"{len(flat)}.\n  {flat_sequence}\nnest cannot guarantee that it is safe "
                              "to map one to the other.")
         return flat[0]
-    tree = _flatten(structure)[1]
+    tree = _flatten(structure, expand_composites)[1]
     if tree.num_leaves != len(flat):
         raise ValueError(f"Could not pack sequence. Structure had {tree.num_leaves} atoms, but flat_sequence "
                          f"had {len(flat)} items.  Structure: {structure}, flat_sequence: {flat_sequence}.")
@@ -106,7 +108,8 @@ def _check_same(nest1, tree1, nest2, tree2, check_types):
 def assert_same_structure(nest1, nest2, check_types=True, expand_composites=False):
     """Raises ValueError (shape of the nesting) or TypeError (container types, with
     check_types) unless nest1 and nest2 nest alike; returns None."""
-    _check_same(nest1, _flatten(nest1)[1], nest2, _flatten(nest2)[1], check_types)
+    _check_same(nest1, _flatten(nest1, expand_composites)[1], nest2, _flatten(nest2, expand_composites)[1],
+                check_types)
 
 
 @export("nest.map_structure")
@@ -117,11 +120,11 @@ def map_structure(func, *structure, **kwargs):
     if not structure:
         raise ValueError("Must provide at least one structure")
     check_types = kwargs.pop("check_types", True)
-    kwargs.pop("expand_composites", False)
+    expand = kwargs.pop("expand_composites", False)
     if kwargs:
         raise ValueError("Only valid keyword arguments are `check_types` and `expand_composites`, "
                          f"not: `{'`, `'.join(kwargs)}`")
-    flats = [_flatten(s) for s in structure]
+    flats = [_flatten(s, expand) for s in structure]
     for s, (_, tree) in zip(structure[1:], flats[1:]):
         _check_same(structure[0], flats[0][1], s, tree, check_types)
     return flats[0][1].unflatten([func(*xs) for xs in zip(*(leaves for leaves, _ in flats))])

@@ -38,6 +38,7 @@ class RaggedTensor:
     split into rows at `row_splits` (int64, starting at 0, non-decreasing, ending at len(values))."""
 
     __attrs_attrs__ = (_Field("values"), _Field("row_splits"))
+    __jf_composite__ = True  # one leaf to jf.nest unless expand_composites; opened at function boundaries
 
     def __init__(self, values, row_splits):
         if _describes(values) or _describes(row_splits):

@@ -2,8 +2,8 @@
 an int64 dense_shape) and the everyday functions on them, built from dense jitflow ops (where,
 gathers, scatters, segment sums, sorts), so they run eagerly and traced and their values are
 differentiable as those ops are. A SparseTensor crosses a jf.function boundary as its three
-tensors (it is an attrs-style container to jitflow's nest), so jf.nest.flatten also opens it,
-as TF's does only with expand_composites=True. Indices are kept in TF's canonical row-major
+tensors (an attrs-style container to jitflow's nest); to jf.nest it is one leaf unless
+expand_composites=True, as in TF. Indices are kept in TF's canonical row-major
 order wherever TF's ops give it (reorder sorts, concat/transpose/add sort their results)."""
 import numpy as np
 
@@ -49,6 +49,7 @@ class SparseTensor:
     every other element is zero (or to_dense's default_value)."""
 
     __attrs_attrs__ = (_Field("indices"), _Field("values"), _Field("dense_shape"))
+    __jf_composite__ = True  # one leaf to jf.nest unless expand_composites; opened at function boundaries
 
     def __init__(self, indices, values, dense_shape):
         if any(_describes(a) for a in (indices, values, dense_shape)):

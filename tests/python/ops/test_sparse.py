@@ -242,3 +242,16 @@ def test_zero_preserving_unary_ops_dispatch():
     assert cast.dtype == jf.int32 and cast.indices.numpy().tolist() == [[0, 1], [1, 0]]
     with pytest.raises(TypeError):  # exp(0) is 1: TF does not dispatch it to sparse tensors either
         jf.exp(sp)
+
+
+def test_nest_keeps_composites_whole_unless_asked():
+    # TF's tf.nest: a SparseTensor/RaggedTensor is one leaf; expand_composites=True opens it.
+    sp = jf.sparse.from_dense(np.array([[0, 1]], np.int32))
+    rt = jf.ragged.constant([[1], [2, 3]])
+    assert jf.nest.flatten(sp) == [sp] and not jf.nest.is_nested(sp)
+    assert len(jf.nest.flatten(sp, expand_composites=True)) == 3
+    assert len(jf.nest.flatten({"a": rt, "b": 1})) == 2 and len(jf.nest.flatten(rt, expand_composites=True)) == 2
+    doubled = jf.nest.map_structure(lambda t: t * 2, {"a": sp})["a"]
+    assert doubled.indices.numpy().tolist() == [[0, 1]] and doubled.values.numpy().tolist() == [2]
+    rebuilt = jf.nest.pack_sequence_as(sp, jf.nest.flatten(sp, expand_composites=True), expand_composites=True)
+    assert isinstance(rebuilt, jf.SparseTensor) and rebuilt.values.numpy().tolist() == [1]
