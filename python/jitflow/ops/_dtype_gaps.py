@@ -14,16 +14,10 @@ OP_DEF_REFUSES = (
     "TF 2.21 registers a kernel, but its op definition refuses these dtypes, so no TF program reaches it"
 )
 FUSED = "jitflow-internal: the fuse_conv pass forms it only for the dtypes it claims, other dtypes keep the unfused ops"
-FORMAT = "not yet: no formatting of these dtypes"
 SAMPLER = "not yet: the sampler's output dtypes are float32/float64 (int32/int64 for integers)"
 
 KNOWN_GAPS = [
     ("Acos", "int16 int32 int64 int8", OP_DEF_REFUSES),
-    (
-        "AsString",
-        "bfloat16 complex128 complex64 float16 int16 int8 string uint16 uint32 uint64 uint8",
-        FORMAT,
-    ),
     ("FusedConv2D", "bfloat16 float16 float64 int8", FUSED),
     ("FusedConv3D", "bfloat16 float16", FUSED),
     ("FusedDepthwiseConv2dNative", "bfloat16 float16", FUSED),
@@ -36,5 +30,4 @@ KNOWN_GAPS = [
     ("StatelessRandomPoisson", "float16", SAMPLER),
     ("StatelessRandomUniformV2", "bfloat16 float16", SAMPLER),
     ("StatelessTruncatedNormalV2", "bfloat16 float16", SAMPLER),
-    ("StringFormat", "bfloat16 complex128 complex64 float16 int16 int8 uint16 uint32 uint64 uint8", FORMAT),
 ]

@@ -66,6 +66,10 @@ def _element_text(x, dtype):
         return "1" if x else "0"
     if dtype in ("float32", "float64"):
         return _float_text(x, dtype == "float32")
+    if dtype in ("float16", "bfloat16"):  # TF prints half values as their float32 value
+        return _float_text(float(x), True)
+    if dtype.startswith("complex"):
+        return "?"  # TF's SummarizeValue has no text for complex values
     return str(int(x))
 
 
@@ -152,7 +156,8 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
                                                 "shortest": shortest, "width": width, "fill": fill}, name)
     x = input if isinstance(input, _C.Tensor) else _C.convert_to_tensor(input)
     dt = x.dtype.name
-    is_f = dt in ("float32", "float64")
+    is_c = dt.startswith("complex")
+    is_f = dt in ("float32", "float64", "float16", "bfloat16") or is_c
     if shortest and scientific:
         raise InvalidArgumentError("Cannot select both scientific and shortest notation [Op:AsString]")
     if len(fill) > 1:
@@ -168,6 +173,10 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
     a = x.numpy()
     if dt == "bool":  # TF ignores width and fill for bools
         vals = ["true" if v else "false" for v in a.ravel().tolist()]
+    elif is_c:  # TF: "(real,imag)", each part in the float format
+        vals = [f"({fmt % v.real},{fmt % v.imag})" for v in a.ravel().tolist()]
+    elif dt in ("float16", "bfloat16"):
+        vals = [fmt % v for v in a.astype(np.float64).ravel().tolist()]
     else:
         vals = [fmt % v for v in a.ravel().tolist()]
     out = np.empty(len(vals), dtype=object)

@@ -267,3 +267,26 @@ def test_bytes_split():
     assert jf.strings.bytes_split(jf.constant("Duck")).numpy().tolist() == [b"D", b"u", b"c", b"k"]
     assert jf.strings.bytes_split(jf.constant(["ab", "c"])).to_list() == [[b"a", b"b"], [b"c"]]
     assert jf.strings.bytes_split(jf.constant("")).shape == (0,)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_as_string_and_format_take_every_dtype(traced):
+    # TF 2.21's outputs for the same calls (hard-coded): half values as floats, complex as
+    # "(real,imag)" (format shows "?"), every integer width as digits.
+    run = (lambda f, x: jf.function(f)(x)) if traced else (lambda f, x: f(x))
+    for dt in (jf.float16, jf.bfloat16):
+        x = jf.cast(jf.constant([1.5, -2.25, 300.0]), dt)
+        assert run(jf.strings.as_string, x).numpy().tolist() == [b"1.500000", b"-2.250000", b"300.000000"]
+        assert run(lambda v: jf.strings.format("{}", v), x).numpy() == b"[1.5 -2.25 300]"
+    for dt in (jf.complex64, jf.complex128):
+        x = jf.constant([1.5, -2.25], dt)
+        assert run(lambda v: jf.strings.as_string(v, precision=2), x).numpy().tolist() == [b"(1.50,0.00)",
+                                                                                          b"(-2.25,0.00)"]
+        assert run(lambda v: jf.strings.format("{}", v), x).numpy() == b"[? ?]"
+    for dt in (jf.int8, jf.uint8, jf.int16, jf.uint16, jf.uint32, jf.uint64):
+        x = jf.constant([1, 2, 100], dt)
+        assert run(jf.strings.as_string, x).numpy().tolist() == [b"1", b"2", b"100"]
+        assert run(lambda v: jf.strings.format("{}", v), x).numpy() == b"[1 2 100]"
+    assert jf.strings.as_string(jf.constant([1 + 2j], jf.complex64), scientific=True).numpy().tolist() == [
+        b"(1.000000e+00,2.000000e+00)"]
+    assert jf.strings.as_string(jf.constant([7], jf.int8), width=4, fill="0").numpy().tolist() == [b"0007"]
