@@ -248,7 +248,11 @@ void bind_ops(py::module_& m) {
     return v;
   });
   // The op records (ops.def), for the Python side: gradients, exports, the op-coverage test.
-  m.def("op_records", [] {
+  // Built once and shared (four modules read them at import; callers only read them); never
+  // destroyed, as a static Python object must outlive the interpreter's finalization.
+  m.def("op_records", []() -> py::object {
+    static PyObject* cached = nullptr;
+    if (cached) return py::reinterpret_borrow<py::object>(cached);
     py::list out;
     auto types = [](TypeSet s) {
       py::list l;
@@ -284,7 +288,8 @@ void bind_ops(py::module_& m) {
       r["control_flow"] = (d.flags & kControlFlow) != 0;
       out.append(r);
     }
-    return out;
+    cached = out.release().ptr();
+    return py::reinterpret_borrow<py::object>(cached);
   });
   m.def(
       "execute",
