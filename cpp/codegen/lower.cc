@@ -944,6 +944,11 @@ bool can_emit(const Node& n, std::string* why) {
     *why = str_cat("no JIT emitter for ", n.type(), " (", def.jit.reason, ")");
     return false;
   }
+  if (def.lower == LowerKind::kRandom && is_half(n.outputs.at(0).dtype)) {
+    *why = str_cat("no emitter for ", n.type(), " producing ", dtype_name(n.outputs[0].dtype),
+                   " (TF draws half-float samples by its own bit recipe, which runs eagerly)");
+    return false;
+  }
   int mi = def.main_input(n.inputs.size());
   DType dt = mi < 0 ? n.outputs.at(0).dtype : n.inputs[mi].node->outputs[n.inputs[mi].index].dtype;
   if (!has_type(def.jit.types, dt)) {

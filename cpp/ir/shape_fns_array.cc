@@ -486,7 +486,7 @@ void infer_range(OpCall& c) {
 void infer_random(OpCall& c) {
   need_int_vector(c, 0, "shape");
   DType dt = c.attrs.get<DType>("dtype", DType::kFloat32);
-  if (!c.claims(dt)) c.fail_type("dtype must be float32 or float64, got ", dtype_name(dt));  // no data input
+  if (!c.claims(dt)) c.fail_type("dtype must be a float type, got ", dtype_name(dt));  // no data input
   Shape out;
   if (c.has_value(0)) {
     for (int64_t d : c.in[0].to_int64s()) {

@@ -51,8 +51,9 @@ void infer_philox_sampler(OpCall& c) {
   need_state(c, 1);
   DType dt = c.attrs.get<DType>("dtype", DType::kFloat32);
   bool ints = c.def->id == OpId::StatelessRandomUniformFullIntV2;
-  if (ints ? !is_int(dt) : !is_float(dt))
-    c.fail_type("dtype must be ", ints ? "int32 or int64" : "float32 or float64", ", got ", dtype_name(dt));
+  if (ints ? !is_int(dt) : !is_float(dt) && !is_half(dt))
+    c.fail_type("dtype must be ", ints ? "int32 or int64" : "a float (float16, bfloat16, float32 or float64)",
+                ", got ", dtype_name(dt));
   c.add_output(dt, shape_from_input(c, 0));
 }
 
@@ -78,8 +79,7 @@ void infer_philox_elementwise(OpCall& c) {
   size_t n = c.in.size();
   need_state(c, n - 1);
   DType dt = c.in[0].dtype();
-  if (!c.claims(dt))
-    c.fail_type("the distribution's parameters must be float32 or float64, got ", dtype_name(dt));
+  if (!c.claims(dt)) c.fail_type("the distribution's parameters must be a float type, got ", dtype_name(dt));
   for (size_t i = 1; i + 1 < n; ++i)
     if (c.in[i].dtype() != dt || c.in[i].shape() != c.in[0].shape())
       c.fail("the parameters must have one dtype and shape, got ", c.input_desc());

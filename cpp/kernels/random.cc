@@ -56,6 +56,30 @@ void fill(Tensor& y, F&& f) {
   });
 }
 
+// float16/bfloat16 outputs, as TF draws them: one stream word per output, as for float32.
+// Uniform takes TF's Uint16ToHalf / Uint16ToGfloat16 (the word's low 10 or 7 bits as the
+// mantissa of 1.m, less 1: exact in the type); the normals are the float32 sample rounded once.
+template <class F>
+bool fill_half(Tensor& y, F&& f) {  // f(bfloat, i) -> the float value of output i
+  const bool bf = y.dtype() == DType::kBFloat16;
+  if (y.dtype() != DType::kFloat16 && !bf) return false;
+  parallel_for(y.num_elements(), 40, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const float v = f(bf, static_cast<uint64_t>(i));
+      if (bf)
+        y.data<bfloat16>()[i] = bfloat16(v);
+      else
+        y.data<float16>()[i] = float16(v);
+    }
+  });
+  return true;
+}
+
+float half_uniform(const State& s, bool bf, uint64_t i) {
+  const uint32_t bits = bf ? 7 : 10, w = philox::word(s, i);
+  return static_cast<float>(w & ((1u << bits) - 1)) / static_cast<float>(1u << bits);
+}
+
 // Words of one element's own stretch of the stream (256 blocks on from element i * 256, as
 // TF reserves for samplers that draw a variable number of words), read in order.
 class Words {
@@ -172,6 +196,19 @@ template <class F>
 void per_element(OpCall& c, F&& sample) {
   Tensor& y = c.alloc(0);
   const State s = state_input(c, c.in.size() - 1);
+  if (y.dtype() == DType::kFloat16 || y.dtype() == DType::kBFloat16) {  // computed in double, as TF
+    const bool bf = y.dtype() == DType::kBFloat16;
+    auto param = [&](size_t k, int64_t i) -> double {
+      return bf ? static_cast<float>(c.in[k].data<bfloat16>()[i])
+                : static_cast<float>(c.in[k].data<float16>()[i]);
+    };
+    fill_half(y, [&](bool, uint64_t i) {
+      Words w(s, i);
+      const int64_t j = static_cast<int64_t>(i);
+      return static_cast<float>(sample(w, param(0, j), c.in.size() > 2 ? param(1, j) : 0.0));
+    });
+    return;
+  }
   JF_SWITCH_FLOAT(y.dtype(), T, {
     T* o = y.data<T>();
     const T* a = c.in[0].data<T>();
@@ -242,6 +279,7 @@ Simon simon_for(const uint64_t seed[3], uint64_t max_index) {
 void k_RandomUniform(OpCall& c) {
   Tensor& y = c.alloc(0);
   const State s = reserve(c, static_cast<uint64_t>(y.num_elements()) * 256);
+  if (fill_half(y, [&](bool bf, uint64_t i) { return half_uniform(s, bf, i); })) return;
   fill(y, [&](auto t, uint64_t i) -> decltype(t) {
     if constexpr (std::is_floating_point_v<decltype(t)>) return philox::uniform<decltype(t)>(s, i);
     return 0;
@@ -251,6 +289,7 @@ void k_RandomUniform(OpCall& c) {
 void k_RandomStandardNormal(OpCall& c) {
   Tensor& y = c.alloc(0);
   const State s = reserve(c, static_cast<uint64_t>(y.num_elements()) * 256);
+  if (fill_half(y, [&](bool, uint64_t i) { return philox::normal<float>(s, i); })) return;
   fill(y, [&](auto t, uint64_t i) -> decltype(t) {
     if constexpr (std::is_floating_point_v<decltype(t)>) return philox::normal<decltype(t)>(s, i);
     return 0;
@@ -277,7 +316,9 @@ void k_StatelessRandomGetKeyCounter(OpCall& c) {
 
 void k_StatelessRandomUniformV2(OpCall& c) {
   const State s = state_input(c, 1);
-  fill(c.alloc(0), [&](auto t, uint64_t i) -> decltype(t) {
+  Tensor& y = c.alloc(0);
+  if (fill_half(y, [&](bool bf, uint64_t i) { return half_uniform(s, bf, i); })) return;
+  fill(y, [&](auto t, uint64_t i) -> decltype(t) {
     if constexpr (std::is_floating_point_v<decltype(t)>) return philox::uniform<decltype(t)>(s, i);
     return 0;
   });
@@ -285,7 +326,9 @@ void k_StatelessRandomUniformV2(OpCall& c) {
 
 void k_StatelessRandomNormalV2(OpCall& c) {
   const State s = state_input(c, 1);
-  fill(c.alloc(0), [&](auto t, uint64_t i) -> decltype(t) {
+  Tensor& y = c.alloc(0);
+  if (fill_half(y, [&](bool, uint64_t i) { return philox::normal<float>(s, i); })) return;
+  fill(y, [&](auto t, uint64_t i) -> decltype(t) {
     if constexpr (std::is_floating_point_v<decltype(t)>) return philox::normal<decltype(t)>(s, i);
     return 0;
   });
@@ -293,7 +336,9 @@ void k_StatelessRandomNormalV2(OpCall& c) {
 
 void k_StatelessTruncatedNormalV2(OpCall& c) {
   const State s = state_input(c, 1);
-  fill(c.alloc(0), [&](auto t, uint64_t i) -> decltype(t) {
+  Tensor& y = c.alloc(0);
+  if (fill_half(y, [&](bool, uint64_t i) { return philox::truncated_normal<float>(s, i); })) return;
+  fill(y, [&](auto t, uint64_t i) -> decltype(t) {
     if constexpr (std::is_floating_point_v<decltype(t)>) return philox::truncated_normal<decltype(t)>(s, i);
     return 0;
   });

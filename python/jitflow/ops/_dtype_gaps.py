@@ -6,7 +6,6 @@ longer a gap. Supporting a dtype means deleting it here (and regenerating docs/o
 Entries: (op, space-separated dtypes, one-line reason)."""
 
 # the reasons most entries share
-HALF = "not yet: no float16/bfloat16 kernel (a float32 step rounded once)"
 NARROW_INT = "not yet: no kernel for these integer widths"
 COMPLEX = "not yet: no complex kernel"
 OTHER = "not yet: no kernel for these dtypes"
@@ -14,7 +13,6 @@ OP_DEF_REFUSES = (
     "TF 2.21 registers a kernel, but its op definition refuses these dtypes, so no TF program reaches it"
 )
 FUSED = "jitflow-internal: the fuse_conv pass forms it only for the dtypes it claims, other dtypes keep the unfused ops"
-SAMPLER = "not yet: the sampler's output dtypes are float32/float64 (int32/int64 for integers)"
 
 KNOWN_GAPS = [
     ("Acos", "int16 int32 int64 int8", OP_DEF_REFUSES),
@@ -22,12 +20,6 @@ KNOWN_GAPS = [
     ("FusedConv3D", "bfloat16 float16", FUSED),
     ("FusedDepthwiseConv2dNative", "bfloat16 float16", FUSED),
     ("LeakyRelu", "int16 int32 int64 int8 uint16 uint32 uint64 uint8", OP_DEF_REFUSES),
+    ("StatelessRandomGammaV3", "bfloat16", OP_DEF_REFUSES),
     ("MatMul", "int16", OP_DEF_REFUSES),
-    ("RandomStandardNormal", "bfloat16 float16", HALF),
-    ("RandomUniform", "bfloat16 float16", HALF),
-    ("StatelessRandomGammaV3", "bfloat16 float16", SAMPLER),
-    ("StatelessRandomNormalV2", "bfloat16 float16", SAMPLER),
-    ("StatelessRandomPoisson", "float16", SAMPLER),
-    ("StatelessRandomUniformV2", "bfloat16 float16", SAMPLER),
-    ("StatelessTruncatedNormalV2", "bfloat16 float16", SAMPLER),
 ]

@@ -81,14 +81,14 @@ def _fresh_state(seed):
     return _x("RandomPhiloxState", (), {"seed": s1, "seed2": s2})
 
 
-_UNIFORM_DTYPES = (_dt.float32, _dt.float64, _dt.int32, _dt.int64)
+_UNIFORM_DTYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64, _dt.int32, _dt.int64)
 
 
 def _check_uniform_dtype(dtype):
     dtype = _dt.as_dtype(dtype)
     if dtype not in _UNIFORM_DTYPES:
         raise ValueError(_at_caller(f"Argument `dtype` got invalid value {dtype!r}. Accepted dtypes are "
-                                    "(jf.float32, jf.float64, jf.int32, jf.int64)."))
+                                    "(jf.float16, jf.bfloat16, jf.float32, jf.float64, jf.int32, jf.int64)."))
     return dtype
 
 

@@ -413,3 +413,37 @@ def test_unsigned_full_range_draws_as_tf():
     assert f().numpy().tolist() == [15563846067247064075, 4520458231610095266, 15018079513829641671]
     with pytest.raises(ValueError, match="Please don't use unsigned integers in this case"):
         jf.random.stateless_uniform([2], seed=[1, 2], minval=0, maxval=5, dtype=jf.uint32)
+
+
+def test_half_float_samplers_draw_tf_values():
+    # TF 2.21's stateless samplers for float16/bfloat16 with these seeds (printed there, hard-coded):
+    # uniform takes TF's 10 (7) low bits per stream word; the normals are float32 samples rounded once.
+    f16, b16 = jf.float16, jf.bfloat16
+
+    def vals(t):
+        return t.numpy().astype(np.float32).tolist()
+
+    assert vals(jf.random.stateless_uniform([6], seed=[1, 2], dtype=f16)) == [
+        0.54296875, 0.2353515625, 0.060546875, 0.8935546875, 0.1435546875, 0.4423828125]
+    assert vals(jf.random.stateless_normal([5], seed=[3, 4], dtype=f16)) == [
+        -0.1739501953125, 1.671875, 0.34814453125, -1.7041015625, -0.615234375]
+    assert vals(jf.random.stateless_truncated_normal([5], seed=[5, 6], dtype=f16)) == [
+        1.0244140625, -0.53857421875, 1.279296875, 0.912109375, -1.564453125]
+    assert vals(jf.random.stateless_uniform([3], seed=[9, 9], minval=-2, maxval=3, dtype=f16)) == [
+        0.84765625, 1.31640625, -0.5595703125]
+    assert vals(jf.random.stateless_uniform([6], seed=[1, 2], dtype=b16)) == [
+        0.34375, 0.8828125, 0.484375, 0.1484375, 0.1484375, 0.5390625]
+    assert vals(jf.random.stateless_normal([5], seed=[3, 4], dtype=b16)) == [
+        -0.173828125, 1.671875, 0.34765625, -1.703125, -0.6171875]
+    assert vals(jf.random.stateless_truncated_normal([5], seed=[5, 6], dtype=b16)) == [
+        1.0234375, -0.5390625, 1.28125, 0.91015625, -1.5625]
+    g = jf.random.stateless_gamma([4], seed=[7, 8], alpha=jf.constant([0.5, 1.0, 2.0, 5.0], f16), dtype=f16)
+    assert g.dtype == f16 and bool(jf.reduce_all(g > 0))  # gamma and poisson: TF's distribution only
+    p = jf.random.stateless_poisson([4], seed=[1, 1], lam=jf.constant([0.5, 3.0, 10.0, 40.0], f16), dtype=f16)
+    assert p.dtype == f16
+    traced = jf.function(lambda: jf.random.stateless_uniform([6], seed=[1, 2], dtype=f16))()
+    assert vals(traced)[0] == 0.54296875
+    # no emitter draws TF's half bits: a traced sampler runs eagerly, explained
+    seeded = jf.function(lambda s: jf.random.stateless_uniform([6], seed=s, dtype=f16))
+    assert vals(seeded(jf.constant([1, 2])))[0] == 0.54296875
+    assert "StatelessRandomUniformV2" in str(jf.explain(seeded, jf.constant([1, 2])))
