@@ -86,6 +86,14 @@ py::tuple shape_tuple(const Tensor& t) {
 
 void bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor", py::buffer_protocol());
+  // No Python constructor, as TF's EagerTensor has none: an instance made by Tensor.__new__
+  // would hold no C++ value for every op to read. Tensors come from jf.constant and the ops
+  // (made in C++ by tensor_object.h, which does not go through tp_new).
+  reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_new = [](PyTypeObject*, PyObject*, PyObject*) -> PyObject* {
+    PyErr_SetString(PyExc_TypeError,
+                    "jf.Tensor cannot be created directly: use jf.constant or jf.convert_to_tensor");
+    return nullptr;
+  };
   // The Python face (python/jitflow/core/tensor.py) builds `shape` (a TensorShape), `==`/`!=`
   // (TF 2's broadcasting rules) and hashing on these.
   cls.def_property_readonly("_shape_tuple", &shape_tuple)
@@ -102,7 +110,10 @@ void bind_tensor(py::module_& m) {
            })
       .def_property_readonly("_nbytes", &Tensor::nbytes)
       .def_property_readonly("_data_ptr",
-                             [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw()); })
+                             [](const Tensor& t) {
+                               if (!t.buffer()) throw_type("this jf.Tensor has no buffer");
+                               return reinterpret_cast<uintptr_t>(t.raw());
+                             })
       .def("numpy",
            [](py::object self) -> py::object {
              const Tensor& t = self.cast<const Tensor&>();
@@ -122,6 +133,7 @@ void bind_tensor(py::module_& m) {
           py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def_buffer([](const Tensor& t) {
         if (t.is_symbolic()) throw_type("a symbolic tensor has no buffer");
+        if (!t.buffer()) throw_type("this jf.Tensor has no value (it was made without one)");
         if (t.dtype() == DType::kString) throw_type("a string tensor has no buffer: use .numpy()");
         if (!t.on_host())
           throw_type("a tensor on ", device_name(t.device()),

@@ -448,6 +448,8 @@ py::object attr_to_py(const AttrValue& v) {
 }
 
 py::array to_numpy(const Tensor& t, py::handle owner) {
+  if (!t.defined())  // Tensor.__new__(Tensor): an object that was never given a value
+    throw_type("this jf.Tensor has no value (it was made without one, e.g. by Tensor.__new__)");
   if (t.is_symbolic())
     throw_type(
         "Tensor.numpy() is only available for eager tensors; this is a symbolic tensor "
