@@ -84,7 +84,8 @@ TEST(Registry, ShapeInferenceRefusesTheDtypesTheRecordDoesNotClaim) {
       starts, refusal(OpId::Invert, {f}),
       "Invert: expected an int32, int64, int8, uint8, int16, uint16, uint32 or uint64 input, got float32");
   EXPECT_PRED2(starts, refusal(OpId::LogicalNot, {f}), "LogicalNot: expected a bool input, got float32");
-  EXPECT_PRED2(starts, refusal(OpId::IsNan, {i}), "IsNan: expected a float32 or float64 input, got int32");
+  EXPECT_PRED2(starts, refusal(OpId::IsNan, {i}),
+               "IsNan: expected a float32, float64, float16 or bfloat16 input, got int32");
   EXPECT_PRED2(
       starts, refusal(OpId::BitwiseAnd, {f, f}),
       "BitwiseAnd: expected int32, int64, int8, uint8, int16, uint16, uint32 or uint64 inputs, got float32");
