@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "cluster/if_to_select.h"
 #include "cluster/mark_for_compilation.h"
 #include "passes/passes.h"
 
@@ -212,9 +213,33 @@ void merge_loop_step_clusters(ClusteringResult* cr) {
   cr->clusters = {std::move(all)};
 }
 
-std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const JitOptions& opts,
+// Ifs that compile as selects (if_to_select.h) are inlined before anything is clustered;
+// the others keep their executor branch, and jf.explain says why they did not convert.
+std::shared_ptr<Graph> inline_small_ifs(const std::shared_ptr<Graph>& optimized, const JitOptions& opts,
+                                        const std::string& label, const std::string& prefix,
+                                        JitReport* report, std::map<std::string, std::string>* select_of) {
+  ClusterOptions co;
+  co.auto_jit = opts.auto_jit;
+  co.whole_function = opts.whole_function;
+  std::vector<IfConversion> done;
+  std::shared_ptr<Graph> g = convert_ifs_to_selects(*optimized, co, can_emit, &done);
+  if (!g) return optimized;
+  g = optimize(*g, file_label(label + "." + prefix + "if_to_select"));
+  report->body_graphs.push_back(g);
+  for (const IfConversion& c : done) {
+    report->selected_ifs.push_back(prefix + c.if_name);
+    for (const std::string& m : c.new_nodes)
+      if (g->find(m)) (*select_of)[c.if_name] = m;  // any op left of it finds its cluster
+  }
+  return g;
+}
+
+std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const JitOptions& opts,
                                  const std::string& label, const std::string& prefix,
                                  const ClusterCompiler& compile, JitReport* report, bool loop_step) {
+  std::map<std::string, std::string> select_of;  // converted If -> one of its ops
+  const std::shared_ptr<Graph> optimized =
+      wants_jit(*traced, opts) ? inline_small_ifs(traced, opts, label, prefix, report, &select_of) : traced;
   const Graph& a = *optimized;
   auto subs = jit_subgraphs(a, opts, label, prefix, compile, report);
   if (!wants_jit(a, opts)) {
@@ -263,7 +288,12 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const 
     if (where.empty() || e.kind() == ErrorKind::kInternal) throw;
     throw Error(e.kind(), e.what() + where);
   }
-  for (auto& kv : cr.eager_reason) report->op_reason[prefix + kv.first->name] = kv.second;
+  for (auto& kv : cr.eager_reason) {
+    std::string& why = report->op_reason[prefix + kv.first->name];
+    why = kv.second;
+    if (kv.first->op == OpId::If)
+      why += str_cat("; it is not computed inline because ", if_conversion_refusal(*kv.first, co, can_emit));
+  }
 
   std::vector<std::pair<const Cluster*, CompiledClusterRef>> compiled;
   for (const Cluster& c : cr.clusters) {
@@ -306,6 +336,10 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const 
     for (Node* n : c.nodes) report->op_cluster[prefix + n->name] = prefix + c.name;
     report->compiled.push_back(cc.cluster);
     compiled.emplace_back(&c, std::move(cc));
+  }
+  for (const auto& [if_name, member] : select_of) {
+    auto it = report->op_cluster.find(prefix + member);
+    if (it != report->op_cluster.end()) report->op_cluster[prefix + if_name] = it->second;
   }
   if (prefix.empty()) dump_clusters(*report, label);
   if (compiled.empty() && subs.empty()) return optimized;

@@ -64,6 +64,9 @@ struct JitReport {
   // The While loops (by path) that run whole in their step's compiled cluster; op_cluster
   // maps each to that cluster, and op_reason says why another While does not.
   std::vector<std::string> compiled_loops;
+  // The Ifs (by path) computed inline: both branches and a select per output, in the
+  // clusters around them (cluster/if_to_select.h); op_cluster maps each to its selects' cluster.
+  std::vector<std::string> selected_ifs;
   // The optimized branch and loop-body graphs: their compiled clusters refer to their nodes.
   std::vector<std::shared_ptr<Graph>> body_graphs;
 };

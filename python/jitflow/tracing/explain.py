@@ -92,6 +92,10 @@ def explain(f, *args, **kwargs):
                 why += (f"; {c['loop_fallbacks']} run(s) ran one step per iteration instead: "
                         f"{c['loop_fallback_reason']}")
             rows.append(Explanation(name, type_, "compiled", clustered[name], why))
+        elif name in clustered and type_ == "If":
+            why = ("computed inline: its branches are small, pure and cannot fail at run time, so the "
+                   "cluster computes both and selects the taken branch's values (no executor branch)")
+            rows.append(Explanation(name, type_, "compiled", clustered[name], why))
         elif name in clustered:
             c = fell_back.get(clustered[name])
             why = "in a compiled cluster" if c is None else (

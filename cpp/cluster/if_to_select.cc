@@ -1,0 +1,239 @@
+// If-conversion: computing both branches and selecting is what the compiled If costs when the
+// branches are a few elementwise or layout ops; an executor branch would instead split the
+// cluster in three kernels around a round trip, and stop a loop holding it from running whole.
+// Only branches whose every op is pure, compiles, has static shapes and cannot raise at run
+// time qualify, so the untaken branch's values are discarded without any observable effect.
+#include "cluster/if_to_select.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+
+#include "passes/passes.h"
+#include "support/errors.h"
+
+namespace jf {
+namespace {
+
+const char kXlaCompile[] = "_XlaCompile";
+const char kXlaScope[] = "_XlaScope";
+
+std::optional<bool> compile_attr(const Node& n) {
+  if (!n.attrs.has(kXlaCompile)) return std::nullopt;
+  return n.attrs.get<bool>(kXlaCompile, false);
+}
+
+std::string scope_of(const Node& n) { return n.attrs.get<std::string>(kXlaScope, ""); }
+
+// Whether `n` would be clustered with `anchor` by mark_for_compilation's scope rules.
+bool compiles_with(const Node& n, const Node& anchor, const ClusterOptions& o) {
+  std::optional<bool> c = compile_attr(n);
+  if (c && !*c) return false;
+  if (o.whole_function) return true;
+  if (o.auto_jit && !c) return true;
+  return c && *c && scope_of(n) == scope_of(anchor);
+}
+
+const TensorSpec& spec(const Output& o) { return o.node->outputs[o.index]; }
+
+// Integer division, modulo and power check their divisor or exponent in compiled code
+// (formulas_elementwise.cc), so in an untaken branch they could raise.
+bool checks_integers(const Node& m) {
+  static const char* kChecked[] = {"Div", "FloorDiv", "FloorMod", "Mod", "TruncateDiv", "TruncateMod", "Pow"};
+  if (m.inputs.empty() || !is_integer_type(spec(m.inputs[0]).dtype)) return false;
+  for (const char* name : kChecked)
+    if (std::strcmp(m.type(), name) == 0) return true;
+  return false;
+}
+
+int non_const_inputs(const Node& m) {
+  int k = 0;
+  for (const Output& o : m.inputs) k += o.node->op != OpId::Const;
+  return k;
+}
+
+std::string describe(const Node& m) { return str_cat("op '", m.name, "' (", m.type(), ")"); }
+
+// "" when `m` may run in a branch that is not taken.
+std::string branch_op_refusal(const Node& m, const Node& anchor, const ClusterOptions& o,
+                              const CanEmitFn& can_emit) {
+  const unsigned flags = m.def().flags;
+  if (flags & kControlFlow) return str_cat("its branch holds control flow: ", describe(m));
+  if (m.stateful() || (flags & (kResourceAccess | kRandomStream)))
+    return str_cat("its branch has a side effect: ", describe(m));
+  if (flags & kCheck) return str_cat("its branch checks values at run time: ", describe(m));
+  for (const TensorSpec& s : m.outputs)
+    if (!s.shape.fully_defined())
+      return str_cat("a shape in its branch is known only at run time: ", describe(m), " gives ",
+                     s.shape.str());
+  // Constants are pure and may be computed anywhere (tracing creates them outside scopes).
+  if (m.op == OpId::Placeholder || m.op == OpId::Const) return "";
+  if (!compiles_with(m, anchor, o))
+    return str_cat("its branch's ", describe(m), " is outside the If's jit scope");
+  std::string why;
+  if (!can_emit(m, &why)) return str_cat("its branch's ", describe(m), " does not compile: ", why);
+  switch (m.def().lower) {
+    case LowerKind::kConst:
+    case LowerKind::kUnary:
+    case LowerKind::kMath:
+    case LowerKind::kCast:
+    case LowerKind::kSelect:
+    case LowerKind::kAddN:
+    case LowerKind::kFillLike:
+    case LowerKind::kShape:
+    case LowerKind::kStack:
+      return "";
+    case LowerKind::kBinary:
+      if (checks_integers(m))
+        return str_cat("its branch's ", describe(m), " checks its integer operand at run time");
+      return "";
+    case LowerKind::kConcat:
+      if (m.inputs.back().node->op != OpId::Const) break;
+      return "";
+    // Their parameters (shape, axes, bounds, perm) must be constants: then every shape they
+    // could reject was checked when tracing.
+    case LowerKind::kView:
+    case LowerKind::kBroadcast:
+    case LowerKind::kTranspose:
+    case LowerKind::kReduce:
+    case LowerKind::kSlice:
+    case LowerKind::kSplit:
+    case LowerKind::kIndexMap:
+      if (non_const_inputs(m) > 1) break;
+      return "";
+    default:
+      return str_cat("its branch's ", describe(m), " is not an elementwise, layout or reduction op");
+  }
+  return str_cat("its branch's ", describe(m), " takes a parameter computed at run time");
+}
+
+}  // namespace
+
+std::string if_conversion_refusal(const Node& n, const ClusterOptions& o, const CanEmitFn& can_emit) {
+  if (n.op != OpId::If || n.subgraphs.size() != 2) return "not an If";
+  if (!compiles_with(n, n, o)) return "it is not in compiled code";
+  const TensorSpec& pred = spec(n.inputs[0]);
+  if (pred.dtype != DType::kBool || pred.shape.rank() != 0)
+    return str_cat("its condition is ", dtype_name(pred.dtype), pred.shape.str(), ", not a bool scalar");
+  const size_t nt = static_cast<size_t>(n.attrs.get<int64_t>("num_then_inputs", 0));
+  const Graph& then_g = *n.subgraphs[0];
+  const Graph& else_g = *n.subgraphs[1];
+  if (then_g.inputs.size() != nt || 1 + nt + else_g.inputs.size() != n.inputs.size() ||
+      then_g.outputs.size() != n.outputs.size() || else_g.outputs.size() != n.outputs.size())
+    return "its branches do not match its inputs and outputs";
+  for (const Graph* g : {&then_g, &else_g})
+    for (const auto& up : g->nodes()) {
+      std::string why = branch_op_refusal(*up, n, o, can_emit);
+      if (!why.empty()) return why;
+    }
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    const TensorSpec &t = spec(then_g.outputs[k]), &e = spec(else_g.outputs[k]);
+    if (t.dtype != e.dtype || t.shape != e.shape)
+      return str_cat("its branches give output ", k, " as ", dtype_name(t.dtype), t.shape.str(), " and ",
+                     dtype_name(e.dtype), e.shape.str());
+  }
+  return "";
+}
+
+namespace {
+
+// Both branches copied into `g` after the If's inputs, then one select per output that
+// differs between them; the If's uses move to the selects.
+void inline_if(Graph& g, Node* n, IfConversion* rec) {
+  const size_t nt = static_cast<size_t>(n->attrs.get<int64_t>("num_then_inputs", 0));
+  std::vector<Output> results[2];
+  for (int b = 0; b < 2; ++b) {
+    const Graph& sub = *n->subgraphs[b];
+    const size_t offset = b == 0 ? 1 : 1 + nt;
+    std::unordered_map<const Node*, Output> fed;
+    for (size_t j = 0; j < sub.inputs.size(); ++j) fed[sub.inputs[j]] = n->inputs[offset + j];
+    std::unordered_map<const Node*, Node*> copy;
+    auto map = [&](const Output& o) {
+      auto it = fed.find(o.node);
+      return it != fed.end() ? it->second : Output{copy.at(o.node), o.index};
+    };
+    // Named as jf.explain names the branch's ops ("cond/then/mul").
+    const std::string prefix = str_cat(n->name, b == 0 ? "/then/" : "/else/");
+    for (const auto& up : sub.nodes()) {
+      const Node* m = up.get();
+      if (m->op == OpId::Placeholder) continue;
+      std::vector<Output> ins;
+      for (const Output& o : m->inputs) ins.push_back(map(o));
+      Node* c = g.add_node(m->op, g.unique_name(prefix + m->name), ins, m->attrs, m->outputs);
+      for (Node* ci : m->control_inputs)
+        if (copy.count(ci)) c->control_inputs.push_back(copy.at(ci));
+      c->source = m->source;
+      c->order_key = n->id;
+      copy[m] = c;
+      rec->new_nodes.push_back(c->name);
+    }
+    for (const Output& o : sub.outputs) results[b].push_back(map(o));
+  }
+  Attrs scope;
+  for (const char* k : {kXlaCompile, kXlaScope})
+    if (const AttrValue* v = n->attrs.find(k)) scope.set(k, *v);
+  for (size_t k = 0; k < n->outputs.size(); ++k) {
+    const Output t = results[0][k], e = results[1][k];
+    Output r = t;
+    if (t.node != e.node || t.index != e.index) {
+      Node* s = g.add_node(OpId::SelectV2, g.unique_name(n->name + "/select"), {n->inputs[0], t, e}, scope,
+                           {spec(t)});
+      s->source = n->source;
+      s->order_key = n->id;
+      rec->new_nodes.push_back(s->name);
+      r = {s, 0};
+    }
+    replace_uses(g, {n, static_cast<int>(k)}, r);
+  }
+  // An op ordered after the If stays ordered after what the If was ordered after.
+  for (const auto& up : g.nodes()) {
+    std::vector<Node*>& ci = up->control_inputs;
+    if (std::find(ci.begin(), ci.end(), n) == ci.end()) continue;
+    ci.erase(std::remove(ci.begin(), ci.end(), n), ci.end());
+    for (Node* p : n->control_inputs)
+      if (std::find(ci.begin(), ci.end(), p) == ci.end()) ci.push_back(p);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<Graph> convert_ifs_to_selects(const Graph& g, const ClusterOptions& opts,
+                                              const CanEmitFn& can_emit, std::vector<IfConversion>* done) {
+  bool has_if = false;
+  for (const auto& up : g.nodes()) has_if = has_if || up->op == OpId::If;
+  if (!has_if) return nullptr;
+  std::shared_ptr<Graph> h = g.clone();
+  bool changed = false;
+  std::vector<Node*> ifs;
+  for (const auto& up : h->nodes())
+    if (up->op == OpId::If) ifs.push_back(up.get());
+  for (Node* n : ifs) {
+    for (std::shared_ptr<Graph>& sub : n->subgraphs) {
+      std::vector<IfConversion> inner;
+      if (std::shared_ptr<Graph> s = convert_ifs_to_selects(*sub, opts, can_emit, &inner)) {
+        sub = s;
+        changed = true;
+      }
+    }
+  }
+  std::vector<Node*> converted;
+  for (Node* n : ifs) {
+    if (!if_conversion_refusal(*n, opts, can_emit).empty()) continue;
+    done->push_back(IfConversion{n->name, {}});
+    inline_if(*h, n, &done->back());
+    converted.push_back(n);
+  }
+  if (!changed && converted.empty()) return nullptr;
+  if (converted.empty()) return h;
+  for (const auto& up : h->nodes())
+    if (up->order_key < 0) up->order_key = up->id;
+  h->topo_sort();
+  std::vector<bool> keep(h->num_nodes(), true);
+  for (Node* n : converted) keep[n->id] = false;
+  h->remove_if_not(keep);
+  for (const auto& up : h->nodes()) up->order_key = -1;
+  return h;
+}
+
+}  // namespace jf

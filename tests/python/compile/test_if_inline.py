@@ -1,0 +1,198 @@
+"""An If in compiled code whose branches are small, pure and cannot fail at run time is computed
+inside the cluster around it: both branches run and a select per output picks the taken one
+(cluster/if_to_select.h), so the function is one compiled cluster and a loop holding the If
+runs whole. An If whose untaken branch could be observed (a print, a run-time check, an integer
+division, a gather) keeps its executor branch, and jf.explain says why."""
+import numpy as np
+import pytest
+from conftest import numeric_grad, run_mode
+
+import jitflow as jf
+
+MODES = ["eager", "function", "signature", "jit_scope", "jit_compile"]
+X0 = np.linspace(-2, 2, 37).astype(np.float32)
+
+
+def _runs():
+    return jf.debugging.stats()["cluster_runs"]
+
+
+def branchy(x, p):
+    y = x * 2.0
+    z = jf.cond(p, lambda: jf.tanh(y) + 1.0, lambda: y - 3.0)
+    return z * 0.5
+
+
+def np_branchy(x, p):
+    y = np.asarray(x, np.float64) * 2.0
+    return ((np.tanh(y) + 1.0) if p else (y - 3.0)) * 0.5
+
+
+@pytest.mark.parametrize("size", [0, 1, 37])
+@pytest.mark.parametrize("p", [True, False])
+@pytest.mark.parametrize("mode", MODES)
+def test_a_small_cond_gives_the_taken_branch_in_every_mode(mode, p, size):
+    x = X0[:size]
+    out = run_mode(mode, branchy, jf.constant(x), jf.constant(p))
+    assert out.shape == (size,)
+    np.testing.assert_allclose(out.numpy(), np_branchy(x, p), rtol=2e-6, atol=1e-6)
+
+
+def test_a_small_cond_inside_jit_scope_is_part_of_one_cluster():
+    @jf.function
+    def f(x, p):
+        with jf.jit_scope():
+            return branchy(x, p)
+
+    for p in (True, False):
+        before = _runs()
+        np.testing.assert_allclose(f(X0, jf.constant(p)).numpy(), np_branchy(X0, p), rtol=2e-6, atol=1e-6)
+        assert _runs() - before == 1  # one cluster: the If did not split it
+    rows = jf.explain(f, X0, jf.constant(True)).by_op()
+    assert rows["If"].status == "compiled" and "computed inline" in rows["If"].reason
+    cluster = rows["If"].cluster
+    for op in ("If/then/Tanh", "If/else/Sub", "Mul", "Mul_1"):
+        assert rows[op].status == "compiled" and rows[op].cluster == cluster, op
+
+
+def step_loop(x, n):
+    for i in jf.range(n):
+        if i % 3 == 0:
+            x = jf.tanh(x * 1.01 + 0.1) * 0.9
+        else:
+            x = x * 0.95 + 0.01
+    return x
+
+
+def np_step_loop(x, n):
+    x = np.asarray(x, np.float64)
+    for i in range(n):
+        x = np.tanh(x * 1.01 + 0.1) * 0.9 if i % 3 == 0 else x * 0.95 + 0.01
+    return x
+
+
+@pytest.mark.parametrize("scoped", [False, True], ids=["jit_compile", "jit_scope"])
+def test_a_loop_with_a_small_if_inside_runs_whole(scoped):
+    if scoped:
+        @jf.function
+        def f(x, n):
+            with jf.jit_scope():
+                return step_loop(x, n)
+    else:
+        f = jf.function(step_loop, jit_compile=True)
+    for n in (0, 1, 2, 50):
+        before = _runs()
+        np.testing.assert_allclose(f(X0, jf.constant(n)).numpy(), np_step_loop(X0, n), rtol=2e-5, atol=1e-6)
+        # the cond once, then every iteration in one run of the step's cluster
+        assert _runs() - before == (2 if n else 1), n
+    rows = jf.explain(f, X0, jf.constant(5)).by_op()
+    assert rows["While"].reason.startswith("a compiled loop")
+    assert rows["While/body/If"].status == "compiled"
+    assert rows["While/body/If"].cluster == rows["While"].cluster
+
+
+def test_nested_small_conds_are_one_cluster():
+    @jf.function(jit_compile=True)
+    def f(x, a, b):
+        return jf.cond(a, lambda: jf.cond(b, lambda: x + 1.0, lambda: x * 3.0), lambda: -x) * 2.0
+
+    for a in (True, False):
+        for b in (True, False):
+            before = _runs()
+            want = ((X0 + 1.0) if b else (X0 * 3.0)) if a else -X0
+            np.testing.assert_allclose(f(X0, jf.constant(a), jf.constant(b)).numpy(), want * 2.0, rtol=1e-6)
+            assert _runs() - before == 1
+    rows = jf.explain(f, X0, jf.constant(True), jf.constant(True)).by_op()
+    assert rows["If"].status == "compiled"
+
+
+def test_gradient_through_an_inlined_cond_matches_finite_differences():
+    def np_loss(x, w, p):
+        v = np.tanh(x * w) if p else np.sin(x) * w
+        return float(np.sum(v * v))
+
+    @jf.function
+    def grads(x, w, p):
+        with jf.GradientTape() as tape:
+            tape.watch([x, w])
+            with jf.jit_scope():
+                v = jf.cond(p, lambda: jf.tanh(x * w), lambda: jf.sin(x) * w)
+                loss = jf.reduce_sum(v * v)
+        return (loss, *tape.gradient(loss, [x, w]))
+
+    x = np.array([0.3, -0.7, 1.1], np.float64)
+    w = np.array(0.9, np.float64)
+    for p in (True, False):
+        loss, gx, gw = grads(x, w, jf.constant(p))
+        assert float(loss) == pytest.approx(np_loss(x, w, p), rel=1e-12)
+        nx, nw = numeric_grad(lambda a, b, p=p: np_loss(a, b, p), [x, w])
+        np.testing.assert_allclose(gx.numpy(), nx, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(gw.numpy(), nw, rtol=1e-6, atol=1e-9)
+
+
+# Each untaken branch below would raise (or print) if it ran: the If must stay a branch.
+def test_an_integer_division_by_zero_in_the_untaken_branch_does_not_raise():
+    @jf.function(jit_compile=True)
+    def f(x, d):
+        return jf.cond(d != 0, lambda: x // d, lambda: x + 0)
+
+    x = np.array([7, -7, 9], np.int32)
+    np.testing.assert_array_equal(f(x, jf.constant(0)).numpy(), x)
+    np.testing.assert_array_equal(f(x, jf.constant(2)).numpy(), x // 2)
+    row = jf.explain(f, x, jf.constant(0)).by_op()["If"]
+    assert row.status == "eager" and "checks its integer operand" in row.reason
+
+
+def test_an_out_of_range_gather_in_the_untaken_branch_does_not_raise():
+    @jf.function(jit_compile=True)
+    def f(x, i):
+        return jf.cond(i < 3, lambda: jf.gather(x, i), lambda: jf.constant(-1.0))
+
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    assert float(f(x, jf.constant(5))) == -1.0
+    assert float(f(x, jf.constant(1))) == 2.0
+    row = jf.explain(f, x, jf.constant(1)).by_op()["If"]
+    assert row.status == "eager" and "GatherV2" in row.reason
+
+
+def test_check_numerics_in_the_untaken_branch_does_not_raise():
+    @jf.function
+    def f(x):
+        with jf.jit_scope():
+            return jf.cond(jf.reduce_all(x > 0), lambda: jf.debugging.check_numerics(jf.math.log(x), "log"),
+                           lambda: x * 2.0)
+
+    x = np.array([-1.0, 2.0], np.float32)
+    np.testing.assert_allclose(f(x).numpy(), x * 2.0)
+    with pytest.raises(jf.errors.InvalidArgumentError):
+        f(np.array([np.inf, 2.0], np.float32))
+    row = jf.explain(f, x).by_op()["If"]
+    assert row.status == "eager" and "not computed inline" in row.reason
+
+
+def test_a_print_runs_only_in_the_taken_branch(capfd):
+    @jf.function
+    def f(x, p):
+        def loud():
+            jf.print("then ran")
+            return x + 1.0
+        with jf.jit_scope():
+            return jf.cond(p, loud, lambda: x - 1.0)
+
+    np.testing.assert_allclose(f(X0, jf.constant(False)).numpy(), X0 - 1.0)
+    assert "then ran" not in capfd.readouterr().err
+    np.testing.assert_allclose(f(X0, jf.constant(True)).numpy(), X0 + 1.0)
+    assert "then ran" in capfd.readouterr().err
+    assert "side effect" in jf.explain(f, X0, jf.constant(True)).by_op()["If"].reason
+
+
+def test_a_cond_outside_the_scope_says_so():
+    @jf.function
+    def f(x, p):
+        z = jf.cond(p, lambda: x + 1.0, lambda: x - 1.0)
+        with jf.jit_scope():
+            return z * 2.0 + 1.0
+
+    np.testing.assert_allclose(f(X0, jf.constant(True)).numpy(), (X0 + 1.0) * 2.0 + 1.0, rtol=1e-6)
+    row = jf.explain(f, X0, jf.constant(True)).by_op()["If"]
+    assert row.status == "eager" and "not in compiled code" in row.reason
