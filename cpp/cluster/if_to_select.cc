@@ -6,7 +6,6 @@
 #include "cluster/if_to_select.h"
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <unordered_map>
 
@@ -36,16 +35,6 @@ bool compiles_with(const Node& n, const Node& anchor, const ClusterOptions& o) {
 }
 
 const TensorSpec& spec(const Output& o) { return o.node->outputs[o.index]; }
-
-// Integer division, modulo and power check their divisor or exponent in compiled code
-// (formulas_elementwise.cc), so in an untaken branch they could raise.
-bool checks_integers(const Node& m) {
-  static const char* kChecked[] = {"Div", "FloorDiv", "FloorMod", "Mod", "TruncateDiv", "TruncateMod", "Pow"};
-  if (m.inputs.empty() || !is_integer_type(spec(m.inputs[0]).dtype)) return false;
-  for (const char* name : kChecked)
-    if (std::strcmp(m.type(), name) == 0) return true;
-  return false;
-}
 
 int non_const_inputs(const Node& m) {
   int k = 0;
@@ -85,7 +74,7 @@ std::string branch_op_refusal(const Node& m, const Node& anchor, const ClusterOp
     case LowerKind::kStack:
       return "";
     case LowerKind::kBinary:
-      if (checks_integers(m))
+      if (integer_form_checks(m.op, spec(m.inputs[0]).dtype))
         return str_cat("its branch's ", describe(m), " checks its integer operand at run time");
       return "";
     case LowerKind::kConcat:

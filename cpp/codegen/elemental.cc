@@ -313,6 +313,12 @@ bool ElementalEmitter::ready(const KExpr* e, const std::vector<Value*>& idx, con
 // explicit stack and generated deepest first, so each emit on the way, and emit_new(e) after,
 // finds its operands in the memo (one level deep). Other kinds end the walk: they are emitted
 // as they come, and walk their own operands the same way.
+bool ElementalEmitter::generates_operand(const KExpr* x, size_t k) const {
+  if (x->kind != KKind::kSelect) return true;
+  auto f = fixed_.find(x->operands[0]);
+  return f == fixed_.end() || k == (f->second ? 1u : 2u);
+}
+
 void ElementalEmitter::emit_operands_first(const KExpr* e, const std::vector<Value*>& idx,
                                            const KExpr* root) {
   if (!reads_at_own_index(e->kind)) return;
@@ -324,7 +330,9 @@ void ElementalEmitter::emit_operands_first(const KExpr* e, const std::vector<Val
   std::vector<Item> stack;
   std::set<std::pair<const KExpr*, std::vector<Value*>>> queued;  // a shared operand once
   auto push_operands = [&](const KExpr* x, const std::vector<Value*>& xi) {
-    for (const KExpr* o : x->operands) {
+    for (size_t k = 0; k < x->operands.size(); ++k) {
+      if (!generates_operand(x, k)) continue;
+      const KExpr* o = x->operands[k];
       std::vector<Value*> oi = broadcast_index(x, o, xi);
       if (ready(o, oi, root) || !queued.insert({o, oi}).second) continue;
       stack.push_back({o, std::move(oi), false});
@@ -365,6 +373,10 @@ Value* ElementalEmitter::emit_new(const KExpr* e, const std::vector<Value*>& idx
                     emit(y, broadcast_index(e, y, idx), root));
     }
     case KKind::kSelect: {
+      if (auto f = fixed_.find(e->operands[0]); f != fixed_.end()) {
+        const KExpr* o = e->operands[f->second ? 1 : 2];
+        return emit(o, broadcast_index(e, o, idx), root);
+      }
       Value* c = emit(e->operands[0], broadcast_index(e, e->operands[0], idx), root);
       Value* x = emit(e->operands[1], broadcast_index(e, e->operands[1], idx), root);
       Value* y = emit(e->operands[2], broadcast_index(e, e->operands[2], idx), root);

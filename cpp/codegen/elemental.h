@@ -82,6 +82,10 @@ class ElementalEmitter {
   void clear_pinned() { pinned_.clear(); }
   void set_row_local(int buffer, llvm::Value* base) { row_local_[buffer] = base; }
   void set_row_base(llvm::Value* v) { row_base_ = v; }
+  // Loop versioning on a condition the same for every element (cpu_loops.cc): while fixed,
+  // a select on `cond` is its operand 1 (true) or 2 (false), and the other is not generated.
+  void fix_select(const KExpr* cond, bool value) { fixed_[cond] = value; }
+  void unfix_selects() { fixed_.clear(); }
 
  private:
   llvm::IRBuilder<>& b_;
@@ -111,6 +115,9 @@ class ElementalEmitter {
   std::map<const KExpr*, llvm::Value*> hoisted_index_;  // a scalar-index gather's checked index
   std::map<int, llvm::Value*> row_local_;
   llvm::Value* row_base_ = nullptr;
+  std::map<const KExpr*, bool> fixed_;
+  // Whether operand k of x is generated (a fixed select skips its condition and other side).
+  bool generates_operand(const KExpr* x, size_t k) const;
   // The address of element `linear` of e's buffer (or of its row-local scratch).
   llvm::Value* element_ptr(const KExpr* e, llvm::Value* linear);
 

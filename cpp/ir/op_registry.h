@@ -238,6 +238,14 @@ struct OpDef {
 inline bool OpCall::claims(DType d) const { return has_type(def->types, d); }
 
 const OpDef& op_def(OpId id);
+
+// Integer division, modulo and power check their divisor or exponent when compiled code runs
+// them (formulas_elementwise.cc): code that computes a value it may discard must not hold them.
+inline bool integer_form_checks(OpId op, DType operand) {
+  const bool checked = op == OpId::FloorDiv || op == OpId::FloorMod || op == OpId::TruncateDiv ||
+                       op == OpId::TruncateMod || op == OpId::Pow;
+  return checked && is_integer_type(operand);
+}
 const OpDef* find_op(const std::string& name);  // nullptr when unknown
 int num_ops();
 const char* lower_kind_name(LowerKind k);

@@ -8,6 +8,7 @@
 #include <llvm/IR/IRBuilder.h>
 
 #include <algorithm>
+#include <set>
 
 #include "codegen/elemental.h"
 #include "codegen/loops.h"
@@ -64,6 +65,59 @@ void emit_row_column_reduce(llvm::IRBuilder<>& b, ElementalEmitter& em, const KE
     });
 }
 
+// Whether the fused expression `e` (up to loaded buffers) could set the status word: then
+// computing it where its value is discarded could raise an error the program never earned.
+bool may_fail(const KExpr* e, const KExpr* root, std::set<const KExpr*>* seen) {
+  if (e->kind == KKind::kBuffer || (e->materialized && e != root) || !seen->insert(e).second) return false;
+  if (e->kind == KKind::kGather || e->kind == KKind::kGatherNd || e->kind == KKind::kRandom) return true;
+  if (op_def(e->op).flags & kCheck) return true;
+  if (e->kind == KKind::kBinary && integer_form_checks(e->op, e->operands[0]->dtype)) return true;
+  for (const KExpr* o : e->operands)
+    if (may_fail(o, root, seen)) return true;
+  return false;
+}
+
+// A scalar computed from constants and loaded scalars only: the same for every element, and
+// cheap to compute once before the loop.
+bool invariant_scalar(const KExpr* c, const KExpr* root) {
+  if (c->rank() != 0) return false;
+  if (c->kind == KKind::kScalar || c->kind == KKind::kBuffer || (c->materialized && c != root)) return true;
+  if (c->kind != KKind::kUnary && c->kind != KKind::kBinary && c->kind != KKind::kCast &&
+      c->kind != KKind::kSelect)
+    return false;
+  for (const KExpr* o : c->operands)
+    if (!invariant_scalar(o, root)) return false;
+  return true;
+}
+
+bool is_leaf(const KExpr* e, const KExpr* root) {
+  return e->kind == KKind::kBuffer || e->kind == KKind::kScalar || (e->materialized && e != root);
+}
+
+// The condition of a select in the step whose condition is an invariant scalar (an inlined
+// If's: cluster/if_to_select.h) and whose sides compute something and cannot fail, or null.
+// The step's loop is then emitted once per value of it, each computing only its side.
+const KExpr* versioning_condition(const Step& s) {
+  std::vector<const KExpr*> todo{s.root};
+  todo.insert(todo.end(), s.siblings.begin(), s.siblings.end());
+  std::set<const KExpr*> seen;
+  while (!todo.empty()) {
+    const KExpr* e = todo.back();
+    todo.pop_back();
+    const bool root = e == s.root || std::find(s.siblings.begin(), s.siblings.end(), e) != s.siblings.end();
+    if (!root && is_leaf(e, s.root)) continue;
+    if (!seen.insert(e).second) continue;
+    if (e->kind == KKind::kSelect && invariant_scalar(e->operands[0], s.root) &&
+        (!is_leaf(e->operands[1], s.root) || !is_leaf(e->operands[2], s.root))) {
+      std::set<const KExpr*> checked;
+      if (!may_fail(e->operands[1], s.root, &checked) && !may_fail(e->operands[2], s.root, &checked))
+        return e->operands[0];
+    }
+    for (const KExpr* o : e->operands) todo.push_back(o);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 RangeFunction begin_range_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name) {
@@ -94,20 +148,43 @@ void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int
   int r = root->rank();
   Value* inner = r ? em.dim(root->dims[r - 1]) : b.getInt64(1);
   // Rows: i is the first element of the current (possibly partial) row.
-  emit_loop(b, begin, end, "row", [&](Value* i) {
-    Value* row = b.CreateUDiv(i, inner);
-    Value* row_base = b.CreateMul(row, inner);
-    Value* j0 = b.CreateSub(i, row_base);
-    Value* want = b.CreateAdd(j0, b.CreateSub(end, i));
-    Value* jend = b.CreateSelect(b.CreateICmpULT(want, inner), want, inner);
-    std::vector<Value*> idx = em.delinearize(root, row, r > 0 ? r - 1 : 0);
-    idx.resize(r);
-    if (is_column_reduce(root))
-      emit_row_column_reduce(b, em, root, idx, row_base, j0, jend);
-    else
-      emit_row_elements(b, em, s, idx, row_base, j0, jend);
-    return b.CreateAdd(i, b.CreateSub(jend, j0));
-  });
+  auto emit_rows = [&]() {
+    emit_loop(b, begin, end, "row", [&](Value* i) {
+      Value* row = b.CreateUDiv(i, inner);
+      Value* row_base = b.CreateMul(row, inner);
+      Value* j0 = b.CreateSub(i, row_base);
+      Value* want = b.CreateAdd(j0, b.CreateSub(end, i));
+      Value* jend = b.CreateSelect(b.CreateICmpULT(want, inner), want, inner);
+      std::vector<Value*> idx = em.delinearize(root, row, r > 0 ? r - 1 : 0);
+      idx.resize(r);
+      if (is_column_reduce(root))
+        emit_row_column_reduce(b, em, root, idx, row_base, j0, jend);
+      else
+        emit_row_elements(b, em, s, idx, row_base, j0, jend);
+      return b.CreateAdd(i, b.CreateSub(jend, j0));
+    });
+  };
+  const KExpr* cond = versioning_condition(s);
+  if (!cond) {
+    emit_rows();
+    b.CreateRetVoid();
+    return;
+  }
+  // An If computed inline would otherwise compute both branches for every element.
+  Value* c = em.emit(cond, {}, root);
+  llvm::Function* fn = f.entry->getParent();
+  llvm::BasicBlock* yes = llvm::BasicBlock::Create(m.getContext(), "version.true", fn);
+  llvm::BasicBlock* no = llvm::BasicBlock::Create(m.getContext(), "version.false", fn);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(m.getContext(), "version.done", fn);
+  b.CreateCondBr(c, yes, no);
+  for (bool v : {true, false}) {
+    b.SetInsertPoint(v ? yes : no);
+    em.fix_select(cond, v);
+    emit_rows();
+    b.CreateBr(done);
+  }
+  em.unfix_selects();
+  b.SetInsertPoint(done);
   b.CreateRetVoid();
 }
 

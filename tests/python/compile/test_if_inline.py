@@ -3,6 +3,11 @@ inside the cluster around it: both branches run and a select per output picks th
 (cluster/if_to_select.h), so the function is one compiled cluster and a loop holding the If
 runs whole. An If whose untaken branch could be observed (a print, a run-time check, an integer
 division, a gather) keeps its executor branch, and jf.explain says why."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from conftest import numeric_grad, run_mode
@@ -196,3 +201,55 @@ def test_a_cond_outside_the_scope_says_so():
     np.testing.assert_allclose(f(X0, jf.constant(True)).numpy(), (X0 + 1.0) * 2.0 + 1.0, rtol=1e-6)
     row = jf.explain(f, X0, jf.constant(True)).by_op()["If"]
     assert row.status == "eager" and "not in compiled code" in row.reason
+
+
+# A select whose condition is one scalar (an inlined If's) runs its kernel in two versions,
+# each computing only its side (cpu_loops.cc: versioning_condition).
+def scalar_where(x, p):
+    return jf.where(p, jf.tanh(x) * 2.0, jf.exp(x) - 1.0)
+
+
+def checked_where(x, d, p):
+    return jf.where(p, x // d, x)
+
+
+@pytest.mark.parametrize("size", [0, 1, 37])
+@pytest.mark.parametrize("p", [True, False])
+def test_a_select_on_a_scalar_condition_gives_its_side(p, size):
+    x = X0[:size]
+    out = run_mode("jit_compile", scalar_where, x, jf.constant(p))
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(out.numpy(), np.tanh(x64) * 2.0 if p else np.expm1(x64), rtol=2e-6, atol=1e-6)
+
+
+def test_a_side_that_can_raise_is_still_computed():
+    # as eagerly (and in TF): x // 0 raises even where the select discards it
+    f = jf.function(checked_where, jit_compile=True)
+    x = np.array([7, -7, 9], np.int32)
+    np.testing.assert_array_equal(f(x, jf.constant(2), jf.constant(False)).numpy(), x)
+    with pytest.raises(jf.errors.InvalidArgumentError, match="division by zero"):
+        f(x, jf.constant(0), jf.constant(False))
+
+
+def test_the_kernels_are_versioned_only_where_no_side_can_raise(tmp_path):
+    names = {"step_loop": "(X0, jf.constant(4))", "scalar_where": "(X0, jf.constant(True))",
+             "checked_where": "(np.arange(3, dtype=np.int32), jf.constant(2), jf.constant(True))"}
+    calls = "\n".join(
+        f"os.environ['JITFLOW_DUMP'] = os.path.join({str(tmp_path)!r}, {n!r}); "
+        f"os.mkdir(os.environ['JITFLOW_DUMP']); jf.function(t.{n}, jit_compile=True){a}"
+        for n, a in names.items())
+    script = textwrap.dedent(f"""
+        import os, sys
+        import numpy as np
+        here = {os.path.dirname(os.path.abspath(__file__))!r}
+        sys.path[:0] = [here, os.path.dirname(here)]
+        import jitflow as jf
+        import test_if_inline as t
+        X0 = t.X0
+    """) + calls + "\n"
+    env = dict(os.environ, JITFLOW_CACHE_DIR="off")
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True)
+    versions = {n: sum(ll.read_text().count("version.true:") for ll in (tmp_path / n).glob("*.before_opt.ll"))
+                for n in names}
+    assert versions["step_loop"] >= 1 and versions["scalar_where"] >= 1, versions
+    assert versions["checked_where"] == 0, versions
