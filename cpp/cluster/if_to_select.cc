@@ -52,10 +52,6 @@ std::string branch_op_refusal(const Node& m, const Node& anchor, const ClusterOp
   if (m.stateful() || (flags & (kResourceAccess | kRandomStream)))
     return str_cat("its branch has a side effect: ", describe(m));
   if (flags & kCheck) return str_cat("its branch checks values at run time: ", describe(m));
-  for (const TensorSpec& s : m.outputs)
-    if (!s.shape.fully_defined())
-      return str_cat("a shape in its branch is known only at run time: ", describe(m), " gives ",
-                     s.shape.str());
   // Constants are pure and may be computed anywhere (tracing creates them outside scopes).
   if (m.op == OpId::Placeholder || m.op == OpId::Const) return "";
   if (!compiles_with(m, anchor, o))
@@ -97,6 +93,62 @@ std::string branch_op_refusal(const Node& m, const Node& anchor, const ClusterOp
   return str_cat("its branch's ", describe(m), " takes a parameter computed at run time");
 }
 
+// Where a branch value's shape comes from: kStatic when known when tracing, else the index
+// of the If input whose shape it has at run time (through ops that keep their operand's
+// shape, with scalars beside), or kUnknown. Two outputs of the same If input's shape are
+// equal whatever that shape turns out to be, so their select is well formed.
+constexpr int kStatic = -1;
+constexpr int kUnknown = -2;
+
+// Per node of branch `b` of `n` (by its output 0): its shape source.
+std::unordered_map<const Node*, int> shape_sources(const Node& n, int b) {
+  const Graph& sub = *n.subgraphs[b];
+  const size_t offset = b == 0 ? 1 : 1 + static_cast<size_t>(n.attrs.get<int64_t>("num_then_inputs", 0));
+  std::unordered_map<const Node*, int> src;
+  auto same = [](const Output& x, const Output& y) { return x.node == y.node && x.index == y.index; };
+  for (size_t j = 0; j < sub.inputs.size(); ++j) {
+    int first = static_cast<int>(offset + j);  // the first If input carrying the same value
+    for (int i = 1; i < first; ++i)
+      if (same(n.inputs[i], n.inputs[first])) first = i;
+    src[sub.inputs[j]] = first;
+  }
+  for (const auto& up : sub.nodes()) {
+    const Node& m = *up;
+    bool known = true;
+    for (const TensorSpec& t : m.outputs) known = known && t.shape.fully_defined();
+    if (known) {
+      src[&m] = kStatic;
+      continue;
+    }
+    if (m.op == OpId::Placeholder) continue;
+    int from = kUnknown;
+    switch (m.def().lower) {
+      case LowerKind::kUnary:
+      case LowerKind::kMath:
+      case LowerKind::kCast:
+      case LowerKind::kFillLike:
+      case LowerKind::kBinary:
+      case LowerKind::kSelect:
+      case LowerKind::kAddN:
+        // Every operand but scalars has the one run-time shape.
+        for (const Output& o : m.inputs) {
+          if (o.node->outputs[o.index].shape.rank() == 0) continue;
+          const int s = src.at(o.node);
+          if (s < 0 || (from != kUnknown && from != s)) {  // static beside run-time: may not broadcast
+            from = kUnknown;
+            break;
+          }
+          from = s;
+        }
+        break;
+      default:
+        break;
+    }
+    src[&m] = from;
+  }
+  return src;
+}
+
 }  // namespace
 
 std::string if_conversion_refusal(const Node& n, const ClusterOptions& o, const CanEmitFn& can_emit) {
@@ -111,16 +163,25 @@ std::string if_conversion_refusal(const Node& n, const ClusterOptions& o, const 
   if (then_g.inputs.size() != nt || 1 + nt + else_g.inputs.size() != n.inputs.size() ||
       then_g.outputs.size() != n.outputs.size() || else_g.outputs.size() != n.outputs.size())
     return "its branches do not match its inputs and outputs";
-  for (const Graph* g : {&then_g, &else_g})
-    for (const auto& up : g->nodes()) {
+  std::unordered_map<const Node*, int> src[2];
+  for (int b = 0; b < 2; ++b) {
+    src[b] = shape_sources(n, b);
+    for (const auto& up : n.subgraphs[b]->nodes()) {
       std::string why = branch_op_refusal(*up, n, o, can_emit);
+      if (why.empty() && src[b].at(up.get()) == kUnknown)
+        why = str_cat("a shape in its branch is known only at run time: ", describe(*up), " gives ",
+                      up->outputs[0].shape.str());
       if (!why.empty()) return why;
     }
+  }
   for (size_t k = 0; k < n.outputs.size(); ++k) {
-    const TensorSpec &t = spec(then_g.outputs[k]), &e = spec(else_g.outputs[k]);
-    if (t.dtype != e.dtype || t.shape != e.shape)
-      return str_cat("its branches give output ", k, " as ", dtype_name(t.dtype), t.shape.str(), " and ",
-                     dtype_name(e.dtype), e.shape.str());
+    const Output &t = then_g.outputs[k], &e = else_g.outputs[k];
+    const TensorSpec &ts = spec(t), &es = spec(e);
+    const int tsrc = src[0].at(t.node), esrc = src[1].at(e.node);
+    const bool same_shape = tsrc == kStatic ? esrc == kStatic && ts.shape == es.shape : tsrc == esrc;
+    if (ts.dtype != es.dtype || !same_shape)
+      return str_cat("its branches give output ", k, " as ", dtype_name(ts.dtype), ts.shape.str(), " and ",
+                     dtype_name(es.dtype), es.shape.str(), same_shape ? "" : ", not provably the same shape");
   }
   return "";
 }

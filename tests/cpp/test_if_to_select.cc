@@ -115,10 +115,36 @@ TEST_F(IfToSelectTest, FloatDivisionIsFine) {
   EXPECT_EQ(refusal(), "");
 }
 
-TEST_F(IfToSelectTest, AShapeKnownOnlyAtRunTimeKeepsTheBranch) {
-  build(branch(OpId::Tanh, "s", f32(Shape{-1})), branch(OpId::Placeholder, "s", f32(Shape{-1})),
-        f32(Shape{-1}));
-  EXPECT_NE(refusal().find("known only at run time"), std::string::npos) << refusal();
+TEST_F(IfToSelectTest, RunTimeShapesOfOneInputConvert) {
+  const TensorSpec any = f32(Shape{-1});
+  build(branch(OpId::Tanh, "s", any), branch(OpId::Placeholder, "s", any), any);
+  EXPECT_EQ(refusal(), "");
+}
+
+TEST_F(IfToSelectTest, AStaticOperandBesideARunTimeShapeMayNotBroadcast) {
+  const TensorSpec any = f32(Shape{-1});
+  auto then_g = std::make_shared<Graph>();
+  Node* x = then_g->add_node(OpId::Placeholder, "x", {}, Attrs(), {any});
+  then_g->inputs.push_back(x);
+  Attrs c;
+  c.set("value", Tensor::empty(DType::kFloat32, Shape{3}));
+  Node* k = then_g->add_node(OpId::Const, "k", {}, c, {f32()});
+  Node* y = then_g->add_node(OpId::AddV2, "y", {{x, 0}, {k, 0}}, scoped("s"), {any});
+  then_g->outputs.push_back({y, 0});
+  build(then_g, branch(OpId::Placeholder, "s", any), any);
+  EXPECT_NE(refusal().find("known only at run time: op 'y' (AddV2)"), std::string::npos) << refusal();
+}
+
+TEST_F(IfToSelectTest, RunTimeShapesOfTwoInputsAreNotProvablyEqual) {
+  const TensorSpec any = f32(Shape{-1});
+  pred_ = g_.add_node(OpId::Placeholder, "pred", {}, Attrs(), {TensorSpec{DType::kBool, Shape{}}});
+  x_ = g_.add_node(OpId::Placeholder, "x", {}, Attrs(), {any});
+  Node* y = g_.add_node(OpId::Placeholder, "y", {}, Attrs(), {any});
+  Attrs a = scoped("s");
+  a.set("num_then_inputs", int64_t{1});
+  if_ = g_.add_node(OpId::If, "If", {{pred_, 0}, {x_, 0}, {y, 0}}, a, {any});
+  if_->subgraphs = {branch(OpId::Tanh, "s", any), branch(OpId::Exp, "s", any)};
+  EXPECT_NE(refusal().find("not provably the same shape"), std::string::npos) << refusal();
 }
 
 TEST_F(IfToSelectTest, AnUncompilableBranchOpIsNamed) {

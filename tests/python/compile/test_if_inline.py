@@ -96,6 +96,30 @@ def test_a_loop_with_a_small_if_inside_runs_whole(scoped):
     assert rows["While/body/If"].cluster == rows["While"].cluster
 
 
+def test_a_loop_with_a_small_if_runs_whole_under_an_all_none_signature():
+    f = jf.function(step_loop, jit_compile=True,
+                    input_signature=[jf.TensorSpec([None], jf.float32), jf.TensorSpec([], jf.int32)])
+    for size in (0, 1, 37):
+        x = X0[:size]
+        before = _runs()
+        np.testing.assert_allclose(f(x, jf.constant(7)).numpy(), np_step_loop(x, 7), rtol=2e-5, atol=1e-6)
+        assert _runs() - before == 2
+    assert f.experimental_get_tracing_count() == 1
+    assert jf.explain(f, X0, jf.constant(7)).by_op()["While/body/If"].status == "compiled"
+
+
+def test_branches_returning_inputs_of_unknown_shapes_keep_the_branch():
+    # x and y may differ in size at run time: a select could not pick either whole
+    f = jf.function(lambda p, x, y: jf.cond(p, lambda: x * 2.0, lambda: y + 1.0), jit_compile=True,
+                    input_signature=[jf.TensorSpec([], jf.bool), jf.TensorSpec([None], jf.float32),
+                                     jf.TensorSpec([None], jf.float32)])
+    x, y = X0[:5], X0[:3]
+    np.testing.assert_allclose(f(jf.constant(True), x, y).numpy(), x * 2.0)
+    np.testing.assert_allclose(f(jf.constant(False), x, y).numpy(), y + 1.0)
+    row = jf.explain(f, jf.constant(True), x, y).by_op()["If"]
+    assert row.status == "eager" and "not provably the same shape" in row.reason
+
+
 def test_nested_small_conds_are_one_cluster():
     @jf.function(jit_compile=True)
     def f(x, a, b):
