@@ -118,6 +118,23 @@ const KExpr* versioning_condition(const Step& s) {
   return nullptr;
 }
 
+// i / inner, branching around the division when i < inner.
+Value* row_of(llvm::IRBuilder<>& b, Value* i, Value* inner) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* from = b.GetInsertBlock();
+  llvm::BasicBlock* divide = llvm::BasicBlock::Create(b.getContext(), "row.div", fn);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "row.known", fn);
+  b.CreateCondBr(b.CreateICmpULT(i, inner), done, divide);
+  b.SetInsertPoint(divide);
+  Value* q = b.CreateUDiv(i, inner);
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  llvm::PHINode* row = b.CreatePHI(b.getInt64Ty(), 2, "row.index");
+  row->addIncoming(b.getInt64(0), from);
+  row->addIncoming(q, divide);
+  return row;
+}
+
 }  // namespace
 
 RangeFunction begin_range_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name) {
@@ -147,10 +164,12 @@ void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int
   const KExpr* root = s.root;
   int r = root->rank();
   Value* inner = r ? em.dim(root->dims[r - 1]) : b.getInt64(1);
-  // Rows: i is the first element of the current (possibly partial) row.
+  // Rows: i is the first element of the current (possibly partial) row. Its row index skips
+  // the division when i is in row 0: every call of a one-row kernel (a small loop's step)
+  // starts there, and the division cost tens of cycles per call.
   auto emit_rows = [&]() {
     emit_loop(b, begin, end, "row", [&](Value* i) {
-      Value* row = b.CreateUDiv(i, inner);
+      Value* row = row_of(b, i, inner);
       Value* row_base = b.CreateMul(row, inner);
       Value* j0 = b.CreateSub(i, row_base);
       Value* want = b.CreateAdd(j0, b.CreateSub(end, i));
