@@ -218,6 +218,8 @@ void merge_loop_step_clusters(ClusteringResult* cr) {
 std::shared_ptr<Graph> inline_small_ifs(const std::shared_ptr<Graph>& optimized, const JitOptions& opts,
                                         const std::string& label, const std::string& prefix,
                                         JitReport* report, std::map<std::string, std::string>* select_of) {
+  // Inlined branches would be GPU kernels no GPU has run yet: on a GPU an If keeps its branch.
+  if (opts.gpu_device >= 0) return optimized;
   ClusterOptions co;
   co.auto_jit = opts.auto_jit;
   co.whole_function = opts.whole_function;
@@ -292,7 +294,9 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
     std::string& why = report->op_reason[prefix + kv.first->name];
     why = kv.second;
     if (kv.first->op == OpId::If)
-      why += str_cat("; it is not computed inline because ", if_conversion_refusal(*kv.first, co, can_emit));
+      why += opts.gpu_device >= 0 ? "; on a GPU an If is not computed inline (CPU only for now)"
+                                  : str_cat("; it is not computed inline because ",
+                                            if_conversion_refusal(*kv.first, co, can_emit));
   }
 
   std::vector<std::pair<const Cluster*, CompiledClusterRef>> compiled;

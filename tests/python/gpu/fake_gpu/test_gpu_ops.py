@@ -209,6 +209,17 @@ def test_a_gpu_loop_keeps_one_step_per_iteration_and_says_why(fake):
     assert body
 
 
+def test_a_gpu_function_keeps_its_if_as_a_branch_and_says_why(fake):
+    # computing an If inline is CPU-only: on a GPU its branches are clustered on their own
+    @jf.function(jit_compile=True)
+    def f(x, p):
+        return jf.cond(p, lambda: x * 2.0, lambda: x - 1.0)
+
+    gx = on_gpu(np.ones(8, np.float32))
+    row = jf.explain(f, gx, jf.constant(True)).by_op()["If"]
+    assert row.status == "eager" and "on a GPU an If is not computed inline" in row.reason
+
+
 @pytest.mark.parametrize("batched", [False, True], ids=["matmul", "batch_matmul"])
 def test_a_compiled_gpu_matmul_reads_a_reshaped_input_in_the_nodes_shape(fake, rng, batched):
     # The reshape is no kernel: cuBLAS reads the input's buffer with the matmul's input shape.
