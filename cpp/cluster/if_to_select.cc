@@ -107,9 +107,15 @@ std::unordered_map<const Node*, int> shape_sources(const Node& n, int b) {
   std::unordered_map<const Node*, int> src;
   auto same = [](const Output& x, const Output& y) { return x.node == y.node && x.index == y.index; };
   for (size_t j = 0; j < sub.inputs.size(); ++j) {
-    int first = static_cast<int>(offset + j);  // the first If input carrying the same value
-    for (int i = 1; i < first; ++i)
-      if (same(n.inputs[i], n.inputs[first])) first = i;
+    // Named by the first If input carrying the same value: the then branch's x and the else
+    // branch's x (the same tensor passed twice) have one source.
+    const int at = static_cast<int>(offset + j);
+    int first = at;
+    for (int i = 1; i < at; ++i)
+      if (same(n.inputs[i], n.inputs[at])) {
+        first = i;
+        break;
+      }
     src[sub.inputs[j]] = first;
   }
   for (const auto& up : sub.nodes()) {

@@ -230,8 +230,9 @@ std::shared_ptr<Graph> inline_small_ifs(const std::shared_ptr<Graph>& optimized,
   report->body_graphs.push_back(g);
   for (const IfConversion& c : done) {
     report->selected_ifs.push_back(prefix + c.if_name);
+    std::string& member = (*select_of)[c.if_name];  // any op left of it finds its cluster
     for (const std::string& m : c.new_nodes)
-      if (g->find(m)) (*select_of)[c.if_name] = m;  // any op left of it finds its cluster
+      if (g->find(m)) member = m;
   }
   return g;
 }
@@ -342,8 +343,13 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
     compiled.emplace_back(&c, std::move(cc));
   }
   for (const auto& [if_name, member] : select_of) {
-    auto it = report->op_cluster.find(prefix + member);
-    if (it != report->op_cluster.end()) report->op_cluster[prefix + if_name] = it->second;
+    auto it = member.empty() ? report->op_cluster.end() : report->op_cluster.find(prefix + member);
+    if (it != report->op_cluster.end())
+      report->op_cluster[prefix + if_name] = it->second;
+    else
+      report->op_reason[prefix + if_name] =
+          "computed inline (both branches, a select per output), but none of its ops is in a compiled "
+          "cluster: constant folding removed them, or see their rows";
   }
   if (prefix.empty()) dump_clusters(*report, label);
   if (compiled.empty() && subs.empty()) return optimized;

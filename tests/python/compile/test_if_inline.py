@@ -277,3 +277,13 @@ def test_the_kernels_are_versioned_only_where_no_side_can_raise(tmp_path):
                 for n in names}
     assert versions["step_loop"] >= 1 and versions["scalar_where"] >= 1, versions
     assert versions["checked_where"] == 0, versions
+
+
+def test_an_inlined_cond_with_nothing_left_to_compile_says_so():
+    @jf.function(jit_compile=True)
+    def f(x, p):
+        return jf.cond(p, lambda: x, lambda: x) * 2.0
+
+    np.testing.assert_allclose(f(X0, jf.constant(False)).numpy(), X0 * 2.0)
+    row = jf.explain(f, X0, jf.constant(False)).by_op()["If"]
+    assert row.reason.startswith("computed inline") and "none of its ops" in row.reason
