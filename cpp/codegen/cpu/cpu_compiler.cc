@@ -58,8 +58,12 @@ struct Loaded {
   // through, and the fully generated code that pointer is switched to once it is ready.
   std::vector<std::atomic<void*>*> slots;
   std::shared_ptr<Loaded> upgraded;
-  bool counted = true;  // false for an upgrade: a cluster's code counts once, whichever tier runs
-  Loaded() { ++g_objects_loaded; }
+  // false for an upgrade: a cluster's code counts once, whichever tier runs (and never
+  // twice for a moment, as a reader of the count could see).
+  const bool counted;
+  explicit Loaded(bool count) : counted(count) {
+    if (counted) ++g_objects_loaded;
+  }
   ~Loaded() {
     if (jd)
       if (auto e = es->removeJITDylib(*jd)) llvm::consumeError(std::move(e));
@@ -286,12 +290,12 @@ PipelineKind choose_pipeline(const ClusterProgram& p) {
 // one), so an object that does not load is dropped whole, the recompiled one that replaces it
 // can define the same names, and the code is freed when its last cluster goes.
 std::shared_ptr<Loaded> load(Jit& j, const std::vector<bool>& kernel_steps, const std::string& obj,
-                             const std::string& prefix, bool quick = false) {
+                             const std::string& prefix, bool quick = false, bool counted = true) {
   llvm::orc::ExecutionSession& es = j.lljit->getExecutionSession();
   auto jd = es.createJITDylib(prefix + "_" + std::to_string(j.dylibs++));
   if (!jd) throw_runtime("LLVM: ", llvm::toString(jd.takeError()));
   jd->addToLinkOrder(j.lljit->getMainJITDylib());
-  auto code = std::make_shared<Loaded>();
+  auto code = std::make_shared<Loaded>(counted);
   code->es = &es;
   code->jd = &*jd;
   auto fail = [&](llvm::Error err) { throw_runtime("LLVM: ", llvm::toString(std::move(err))); };
@@ -443,9 +447,7 @@ class Upgrader {
     std::lock_guard<std::mutex> lock(j.mu);
     std::shared_ptr<Loaded> quick = job.quick.lock();
     if (!quick) return;
-    std::shared_ptr<Loaded> full = load(j, job.kernel_steps, obj, job.prefix);
-    full->counted = false;
-    --g_objects_loaded;
+    std::shared_ptr<Loaded> full = load(j, job.kernel_steps, obj, job.prefix, false, false);
     for (size_t k = 0; k < full->fns.size(); ++k)
       if (full->fns[k])
         quick->slots[k]->store(reinterpret_cast<void*>(full->fns[k]), std::memory_order_release);
