@@ -143,7 +143,10 @@ def jax_results(args, sz):
     if not args.jax_python:
         return {}
     cmd = [args.jax_python, os.path.abspath(__file__), "--child"] + (["--small"] if args.small else [])
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHOME", "PYTHONPATH")}  # its own Python
+    # Its own Python and libraries: not the ones tools/gpu_check.sh's bundle puts first.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHOME", "PYTHONPATH", "LD_LIBRARY_PATH")}
+    if os.environ.get("JITFLOW_HOST_LD_LIBRARY_PATH"):
+        env["LD_LIBRARY_PATH"] = os.environ["JITFLOW_HOST_LD_LIBRARY_PATH"]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, timeout=300)
     if res.returncode != 0:
         print(f"(the JAX child failed: {res.stderr.strip().splitlines()[-1:]})")

@@ -11,6 +11,7 @@
 #   tools/gpu_check.sh run   [ARCHIVE]   on the GPU machine; JAX_PYTHON=/path/to/python picks the
 #                                        interpreter with jax (default: python3 if it has jax)
 #   tools/gpu_check.sh smoke [ARCHIVE]   here, without a GPU
+#   tools/gpu_check.sh py ARCHIVE SCRIPT [ARGS]  the bundle's Python on a script, on the GPU machine
 #
 # With a device session's `run` tool: pack here, then run
 #   tools/gpu_check.sh run build/gpu_bundle.tar.xz   carrying build/gpu_bundle.tar.xz.
@@ -97,6 +98,7 @@ unpack() {
   cp "$B"/jitflow/_C.cpython-311-*.so "$DIR/pkg/jitflow/"
   PY=$B/py/bin/python3.11
   export PYTHONHOME=$B/py PYTHONPATH=$DIR/pkg PYTHONNOUSERSITE=1
+  export JITFLOW_HOST_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
   export LD_LIBRARY_PATH=$B/py/lib:$B/libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export CUDA_HOME=$B/cuda
   export JITFLOW_CACHE_DIR=${JITFLOW_CACHE_DIR:-$DIR/cache}
@@ -128,7 +130,15 @@ EOF
 }
 
 run() {
-  local jax_py tests=(tests/python/gpu) start rc=0
+  local jax_py="${JAX_PYTHON:-}" start rc=0
+  # Looked for before unpack: the bundle's PYTHONHOME would break the machine's own python3.
+  if [ -z "$jax_py" ] && command -v python3 >/dev/null && python3 -c 'import jax' 2>/dev/null; then
+    jax_py=$(command -v python3)
+  fi
+  # GPU_CHECK_TESTS narrows the test run (a device session's minutes are few); the default
+  # is the whole GPU suite.
+  local tests
+  read -r -a tests <<<"${GPU_CHECK_TESTS:-tests/python/gpu}"
   start=$(date +%s)
   unpack
   find_cublas
@@ -141,10 +151,6 @@ run() {
     echo "gpu_check: no C++ compiler: the stand-in-driver suite is left to CI"
   fi
   timeout 200 "$PY" -m pytest -q -p no:cacheprovider "${tests[@]}" || rc=$?
-  jax_py=${JAX_PYTHON:-}
-  if [ -z "$jax_py" ] && command -v python3 >/dev/null && python3 -c 'import jax' 2>/dev/null; then
-    jax_py=$(command -v python3)
-  fi
   timeout 240 "$PY" benchmarks/gpu.py ${jax_py:+--jax-python "$jax_py"} || rc=$((rc ? rc : $?))
   echo "gpu_check: done in $(($(date +%s) - start)) s, exit $rc"
   return $rc
@@ -171,9 +177,17 @@ smoke() {
   rm -rf "$lib"
 }
 
+# Runs the bundle's Python on the rest of the command line (a probe script), on the GPU machine.
+py() {
+  unpack
+  find_cublas
+  "$PY" "$@"
+}
+
 case "$cmd" in
   pack) pack ;;
+  py) shift 2 && py "$@" ;;
   run) run ;;
   smoke) smoke ;;
-  *) die "usage: $0 pack|run|smoke [ARCHIVE]" ;;
+  *) die "usage: $0 pack|run|smoke [ARCHIVE] | py ARCHIVE SCRIPT [ARGS]" ;;
 esac

@@ -125,6 +125,22 @@ void ElementalEmitter::emit_roots(const Step& s, const std::vector<Value*>& idx,
   computed_.clear();
 }
 
+std::vector<Value*> ElementalEmitter::root_values(const Step& s, const std::vector<Value*>& idx) {
+  std::vector<Value*> values{emit(s.root, idx, s.root)};
+  computed_[s.root] = values[0];
+  for (const KExpr* sib : s.siblings) {
+    values.push_back(emit(sib, idx, sib));
+    computed_[sib] = values.back();
+  }
+  computed_.clear();
+  return values;
+}
+
+void ElementalEmitter::store_roots(const Step& s, Value* linear, const std::vector<Value*>& values) {
+  store(s.root, linear, values.at(0));
+  for (size_t k = 0; k < s.siblings.size(); ++k) store(s.siblings[k], linear, values.at(k + 1));
+}
+
 Value* ElementalEmitter::load(const KExpr* e, Value* linear) {
   llvm::Type* t = mem_type(e->dtype);
   Value* v = b_.CreateLoad(t, element_ptr(e, linear));

@@ -28,6 +28,10 @@ class ElementalEmitter {
   // One element of a loop step: its root, then its siblings (which take the roots already
   // computed from registers), each stored at `linear_index`.
   void emit_roots(const Step& s, const std::vector<llvm::Value*>& idx, llvm::Value* linear_index);
+  // emit_roots in two halves, so a driver can compute several elements before storing any
+  // (their loads then overlap): the root's and siblings' values, then their stores.
+  std::vector<llvm::Value*> root_values(const Step& s, const std::vector<llvm::Value*>& idx);
+  void store_roots(const Step& s, llvm::Value* linear_index, const std::vector<llvm::Value*>& values);
   llvm::Value* load(const KExpr* e, llvm::Value* linear_index);  // e's buffer, in register type
   llvm::Value* dim(int slot);                                    // i64 (1 for slot -1)
   llvm::Value* linearize(const KExpr* e, const std::vector<llvm::Value*>& idx);

@@ -9,8 +9,10 @@ namespace jf {
 
 // i = start; while (i < end) { i = body(i); } at the builder's position (signed i64
 // compare). body emits one iteration and returns the next i; the builder ends after the loop.
-inline void emit_loop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, const std::string& name,
-                      const std::function<llvm::Value*(llvm::Value*)>& body) {
+// Returns i as the loop leaves it (the first i not below end), for a loop that follows.
+inline llvm::Value* emit_loop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end,
+                              const std::string& name,
+                              const std::function<llvm::Value*(llvm::Value*)>& body) {
   llvm::LLVMContext& ctx = b.getContext();
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -27,6 +29,7 @@ inline void emit_loop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end
   i->addIncoming(next, b.GetInsertBlock());
   b.CreateBr(head);
   b.SetInsertPoint(exit);
+  return i;
 }
 
 // for (i = lo; i < hi; ++i) body(i).

@@ -47,6 +47,12 @@ void bind_device(py::module_& m) {
                                           {"op_cpu_fallbacks", o.cpu_fallbacks},
                                           {"module_links", GpuModule::links()}};
   });
+  m.def("cuda_compute_capability", [](int index) {
+    GpuDevice::get(index);  // raises TF's error for a device that does not exist
+    return cuda_compute_capability(index);
+  });
+  m.def("set_tensor_float_32", &set_tensor_float_32);
+  m.def("tensor_float_32", &tensor_float_32);
   m.def("cublas_status", [] {
     std::string why;
     bool ok = cublas_available(&why);

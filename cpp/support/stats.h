@@ -24,6 +24,10 @@ struct Stats {
   std::atomic<int64_t> tensor_array_copied_bytes{0};
   // Runs of a fused row group (softmax, layer norm: codegen/fuse_rows.cc) in compiled code.
   std::atomic<int64_t> row_group_runs{0};
+  // GPU cluster runs replayed as one CUDA graph launch, and the graphs captured for them
+  // (runtime/gpu/gpu_graph.cc).
+  std::atomic<int64_t> gpu_graph_launches{0};
+  std::atomic<int64_t> gpu_graph_captures{0};
   // Loops run whole in compiled code (one cluster run per loop, not per iteration), the
   // iterations they ran, and loops set up so that could not for their inputs.
   std::atomic<int64_t> compiled_loop_runs{0};

@@ -28,6 +28,11 @@ constexpr size_t kMaxKernelParamBytes = 4096;
 // the kernel parameter space (tables_by_value), else pointers to device copies.
 PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std::string& arch);
 
+// Elements a thread of the step's elementwise kernel takes per trip: 4 for cheap
+// (memory-bound) steps, 1 otherwise; $JITFLOW_GPU_UNROLL=1|2|4 forces one for every step.
+// launch_dims sizes the grid by it.
+int elementwise_unroll(const Step& s);
+
 // Path of libdevice (CUDA toolkit), or "" when not found.
 std::string libdevice_path();
 

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -23,7 +24,9 @@ using GemmStridedBatched = Status (*)(Handle, int, int, int, int, int, const T*,
 struct Cublas {
   Status (*create)(Handle*) = nullptr;
   Status (*set_stream)(Handle, void*) = nullptr;
-  const char* (*status_name)(Status) = nullptr;  // absent before cuBLAS 11.4
+  const char* (*status_name)(Status) = nullptr;              // absent before cuBLAS 11.4
+  Status (*set_math_mode)(Handle, int) = nullptr;            // optional: without it, float32 stays float32
+  Status (*set_workspace)(Handle, void*, size_t) = nullptr;  // optional (cuBLAS 11.4 on)
   GemmStridedBatched<float> sgemm = nullptr;
   GemmStridedBatched<double> dgemm = nullptr;
   std::string error, library;
@@ -55,6 +58,9 @@ const Cublas& cublas() {
     sym("cublasSgemmStridedBatched", &c->sgemm);
     sym("cublasDgemmStridedBatched", &c->dgemm);
     c->status_name = reinterpret_cast<const char* (*)(Status)>(dlsym(lib, "cublasGetStatusName"));
+    c->set_math_mode = reinterpret_cast<Status (*)(Handle, int)>(dlsym(lib, "cublasSetMathMode"));
+    c->set_workspace =
+        reinterpret_cast<Status (*)(Handle, void*, size_t)>(dlsym(lib, "cublasSetWorkspace_v2"));
     return c;
   }();
   return *c;
@@ -67,20 +73,40 @@ void check(Status s, const char* call) {
   throw_runtime(call, " failed: ", name);
 }
 
-// One handle per device, bound to the device's stream so GEMMs order with the kernels.
+// TF's default: float32 GEMMs may round their inputs to TensorFloat-32 (tensor cores).
+std::atomic<bool> g_tf32{true};
+constexpr int kDefaultMath = 0, kTf32TensorOpMath = 3;  // cublasMath_t
+
+// One handle per device, bound to the device's stream so GEMMs order with the kernels, its
+// math mode following the TensorFloat-32 switch.
 Handle handle_for(GpuDevice& d) {
   static std::mutex mu;
-  static auto* handles = new std::map<int, Handle>();
+  static auto* handles = new std::map<int, std::pair<Handle, int>>();
   std::lock_guard<std::mutex> lock(mu);
-  Handle& h = (*handles)[d.index()];
+  auto& [h, mode] = (*handles)[d.index()];
+  const Cublas& c = cublas();
+  const int want = g_tf32.load() ? kTf32TensorOpMath : kDefaultMath;
+  if (h && mode != want && c.set_math_mode) {
+    check(c.set_math_mode(h, want), "cublasSetMathMode");
+    mode = want;
+  }
   if (!h) {
-    const Cublas& c = cublas();
     if (!c.error.empty()) throw_runtime("GPU matmul needs cuBLAS: ", c.error);
     d.make_current();
     Handle fresh = nullptr;  // kept only once it is bound to the stream
     check(c.create(&fresh), "cublasCreate");
     check(c.set_stream(fresh, d.stream()), "cublasSetStream");
+    if (c.set_math_mode) check(c.set_math_mode(fresh, want), "cublasSetMathMode");
+    // A workspace of our own, from the pool and kept: GEMMs captured into a CUDA graph
+    // (gpu_graph.cc) must not allocate one while the stream is capturing. 32 MiB is what
+    // cuBLAS asks for on Hopper.
+    if (c.set_workspace) {
+      constexpr size_t kWorkspace = size_t(32) << 20;
+      check(c.set_workspace(fresh, reinterpret_cast<void*>(d.allocate(kWorkspace)), kWorkspace),
+            "cublasSetWorkspace");
+    }
     h = fresh;
+    mode = want;
   }
   return h;
 }
@@ -99,6 +125,9 @@ void gemm(GemmStridedBatched<T> fn, Handle h, bool ta, bool tb, int64_t m, int64
 }
 
 }  // namespace
+
+void set_tensor_float_32(bool enabled) { g_tf32.store(enabled); }
+bool tensor_float_32() { return g_tf32.load(); }
 
 bool cublas_available(std::string* why) {
   const Cublas& c = cublas();

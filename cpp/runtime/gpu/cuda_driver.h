@@ -54,6 +54,14 @@ struct CudaApi {
   CUresult (*cuModuleGetFunction)(void**, void*, const char*);
   CUresult (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              void*, void**, void**);
+  // Optional, null where the driver lacks them (gpu_graph.cc then launches kernel by kernel):
+  // stream capture into a CUDA graph and its replay.
+  CUresult (*cuStreamBeginCapture_v2)(void*, int);
+  CUresult (*cuStreamEndCapture)(void*, void**);
+  CUresult (*cuGraphInstantiateWithFlags)(void**, void*, unsigned long long);
+  CUresult (*cuGraphLaunch)(void*, void*);
+  CUresult (*cuGraphExecDestroy)(void*);
+  CUresult (*cuGraphDestroy)(void*);
 };
 
 // The loaded entry points; throws jf::Error (naming what is missing) without a usable GPU.

@@ -9,6 +9,7 @@
 #include "codegen/nvptx/nvptx_compiler.h"
 #include "runtime/gpu/cublas.h"
 #include "runtime/gpu/gpu_buffer.h"
+#include "runtime/gpu/gpu_graph.h"
 #include "runtime/gpu/gpu_launch.h"
 #include "runtime/placement.h"
 #include "support/stats.h"
@@ -24,6 +25,7 @@ struct GpuRunState {
   LaunchPlan plan;  // for plan.totals and plan.extents
   bool planned = false;
   std::vector<CUdeviceptr> ptrs;  // the buffer table: one per buffer, then the status word
+  GraphCache graphs;              // runs replayed as CUDA graphs
 };
 
 namespace {
@@ -148,7 +150,20 @@ std::vector<Tensor> CompiledCluster::run_gpu(const std::vector<Tensor>& inputs,
     bool tb = s.node->attrs.get<bool>(mm ? "transpose_b" : "adj_y", false);
     gpu_matmul(device, arg(0), arg(1), ta, tb, view(s.root));
   };
-  launch_planned(device, p, gs.plan, gs.ptrs, pr.params, library);
+  auto launch = [&] { launch_planned(device, p, gs.plan, gs.ptrs, pr.params, library); };
+  {
+    auto enqueue = device.enqueue_lock();
+    // Tables in device memory are copied in per run: such a run is launched as it is, as is
+    // a single kernel (a graph launch costs what its launch does). The math mode a GEMM was
+    // captured with is part of the key.
+    if (gs.plan.tables_by_value && p.steps.size() > 1) {
+      std::vector<int64_t> key(pr.params);
+      key.push_back(tensor_float_32());
+      gs.graphs.run(device, gs.ptrs, key, launch);
+    } else {
+      launch();
+    }
+  }
   for (size_t k = 0; k < p.steps.size(); ++k)
     if (p.steps[k].kind == Step::kRowGroup && gs.plan.totals[k] > 0)
       stats().row_group_runs.fetch_add(1, std::memory_order_relaxed);

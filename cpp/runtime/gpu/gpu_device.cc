@@ -95,17 +95,20 @@ void GpuDevice::empty_cache() {
 }
 
 void GpuDevice::copy_to_device(CUdeviceptr dst, const void* src, size_t bytes) {
+  auto lock = enqueue_lock();
   make_current();
   cuda_check(cuda_api().cuMemcpyHtoDAsync_v2(dst, src, bytes, stream_), "cuMemcpyHtoDAsync");
 }
 
 void GpuDevice::copy_to_host(void* dst, CUdeviceptr src, size_t bytes) {
+  auto lock = enqueue_lock();
   make_current();
   cuda_check(cuda_api().cuMemcpyDtoHAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoHAsync");
   synchronize();
 }
 
 void GpuDevice::copy_on_device(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  auto lock = enqueue_lock();
   make_current();
   cuda_check(cuda_api().cuMemcpyDtoDAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoDAsync");
 }

@@ -40,6 +40,11 @@ class GpuDevice {
   // (see StatusWord); check=false leaves the words for the next synchronization.
   void synchronize(bool check = true);
   void make_current() const;  // the context on the calling thread (driver calls need it)
+  // Held by whoever enqueues work on the stream (copies, a run's launches), so a run
+  // captured into a CUDA graph (gpu_graph.h) captures its own work and no other thread's.
+  std::unique_lock<std::recursive_mutex> enqueue_lock() {
+    return std::unique_lock<std::recursive_mutex>(enqueue_mu_);
+  }
   void* stream() const { return stream_; }
   int index() const { return index_; }
   int multiprocessors() const { return sm_count_; }
@@ -71,6 +76,7 @@ class GpuDevice {
   void* context_ = nullptr;
   void* stream_ = nullptr;
   mutable std::mutex mu_;
+  std::recursive_mutex enqueue_mu_;
   std::map<size_t, std::vector<CUdeviceptr>> free_;  // size class -> cached blocks
   Stats stats_;
   std::vector<std::weak_ptr<StatusWord>> pending_;  // under mu_

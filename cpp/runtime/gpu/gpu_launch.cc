@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "codegen/nvptx/nvptx_compiler.h"
 #include "support/errors.h"
 
 namespace jf {
@@ -16,7 +17,8 @@ LaunchDims launch_dims(const Step& s, int64_t total, int64_t reduced_extent, int
     d.grid = static_cast<unsigned>(std::clamp<int64_t>(total, 1, max_blocks));
   } else {
     d.block = 256;
-    d.grid = static_cast<unsigned>(std::clamp<int64_t>((total + 255) / 256, 1, max_blocks));
+    const int64_t per_block = 256 * elementwise_unroll(s);
+    d.grid = static_cast<unsigned>(std::clamp<int64_t>((total + per_block - 1) / per_block, 1, max_blocks));
   }
   return d;
 }

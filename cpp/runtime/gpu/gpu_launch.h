@@ -16,10 +16,10 @@ struct LaunchDims {
   unsigned grid = 1, block = 1;
 };
 
-// Elementwise steps: 256 threads a block and enough blocks to fill the device (32 per
-// multiprocessor), the grid-stride loop covering the rest. Reduction steps: one block per
-// output element (grid-stride over outputs), a multiple of 32 threads up to 256, fewer
-// when the reduced extent is small. Row groups: likewise, a block per row (`total` rows of
+// Elementwise steps: 256 threads a block, each taking elementwise_unroll(s) elements a
+// trip, and enough blocks to fill the device (32 per multiprocessor), the grid-stride loop covering the rest.
+// Reduction steps: one block per output element (grid-stride over outputs), a multiple of 32 threads up to
+// 256, fewer when the reduced extent is small. Row groups: likewise, a block per row (`total` rows of
 // `reduced_extent` elements).
 LaunchDims launch_dims(const Step& s, int64_t total, int64_t reduced_extent, int multiprocessors);
 

@@ -183,6 +183,15 @@ def _disable_op_determinism():
     _determinism[0] = False
 
 
+def _enable_tensor_float_32_execution(enabled):
+    """TF's switch for TensorFloat-32: on (the default, as in TF), float32 matmuls on a GPU
+    with tensor cores for it (compute capability 8.0 and up) round their inputs to TF32's
+    10-bit mantissa and accumulate in float32. The CPU never uses it."""
+    _C.set_tensor_float_32(bool(enabled))
+
+
+experimental.enable_tensor_float_32_execution = _enable_tensor_float_32_execution
+experimental.tensor_float_32_execution_enabled = lambda: bool(_C.tensor_float_32())
 experimental.set_memory_growth = _set_memory_growth
 experimental.get_memory_growth = _get_memory_growth
 experimental.enable_op_determinism = _enable_op_determinism

@@ -9,6 +9,7 @@ void* g_stream = nullptr;
 // Off: GEMMs check their arguments but compute nothing, so a test can count the calls of a
 // workload at its real size without the host doing its arithmetic.
 bool g_compute = true;
+int g_math_mode = 0, g_sgemm_math_mode = -1;  // the handle's mode, and at the last SGEMM
 
 template <class T>
 int gemm(int ta, int tb, int m, int n, int k, const T* alpha, const T* a, int lda, long long sa, const T* b,
@@ -36,10 +37,12 @@ int gemm(int ta, int tb, int m, int n, int k, const T* alpha, const T* a, int ld
 extern "C" {
 int cublasCreate_v2(void** h) { return *h = &g_calls, 0; }
 int cublasSetStream_v2(void*, void* s) { return g_stream = s, 0; }
+int cublasSetMathMode(void*, int mode) { return g_math_mode = mode, 0; }
 const char* cublasGetStatusName(int s) { return s == 7 ? "CUBLAS_STATUS_INVALID_VALUE" : "CUBLAS_STATUS_?"; }
 int cublasSgemmStridedBatched(void*, int ta, int tb, int m, int n, int k, const float* alpha, const float* a,
                               int lda, long long sa, const float* b, int ldb, long long sb, const float* beta,
                               float* c, int ldc, long long sc, int batches) {
+  g_sgemm_math_mode = g_math_mode;
   return gemm(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batches);
 }
 int cublasDgemmStridedBatched(void*, int ta, int tb, int m, int n, int k, const double* alpha,
@@ -50,4 +53,5 @@ int cublasDgemmStridedBatched(void*, int ta, int tb, int m, int n, int k, const 
 int fake_cublas_calls() { return g_calls; }
 int fake_cublas_stream_set() { return g_stream != nullptr; }
 void fake_cublas_set_compute(int on) { g_compute = on != 0; }
+int fake_cublas_sgemm_math_mode() { return g_sgemm_math_mode; }
 }

@@ -13,7 +13,8 @@
 
 namespace {
 
-constexpr int kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidPtx = 218, kNotFound = 500;
+constexpr int kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidPtx = 218, kNotFound = 500,
+              kNotSupported = 801, kCaptureUnsupported = 900;
 constexpr size_t kMemoryLimit = size_t(1) << 30;
 
 struct Launch {
@@ -33,6 +34,12 @@ struct State {
   int64_t copies[3] = {0, 0, 0}, copy_bytes[3] = {0, 0, 0}, syncs = 0;
   size_t in_use = 0;
   std::map<uint64_t, size_t> blocks;
+  // CUDA graphs, when a test turns them on (off, stream capture is refused as by a driver
+  // without it): launches made while capturing go into the graph, and a graph launch records
+  // them again, as a replay runs them.
+  bool graphs = false;
+  std::vector<Launch>* capturing = nullptr;
+  int64_t graph_launches = 0;
 };
 State& state() {
   static State* s = new State();
@@ -148,7 +155,40 @@ int cuMemcpyDtoDAsync_v2(uint64_t dst, uint64_t src, size_t n, void*) {
 int cuStreamCreate(void** s, unsigned) { return *s = &state(), kSuccess; }
 int cuStreamSynchronize(void*) {
   std::lock_guard<std::mutex> lock(state().mu);
+  if (state().capturing) return kCaptureUnsupported;
   state().syncs++;
+  return kSuccess;
+}
+int cuStreamBeginCapture_v2(void*, int) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  if (!state().graphs) return kNotSupported;
+  if (state().capturing) return kInvalidValue;
+  state().capturing = new std::vector<Launch>();
+  return kSuccess;
+}
+int cuStreamEndCapture(void*, void** graph) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  if (!state().capturing) return kInvalidValue;
+  *graph = state().capturing;
+  state().capturing = nullptr;
+  return kSuccess;
+}
+int cuGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long) {
+  *exec = new std::vector<Launch>(*static_cast<std::vector<Launch>*>(graph));
+  return kSuccess;
+}
+int cuGraphDestroy(void* graph) { return delete static_cast<std::vector<Launch>*>(graph), kSuccess; }
+int cuGraphExecDestroy(void* exec) { return delete static_cast<std::vector<Launch>*>(exec), kSuccess; }
+int cuGraphLaunch(void* exec, void*) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  if (state().capturing) return kCaptureUnsupported;
+  state().graph_launches++;
+  for (const Launch& l : *static_cast<std::vector<Launch>*>(exec)) {
+    state().launches.push_back(l);
+    Launch& kept = state().launches.back();
+    if (!l.tables[0].empty()) kept.bufs = reinterpret_cast<uint64_t>(kept.tables[0].data());
+    if (!l.tables[1].empty()) kept.params = reinterpret_cast<uint64_t>(kept.tables[1].data());
+  }
   return kSuccess;
 }
 int cuStreamDestroy_v2(void*) { return kSuccess; }
@@ -205,8 +245,9 @@ int cuLaunchKernel(void* f, unsigned gx, unsigned, unsigned, unsigned bx, unsign
     }
   }
   std::lock_guard<std::mutex> lock(state().mu);
-  state().launches.push_back(std::move(l));
-  Launch& kept = state().launches.back();
+  std::vector<Launch>& into = state().capturing ? *state().capturing : state().launches;
+  into.push_back(std::move(l));
+  Launch& kept = into.back();
   // Moving a Launch keeps its tables' storage, so these addresses outlive later launches.
   if (fn->table_bytes[0]) kept.bufs = reinterpret_cast<uint64_t>(kept.tables[0].data());
   if (fn->table_bytes[1]) kept.params = reinterpret_cast<uint64_t>(kept.tables[1].data());
@@ -231,5 +272,7 @@ void fake_cuda_clear_launches() { state().launches.clear(); }
 int64_t fake_cuda_copies(int kind) { return state().copies[kind]; }
 int64_t fake_cuda_copy_bytes(int kind) { return state().copy_bytes[kind]; }
 int64_t fake_cuda_synchronizations() { return state().syncs; }
+void fake_cuda_enable_graphs(int on) { state().graphs = on != 0; }
+int64_t fake_cuda_graph_launches() { return state().graph_launches; }
 
 }  // extern "C"

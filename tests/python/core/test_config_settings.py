@@ -2,6 +2,7 @@
 visible devices, memory growth, op determinism, inter-op threads, device-placement logging."""
 import warnings
 
+import numpy as np
 import pytest
 
 import jitflow as jf
@@ -48,6 +49,22 @@ def test_determinism_and_threads():
     assert jf.config.threading.get_inter_op_parallelism_threads() == 2
     with pytest.raises(jf.errors.InvalidArgumentError):
         jf.config.threading.set_inter_op_parallelism_threads(-1)
+
+
+def test_tensor_float_32_is_on_by_default_as_in_tf():
+    assert jf.config.experimental.tensor_float_32_execution_enabled() is True
+    try:
+        jf.config.experimental.enable_tensor_float_32_execution(False)
+        assert jf.config.experimental.tensor_float_32_execution_enabled() is False
+        # The CPU never rounds to TF32 (11 significant bits: 2049 would be 2048), so these
+        # 12-bit integers multiply exactly either way.
+        a = np.array([[2049, 2051], [2053, 2055]], np.float32)
+        np.testing.assert_array_equal(jf.matmul(a, a.T).numpy(), a.astype(np.float64) @ a.T.astype(np.float64))
+    finally:
+        jf.config.experimental.enable_tensor_float_32_execution(True)
+    assert jf.config.experimental.tensor_float_32_execution_enabled() is True
+    a = np.array([[2049, 2051], [2053, 2055]], np.float32)
+    np.testing.assert_array_equal(jf.matmul(a, a.T).numpy(), a.astype(np.float64) @ a.T.astype(np.float64))
 
 
 def test_log_device_placement_says_what_to_use():

@@ -158,3 +158,20 @@ def test_row_reductions_are_one_row_kernel_per_group(name):
         rows = [k for k in kernels[cluster] if "_rows" in k]
         assert len(rows) == 1, kernels
         assert "shfl.sync.down" in text and "bar.sync" in text and ".shared" in text
+
+
+def test_cheap_elementwise_kernels_keep_four_loads_in_flight_per_thread():
+    # Memory-bound steps take four elements a trip, loaded before any is stored; a step with
+    # a transcendental keeps one (its registers would cost resident threads).
+    x = rng.standard_normal((64, 33)).astype(np.float32)
+
+    def loads(body):
+        f = jf.function(body, jit_compile=True)
+        f(x)
+        (text,) = jf.experimental.emit_ptx(f, x, arch="sm_80").values()
+        return text.count("ld.global.f32")
+
+    cheap = loads(lambda a: jf.maximum(a * 2.0 - 1.0, 0.0))
+    expensive = loads(lambda a: jf.tanh(a * 2.0))
+    assert cheap == 4 + 1  # four in the unrolled loop, one in the loop for the rest
+    assert expensive == 1

@@ -13,7 +13,8 @@ class FakeGpu:
         self.cuda = ctypes.CDLL(os.environ["JITFLOW_CUDA_DRIVER"])
         self.blas = ctypes.CDLL(os.environ["JITFLOW_CUBLAS"])
         self.cuda.fake_cuda_launch.restype = ctypes.c_char_p
-        for name in ("fake_cuda_copies", "fake_cuda_copy_bytes", "fake_cuda_synchronizations"):
+        for name in ("fake_cuda_copies", "fake_cuda_copy_bytes", "fake_cuda_synchronizations",
+                     "fake_cuda_graph_launches"):
             getattr(self.cuda, name).restype = ctypes.c_int64
 
     def clear(self):
@@ -55,8 +56,20 @@ class FakeGpu:
             "gemms": self.blas.fake_cublas_calls(),
         }
 
+    def graph_launches(self):
+        return self.cuda.fake_cuda_graph_launches()
+
+    def enable_graphs(self, on):
+        """On: stream capture works (launches go into a graph, replayed by cuGraphLaunch);
+        off, the default, the stand-in refuses it, as a driver without graphs does."""
+        self.cuda.fake_cuda_enable_graphs(1 if on else 0)
+
     def gemm_calls(self):
         return self.blas.fake_cublas_calls()
+
+    def sgemm_math_mode(self):
+        """cublasMath_t the handle had at the last SGEMM (-1: none yet)."""
+        return self.blas.fake_cublas_sgemm_math_mode()
 
     def compute_gemms(self, on):
         """Off: the stand-in cuBLAS checks its arguments but skips the arithmetic (big shapes)."""

@@ -77,6 +77,23 @@ def test_matmul_runs_on_cublas_with_tf_transposes(fake, rng, ta, tb, dtype):
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
+def test_float32_matmuls_may_use_tensor_float_32_as_in_tf(fake, rng):
+    # TF's default is on; switching it off gives cuBLAS's default (full float32) math mode.
+    assert jf.config.experimental.tensor_float_32_execution_enabled()
+    a = on_gpu(rng.standard_normal((4, 4)).astype(np.float32))
+    try:
+        jf.matmul(a, a)
+        assert fake.sgemm_math_mode() == 3  # CUBLAS_TF32_TENSOR_OP_MATH
+        jf.config.experimental.enable_tensor_float_32_execution(False)
+        assert not jf.config.experimental.tensor_float_32_execution_enabled()
+        jf.matmul(a, a)
+        assert fake.sgemm_math_mode() == 0  # CUBLAS_DEFAULT_MATH
+    finally:
+        jf.config.experimental.enable_tensor_float_32_execution(True)
+    jf.matmul(a, a)
+    assert fake.sgemm_math_mode() == 3
+
+
 @pytest.mark.parametrize(
     "sa,sb", [((2, 3), (2, 3)), ((2, 3), ()), ((), (4,)), ((2, 1), (1, 3)), ((3,), (2, 1))]
 )
