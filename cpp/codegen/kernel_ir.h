@@ -114,6 +114,8 @@ struct Step {
   // no output is: the runner may write the element into that buffer instead of a copy (an
   // earlier step's buffer in the same run, or a whole loop's carried array).
   bool in_place = false;
+  // kLibrary MatMul on the GPU: the product's scale, cuBLAS's alpha (fold_gemm_scales).
+  double alpha = 1;
 };
 
 // The rows a kRowGroup step walks: the product of its row dims.
@@ -188,6 +190,11 @@ void fuse_sibling_loops(ClusterProgram* p);
 // the NVPTX backend still runs them as separate kernels). Marks row-local buffers in
 // scratch_only and extends the fingerprint. Returns the number of groups formed.
 int fuse_row_groups(ClusterProgram* p);
+
+// GPU only (the CPU's Eigen matmul takes no scale): a loop step that is only a matmul's
+// product times a constant float scalar, the product read nowhere else, becomes that GEMM
+// step's alpha, writing the multiply's buffer. Extends the fingerprint; returns the count.
+int fold_gemm_scales(ClusterProgram* p);
 
 // Inputs that carry shapes or axes rather than data (input i of n): they must be constants
 // or cluster inputs, since their values feed run-time shape inference, not the kernels.

@@ -90,7 +90,9 @@ llvm::Function* create_kernel(llvm::Module& m, const std::string& name, const Ta
 }
 
 // Whether every element of the step costs a few instructions: moves, casts, selects and
-// the arithmetic an ALU does in one (no division, transcendental, gather or sampler).
+// the arithmetic an ALU does in one (no division, transcendental, gather or sampler). The
+// op records' Cost::kCheap is broader (Reciprocal, Softsign: a division, a multi-instruction
+// sequence on a GPU), hence this list.
 bool cheap(const KExpr* e, const KExpr* root, std::set<const KExpr*>* seen) {
   if (!seen->insert(e).second || (e != root && e->materialized)) return true;  // read from its buffer
   switch (e->kind) {

@@ -115,10 +115,11 @@ Handle handle_for(GpuDevice& d) {
 // its first operand and A as its second, with m and n swapped; leading dims are row lengths.
 template <class T>
 void gemm(GemmStridedBatched<T> fn, Handle h, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-          CUdeviceptr a, int64_t sa, CUdeviceptr b, int64_t sb, CUdeviceptr y, int64_t sy, int64_t batches) {
-  const T one = 1, zero = 0;
+          CUdeviceptr a, int64_t sa, CUdeviceptr b, int64_t sb, CUdeviceptr y, int64_t sy, int64_t batches,
+          double alpha) {
+  const T scale = static_cast<T>(alpha), zero = 0;
   int lda = static_cast<int>(ta ? m : k), ldb = static_cast<int>(tb ? k : n);
-  check(fn(h, tb ? 1 : 0, ta ? 1 : 0, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &one,
+  check(fn(h, tb ? 1 : 0, ta ? 1 : 0, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &scale,
            reinterpret_cast<const T*>(b), ldb, sb, reinterpret_cast<const T*>(a), lda, sa, &zero,
            reinterpret_cast<T*>(y), static_cast<int>(n), sy, static_cast<int>(batches)),
         "cublasGemmStridedBatched");
@@ -135,7 +136,8 @@ bool cublas_available(std::string* why) {
   return c.error.empty();
 }
 
-void gpu_matmul(GpuDevice& device, const Tensor& a, const Tensor& b, bool ta, bool tb, const Tensor& y) {
+void gpu_matmul(GpuDevice& device, const Tensor& a, const Tensor& b, bool ta, bool tb, const Tensor& y,
+                double alpha) {
   if (y.dtype() != DType::kFloat32 && y.dtype() != DType::kFloat64)
     throw_unimplemented("GPU matmul supports float32 and float64, got ", dtype_name(y.dtype()));
   int ra = a.rank(), rb = b.rank(), ry = y.rank();
@@ -149,9 +151,9 @@ void gpu_matmul(GpuDevice& device, const Tensor& a, const Tensor& b, bool ta, bo
   device.make_current();
   auto run = [&](CUdeviceptr pa, int64_t sa, CUdeviceptr pb, int64_t sb, CUdeviceptr py, int64_t batches) {
     if (y.dtype() == DType::kFloat32)
-      gemm<float>(c.sgemm, h, ta, tb, m, n, k, pa, sa, pb, sb, py, m * n, batches);
+      gemm<float>(c.sgemm, h, ta, tb, m, n, k, pa, sa, pb, sb, py, m * n, batches, alpha);
     else
-      gemm<double>(c.dgemm, h, ta, tb, m, n, k, pa, sa, pb, sb, py, m * n, batches);
+      gemm<double>(c.dgemm, h, ta, tb, m, n, k, pa, sa, pb, sb, py, m * n, batches, alpha);
   };
   size_t es = dtype_size(y.dtype());
   CUdeviceptr pa = device_ptr(a), pb = device_ptr(b), py = device_ptr(y);

@@ -8,9 +8,10 @@
 
 namespace jf {
 
-// y = op(a) @ op(b) for row-major tensors on `device`, with TF's batch broadcasting (y's
-// leading dims; a and b may broadcast theirs). float32 and float64.
-void gpu_matmul(GpuDevice& device, const Tensor& a, const Tensor& b, bool ta, bool tb, const Tensor& y);
+// y = alpha * (op(a) @ op(b)) for row-major tensors on `device`, with TF's batch
+// broadcasting (y's leading dims; a and b may broadcast theirs). float32 and float64.
+void gpu_matmul(GpuDevice& device, const Tensor& a, const Tensor& b, bool ta, bool tb, const Tensor& y,
+                double alpha = 1);
 // TensorFloat-32 for float32 GEMMs (tf.config.experimental.enable_tensor_float_32_execution):
 // on by default, as in TF; on GPUs without tensor cores for it cuBLAS computes in float32.
 void set_tensor_float_32(bool enabled);

@@ -60,6 +60,8 @@ void compile_for_gpu(CompiledCluster& cc, int device, const std::string& label) 
   GpuDevice& d = GpuDevice::get(device);
   // Row reductions and the elementwise work around them run as one kernel per row group.
   fuse_row_groups(cc.program.get());
+  // A scale of a GEMM's product (0.1 * gradient) is the GEMM's alpha.
+  fold_gemm_scales(cc.program.get());
   PtxModule ptx = emit_ptx(p, label, gpu_arch(device));
   cc.gpu_module = GpuModule::load(d, ptx.ptx);
   cc.gpu_kernels = ptx.kernels;
@@ -148,7 +150,7 @@ std::vector<Tensor> CompiledCluster::run_gpu(const std::vector<Tensor>& inputs,
     bool mm = s.node->op == OpId::MatMul;
     bool ta = s.node->attrs.get<bool>(mm ? "transpose_a" : "adj_x", false);
     bool tb = s.node->attrs.get<bool>(mm ? "transpose_b" : "adj_y", false);
-    gpu_matmul(device, arg(0), arg(1), ta, tb, view(s.root));
+    gpu_matmul(device, arg(0), arg(1), ta, tb, view(s.root), s.alpha);
   };
   auto launch = [&] { launch_planned(device, p, gs.plan, gs.ptrs, pr.params, library); };
   {

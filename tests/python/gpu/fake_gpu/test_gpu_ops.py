@@ -77,6 +77,40 @@ def test_matmul_runs_on_cublas_with_tf_transposes(fake, rng, ta, tb, dtype):
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape_a,shape_b,ta", [((5, 7), (7, 3), False), ((7, 5), (7, 3), True),
+                                                 ((2, 5, 7), (2, 7, 3), False)])
+def test_a_scaled_product_is_one_gemm_with_alpha(fake, rng, dtype, shape_a, shape_b, ta):
+    # The stand-in cuBLAS computes alpha * (A B) as cuBLAS defines it and runs no kernel, so
+    # the right value with no launch shows the scale went into the GEMM.
+    a = rng.standard_normal(shape_a).astype(dtype)
+    b = rng.standard_normal(shape_b).astype(dtype)
+
+    @jf.function(jit_compile=True)
+    def f(a, b):
+        return 0.3 * jf.matmul(a, b, transpose_a=ta)
+
+    fake.clear()
+    calls = fake.gemm_calls()
+    y = f(on_gpu(a), on_gpu(b))
+    assert fake.launches() == [] and fake.gemm_calls() == calls + 1
+    ref = 0.3 * np.matmul(np.swapaxes(a, -1, -2) if ta else a, b.astype(np.float64))
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_a_product_read_elsewhere_keeps_its_scale_kernel(fake, rng):
+    a = on_gpu(rng.standard_normal((4, 4)).astype(np.float32))
+
+    @jf.function(jit_compile=True)
+    def f(a):
+        p = a @ a
+        return p, 0.5 * p
+
+    fake.clear()
+    f(a)
+    assert len(fake.launches()) == 1  # the multiply, reading the GEMM's product
+
+
 def test_float32_matmuls_may_use_tensor_float_32_as_in_tf(fake, rng):
     # TF's default is on; switching it off gives cuBLAS's default (full float32) math mode.
     assert jf.config.experimental.tensor_float_32_execution_enabled()

@@ -86,13 +86,13 @@ def test_the_mlp_step_stays_on_the_device(big, rng):
             "synchronizations": 1,
             "gemms": 5,
         }, d
-        # 5 cuBLAS GEMMs (x @ w1 and h @ w2 forward; dlogits @ w2^T, h^T @ dlogits and
-        # x^T @ dh backward) and 9 kernel launches:
-        #   7 from the cluster: the relu (B*H elements); the forward row kernel, one block
+        # 5 cuBLAS GEMMs (x @ w1 and h @ w2 forward; dlogits @ w2^T, and h^T @ dlogits and
+        # x^T @ dh backward, those two scaled by 0.1 as their alpha) and 7 kernel launches:
+        #   5 from the cluster: the relu (B*H elements); the forward row kernel, one block
         #     per row of logits (B rows: log-softmax's max, sum of exponentials, their log,
         #     the log-softmax values, the label's pick); the mean (1); the backward row kernel
         #     (B rows: the row sum of the log-softmax gradient, the logits' gradient); the
-        #     relu's gradient (B*H); the two scaled gradients 0.1 * g (F*H, H*C);
+        #     relu's gradient (B*H);
         #   2 variable updates, each w -= 0.1 * g in the variable's own buffer (F*H, H*C).
         cluster = sorted(
             (n.rsplit("_", 1)[-1].rstrip("0123456789"), t)
@@ -106,12 +106,10 @@ def test_the_mlp_step_stays_on_the_device(big, rng):
             ("step", 1),
             ("rows", B),
             ("step", B * H),
-            ("step", F * H),
-            ("step", H * C),
         ]
         assert cluster == sorted(want), cluster
         updates = [(i, t) for i, (n, _g, _b, t) in enumerate(launches) if n.startswith("jf_gpu_op_")]
-        assert [t for _, t in updates] == [F * H, H * C] and len(launches) == 9
+        assert [t for _, t in updates] == [F * H, H * C] and len(launches) == 7
         for i, _ in updates:  # the Sub kernel's table: (variable, delta, output, status word)
             table = (ctypes.c_uint64 * 4).from_address(big.tables(i))
             assert table[2] == table[0], "the update did not write the variable's buffer"
@@ -142,13 +140,13 @@ def test_a_repeated_step_replays_its_cluster_as_one_cuda_graph(graphs, rng):
         graphs.clear()
         float(step(*args).numpy())
         d = {k: v - before[k] for k, v in graphs.counters().items()}
-        # The cluster is one graph launch: its 7 kernels and 5 GEMMs replay inside it (the
+        # The cluster is one graph launch: its 5 kernels and 5 GEMMs replay inside it (the
         # stand-in records the kernels again; the GEMMs were called once, when captured).
         # The two variable updates stay single launches.
         assert graphs.graph_launches() - replays == 1
         assert d["gemms"] == 0 and d["allocations"] == 0 and d["h2d"] == 0 and d["synchronizations"] == 1
         names = [n for n, *_ in graphs.launches()]
-        assert len(names) == 9 and sum(n.startswith("step_") for n in names) == 7, names
+        assert len(names) == 7 and sum(n.startswith("step_") for n in names) == 5, names
     s = jf.debugging.stats()
     assert s["gpu_graph_launches"] == 4 and s["gpu_graph_captures"] == 0 and s["cluster_runs"] == 12
 
