@@ -227,6 +227,22 @@ def bench_lstm(jf, d, jx, batch, units):
     )
 
 
+def mlp_step(jf, w1, w2):
+    """The MLP training step on variables w1, w2: relu(x @ w1) @ w2, sparse softmax
+    cross-entropy, both gradients, SGD at 0.1; returns the loss."""
+
+    def step(x, y):
+        with jf.GradientTape() as tape:
+            logits = jf.nn.relu(x @ w1) @ w2
+            loss = jf.reduce_mean(jf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        g1, g2 = tape.gradient(loss, [w1, w2])
+        w1.assign_sub(0.1 * g1)
+        w2.assign_sub(0.1 * g2)
+        return loss
+
+    return step
+
+
 def bench_mlp(jf, d, jx):
     batch, features, hidden, classes = d["mlp_sizes"]
     results = {}
@@ -236,17 +252,7 @@ def bench_mlp(jf, d, jx):
             w2 = jf.Variable(d["mlp_w2"])
             x = jf.constant(d["mlp_x"])
             y = jf.constant(d["mlp_y"])
-
-        def step(x, y, w1=w1, w2=w2):
-            with jf.GradientTape() as tape:
-                logits = jf.nn.relu(x @ w1) @ w2
-                loss = jf.reduce_mean(jf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-            g1, g2 = tape.gradient(loss, [w1, w2])
-            w1.assign_sub(0.1 * g1)
-            w2.assign_sub(0.1 * g2)
-            return loss
-
-        f = jf.function(step, jit_compile=mode == "compiled")
+        f = jf.function(mlp_step(jf, w1, w2), jit_compile=mode == "compiled")
         results[mode] = per_call_us(lambda f=f, x=x, y=y: f(x, y), lambda loss: float(loss.numpy()), 50)
     print(
         f"MLP training step {batch}x{features} -> {hidden} -> {classes} (relu, sparse softmax cross-entropy, "

@@ -4,12 +4,16 @@ LSTM cell and the MLP step; the driver's own launch floor. Run with
 tools/gpu_check.sh py ARCHIVE tools/gpu_probe.py [ew | mlp]: `ew` times elementwise kernels
 against a device copy only; `mlp` runs a few compiled MLP steps only (for a profiler)."""
 
+import os
 import sys
 import time
 
 import numpy as np
 
 import jitflow as jf
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+from gpu import lstm_cell, mlp_step  # benchmarks/gpu.py: the same workloads
 
 
 def us(f, n=500):
@@ -71,13 +75,7 @@ print("eager 10 ops, no wait:", round(us(lambda: (((((((((a + b) * b) + b) * b) 
 print("matmul 10x10 eager:", round(us(lambda: a @ b), 2), "us")
 
 
-def cell(x, h, c, w, u, bb):
-    z = x @ w + h @ u + bb
-    i, f, g, o = jf.split(z, 4, axis=1)
-    c2 = jf.sigmoid(f) * c + jf.sigmoid(i) * jf.tanh(g)
-    return jf.sigmoid(o) * jf.tanh(c2), c2
-
-
+cell = lstm_cell(jf)
 shapes = [(10, 10), (10, 10), (10, 10), (10, 40), (10, 40), (40,)]
 with jf.device("/GPU:0"):
     args = [jf.constant(rng.standard_normal(s).astype(np.float32)) for s in shapes]
@@ -96,16 +94,7 @@ with jf.device("/GPU:0"):
     w2 = jf.Variable(rng.standard_normal((H, C)).astype(np.float32) * 0.02)
     x = jf.constant(rng.standard_normal((B, F)).astype(np.float32))
     y = jf.constant(rng.integers(0, C, B).astype(np.int32))
-
-
-def step(x, y):
-    with jf.GradientTape() as tape:
-        logits = jf.nn.relu(x @ w1) @ w2
-        loss = jf.reduce_mean(jf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-    g1, g2 = tape.gradient(loss, [w1, w2])
-    w1.assign_sub(0.1 * g1)
-    w2.assign_sub(0.1 * g2)
-    return loss
+step = mlp_step(jf, w1, w2)
 
 
 if MODE == "mlp":

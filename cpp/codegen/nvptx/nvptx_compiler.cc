@@ -89,6 +89,17 @@ llvm::Function* create_kernel(llvm::Module& m, const std::string& name, const Ta
   return fn;
 }
 
+// $JITFLOW_GPU_UNROLL (1, 2 or 4) read once: the elements per thread it forces on every
+// elementwise step, 0 when unset.
+int forced_unroll() {
+  static const int n = [] {
+    const char* env = std::getenv("JITFLOW_GPU_UNROLL");
+    const std::string v = env ? env : "";
+    return v == "1" || v == "2" || v == "4" ? std::stoi(v) : 0;
+  }();
+  return n;
+}
+
 // Whether every element of the step costs a few instructions: moves, casts, selects and
 // the arithmetic an ALU does in one (no division, transcendental, gather or sampler). The
 // op records' Cost::kCheap is broader (Reciprocal, Softsign: a division, a multi-instruction
@@ -518,9 +529,7 @@ std::string libdevice_path() {
 // at a time, 0.84 four at a time). An expensive one is not helped: the registers four
 // elements need cut the threads resident per SM (tanh: 0.70 one at a time, 0.52 four).
 int elementwise_unroll(const Step& s) {
-  const char* env = std::getenv("JITFLOW_GPU_UNROLL");
-  if (env && (std::string(env) == "1" || std::string(env) == "2" || std::string(env) == "4"))
-    return std::atoi(env);
+  if (int forced = forced_unroll()) return forced;
   std::set<const KExpr*> seen;
   if (!cheap(s.root, s.root, &seen)) return 1;
   for (const KExpr* sib : s.siblings)
@@ -538,10 +547,9 @@ PtxModule emit_ptx(const ClusterProgram& p, const std::string& label, const std:
   tables.by_value = (tables.buffers + tables.params + 1) * 8 <= kMaxKernelParamBytes;
   // PTX is cached on disk like CPU object code (key: kernel IR, target arch, versions); the
   // entry's first line lists the kernels, after "byval " when the tables go by value.
-  std::string key =
-      compile_cache_key(p.fingerprint + "|label=" + label,
-                        std::string("nvptx|") + kTriple + "|" + arch + "|tables,rows,unroll" +
-                            (std::getenv("JITFLOW_GPU_UNROLL") ? std::getenv("JITFLOW_GPU_UNROLL") : ""));
+  std::string key = compile_cache_key(p.fingerprint + "|label=" + label,
+                                      std::string("nvptx|") + kTriple + "|" + arch + "|tables,rows,unroll" +
+                                          (forced_unroll() ? std::to_string(forced_unroll()) : ""));
   std::string cached;
   bool hit = disk_cache_load(key, &cached);
   if (hit && cached.find('\n') == std::string::npos) {

@@ -85,18 +85,12 @@ Handle handle_for(GpuDevice& d) {
   std::lock_guard<std::mutex> lock(mu);
   auto& [h, mode] = (*handles)[d.index()];
   const Cublas& c = cublas();
-  const int want = g_tf32.load() ? kTf32TensorOpMath : kDefaultMath;
-  if (h && mode != want && c.set_math_mode) {
-    check(c.set_math_mode(h, want), "cublasSetMathMode");
-    mode = want;
-  }
   if (!h) {
     if (!c.error.empty()) throw_runtime("GPU matmul needs cuBLAS: ", c.error);
     d.make_current();
     Handle fresh = nullptr;  // kept only once it is bound to the stream
     check(c.create(&fresh), "cublasCreate");
     check(c.set_stream(fresh, d.stream()), "cublasSetStream");
-    if (c.set_math_mode) check(c.set_math_mode(fresh, want), "cublasSetMathMode");
     // A workspace of our own, from the pool and kept: GEMMs captured into a CUDA graph
     // (gpu_graph.cc) must not allocate one while the stream is capturing. 32 MiB is what
     // cuBLAS asks for on Hopper.
@@ -106,6 +100,11 @@ Handle handle_for(GpuDevice& d) {
             "cublasSetWorkspace");
     }
     h = fresh;
+    mode = -1;  // not set yet: set below
+  }
+  const int want = g_tf32.load() ? kTf32TensorOpMath : kDefaultMath;
+  if (mode != want && c.set_math_mode) {
+    check(c.set_math_mode(h, want), "cublasSetMathMode");
     mode = want;
   }
   return h;

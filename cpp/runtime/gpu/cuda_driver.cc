@@ -56,15 +56,15 @@ void load() {
     return;
   }
   if (!resolve_all(lib)) return;
-  for (auto [name, fn] :
-       {std::pair<const char*, void**>{"cuStreamBeginCapture_v2",
-                                       reinterpret_cast<void**>(&g_api.cuStreamBeginCapture_v2)},
-        {"cuStreamEndCapture", reinterpret_cast<void**>(&g_api.cuStreamEndCapture)},
-        {"cuGraphInstantiateWithFlags", reinterpret_cast<void**>(&g_api.cuGraphInstantiateWithFlags)},
-        {"cuGraphLaunch", reinterpret_cast<void**>(&g_api.cuGraphLaunch)},
-        {"cuGraphExecDestroy", reinterpret_cast<void**>(&g_api.cuGraphExecDestroy)},
-        {"cuGraphDestroy", reinterpret_cast<void**>(&g_api.cuGraphDestroy)}})
-    *fn = dlsym(lib, name);
+    // The optional entry points stay null where the driver lacks them.
+#define JF_RESOLVE_OPTIONAL(name) g_api.name = reinterpret_cast<decltype(g_api.name)>(dlsym(lib, #name))
+  JF_RESOLVE_OPTIONAL(cuStreamBeginCapture_v2);
+  JF_RESOLVE_OPTIONAL(cuStreamEndCapture);
+  JF_RESOLVE_OPTIONAL(cuGraphInstantiateWithFlags);
+  JF_RESOLVE_OPTIONAL(cuGraphLaunch);
+  JF_RESOLVE_OPTIONAL(cuGraphExecDestroy);
+  JF_RESOLVE_OPTIONAL(cuGraphDestroy);
+#undef JF_RESOLVE_OPTIONAL
   CUresult r = g_api.cuInit(0);
   if (r != 0) {
     g_status.error = "cuInit failed: " + error_name(r);

@@ -158,13 +158,10 @@ std::vector<Tensor> CompiledCluster::run_gpu(const std::vector<Tensor>& inputs,
     // Tables in device memory are copied in per run: such a run is launched as it is, as is
     // a single kernel (a graph launch costs what its launch does). The math mode a GEMM was
     // captured with is part of the key.
-    if (gs.plan.tables_by_value && p.steps.size() > 1) {
-      std::vector<int64_t> key(pr.params);
-      key.push_back(tensor_float_32());
-      gs.graphs.run(device, gs.ptrs, key, launch);
-    } else {
+    if (gs.plan.tables_by_value && p.steps.size() > 1)
+      gs.graphs.run(device, gs.ptrs, pr.params, tensor_float_32(), launch);
+    else
       launch();
-    }
   }
   for (size_t k = 0; k < p.steps.size(); ++k)
     if (p.steps[k].kind == Step::kRowGroup && gs.plan.totals[k] > 0)

@@ -12,12 +12,13 @@ namespace jf {
 namespace {
 constexpr int kCaptureThreadLocal = 1;  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 
-size_t key_hash(const std::vector<CUdeviceptr>& ptrs, const std::vector<int64_t>& params) {
+size_t key_hash(const std::vector<CUdeviceptr>& ptrs, const std::vector<int64_t>& params, int64_t mode) {
   size_t h = 1469598103934665603ull;
   auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
   for (CUdeviceptr p : ptrs) mix(p);
   mix(~0ull);
   for (int64_t v : params) mix(static_cast<uint64_t>(v));
+  mix(static_cast<uint64_t>(mode));
   return h;
 }
 
@@ -42,23 +43,28 @@ GraphCache::~GraphCache() {
 }
 
 void GraphCache::run(GpuDevice& device, const std::vector<CUdeviceptr>& ptrs,
-                     const std::vector<int64_t>& params, const std::function<void()>& launch) {
+                     const std::vector<int64_t>& params, int64_t mode, const std::function<void()>& launch) {
   const CudaApi& api = cuda_api();
+  if (!enabled() || !driver_can_capture(api)) {
+    launch();
+    return;
+  }
   for (auto it = graphs_.begin(); it != graphs_.end(); ++it) {
-    if (it->ptrs != ptrs || it->params != params) continue;
+    if (it->mode != mode || it->ptrs != ptrs || it->params != params) continue;
     graphs_.splice(graphs_.begin(), graphs_, it);
     device.make_current();
     cuda_check(api.cuGraphLaunch(it->exec, device.stream()), "cuGraphLaunch");
     stats().gpu_graph_launches.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  const size_t h = key_hash(ptrs, params);
-  const bool again = std::find(seen_.begin(), seen_.end(), h) != seen_.end();
-  if (off_ || !again || !enabled() || !driver_can_capture(api)) {
-    if (!again) {
-      seen_.push_front(h);
-      if (seen_.size() > kMaxSeen) seen_.pop_back();
-    }
+  if (off_) {
+    launch();
+    return;
+  }
+  const size_t h = key_hash(ptrs, params, mode);
+  if (std::find(seen_.begin(), seen_.end(), h) == seen_.end()) {
+    seen_.push_front(h);
+    if (seen_.size() > kMaxSeen) seen_.pop_back();
     launch();
     return;
   }
@@ -87,7 +93,7 @@ void GraphCache::run(GpuDevice& device, const std::vector<CUdeviceptr>& ptrs,
     return;
   }
   stats().gpu_graph_captures.fetch_add(1, std::memory_order_relaxed);
-  graphs_.push_front(Graph{ptrs, params, exec});
+  graphs_.push_front(Graph{ptrs, params, mode, exec});
   seen_.remove(h);
   if (graphs_.size() > kMaxGraphs) {
     api.cuGraphExecDestroy(graphs_.back().exec);

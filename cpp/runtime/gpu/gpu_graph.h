@@ -21,12 +21,12 @@ class GraphCache {
   ~GraphCache();
 
   // Enqueues one run on `device`'s stream. `launch` enqueues the run's work directly (kernel
-  // launches and GEMMs, no allocation, copy or wait); `ptrs` and `params` are everything its
-  // launches depend on. A key seen before with a graph replays it; a key seen once before
-  // without one is captured (launch() under stream capture), then replayed; otherwise, or
+  // launches and GEMMs, no allocation, copy or wait); `ptrs`, `params` and `mode` (the
+  // GEMMs' math mode) are everything its launches depend on. A key seen before with a graph replays it; a key
+  // seen once before without one is captured (launch() under stream capture), then replayed; otherwise, or
   // when the driver cannot capture, launch() runs as it is.
   void run(GpuDevice& device, const std::vector<CUdeviceptr>& ptrs, const std::vector<int64_t>& params,
-           const std::function<void()>& launch);
+           int64_t mode, const std::function<void()>& launch);
 
   // Off by $JITFLOW_GPU_GRAPHS=0 (to compare against kernel-by-kernel launches).
   static bool enabled();
@@ -35,6 +35,7 @@ class GraphCache {
   struct Graph {
     std::vector<CUdeviceptr> ptrs;
     std::vector<int64_t> params;
+    int64_t mode = 0;
     void* exec = nullptr;
   };
   static constexpr size_t kMaxGraphs = 4, kMaxSeen = 8;
