@@ -196,6 +196,13 @@ int fuse_row_groups(ClusterProgram* p);
 // step's alpha, writing the multiply's buffer. Extends the fingerprint; returns the count.
 int fold_gemm_scales(ClusterProgram* p);
 
+// A library step the CPU backend also compiles as a small product (cpu_dot.cc): a MatMul of
+// two float32 or float64 matrices whose B is not transposed. The runner calls that code for
+// products of at most kSmallDotVolume multiply-adds, where packing the operands for Eigen's
+// GEMM costs more than the product, and Eigen for larger ones.
+bool is_small_dot_step(const Step& s);
+constexpr int64_t kSmallDotVolume = 32 * 32 * 32;
+
 // Inputs that carry shapes or axes rather than data (input i of n): they must be constants
 // or cluster inputs, since their values feed run-time shape inference, not the kernels.
 bool is_shape_input(OpId op, size_t i, size_t n);

@@ -3,6 +3,7 @@
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -12,12 +13,13 @@ namespace jf {
 
 // The small pipeline: CSE (the elemental IR recomputes shared operand indices), hoisting the
 // loop-invariant parameter loads and index arithmetic, InstCombine to fold the index
-// arithmetic the emitters write generically (multiplications by 1, adds of 0), and the loop
-// vectorizer without interleaving. O2's other loop and inter-procedural passes find nothing
-// in one kernel loop nest but cost as much compile time as the vectorizer.
+// arithmetic the emitters write generically (multiplications by 1, adds of 0), loop
+// rotation (the vectorizer folds a loop's tail into masked vectors only in rotated form),
+// and the loop vectorizer without interleaving. O2's other loop and inter-procedural passes
+// find nothing in one kernel loop nest but cost as much compile time as the vectorizer.
 constexpr const char* kSmallPipeline =
     "function(early-cse<memssa>,simplifycfg,loop-mssa(licm),instcombine,loop-simplify,lcssa,"
-    "loop-vectorize<interleave-forced-only>,instcombine,simplifycfg)";
+    "loop(loop-rotate),loop-vectorize<interleave-forced-only>,instcombine,simplifycfg)";
 
 void run_pipeline(llvm::Module& m, llvm::TargetMachine* tm, const llvm::TargetLibraryInfoImpl* tlii,
                   PipelineKind kind) {
@@ -37,10 +39,12 @@ void run_pipeline(llvm::Module& m, llvm::TargetMachine* tm, const llvm::TargetLi
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   if (kind == PipelineKind::kSmall) {
-    // 8 float lanes rather than AVX-512's 16: a row of 10 (an LSTM cell's units) then runs
-    // mostly in the vector loop, and there is no vectorized remainder to compile.
+    // The row loops fold their tails into masked vectors (emit_loop_step), so the widest
+    // vectors pay: a row of 10 (an LSTM cell's units) is one masked vector of AVX-512's 16
+    // floats, where 8 lanes took two and a scalar remainder took 2 elements one by one.
+    const bool avx512 = tm && tm->getMCSubtargetInfo()->checkFeatures("+avx512f");
     for (llvm::Function& f : m)
-      if (!f.isDeclaration()) f.addFnAttr("prefer-vector-width", "256");
+      if (!f.isDeclaration()) f.addFnAttr("prefer-vector-width", avx512 ? "512" : "256");
     llvm::ModulePassManager mpm;
     if (auto err = pb.parsePassPipeline(mpm, kSmallPipeline))
       throw_runtime("LLVM: the small pipeline does not parse: ", llvm::toString(std::move(err)));

@@ -17,8 +17,8 @@ enum class PipelineKind {
   // same vectorized loops here, and compile time is part of the first call.
   kFull,
   // A short hand-picked function pipeline for kernels of few iterations: the loop vectorizer
-  // at 256 bits without interleaving (so no vectorized remainder loop) and none of O2's
-  // unrolling or inter-procedural passes. It compiles an LSTM cell's kernel in about half
+  // at the widest vectors, tails folded into masked vectors, without interleaving, and none
+  // of O2's unrolling or inter-procedural passes. It compiles an LSTM cell's kernel in about half
   // the time. Floating-point results are the same: neither pipeline reassociates, and the
   // code generator forms the same fused multiply-adds.
   kSmall,

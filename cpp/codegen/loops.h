@@ -11,8 +11,8 @@ namespace jf {
 // compare). body emits one iteration and returns the next i; the builder ends after the loop.
 // Returns i as the loop leaves it (the first i not below end), for a loop that follows.
 inline llvm::Value* emit_loop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end,
-                              const std::string& name,
-                              const std::function<llvm::Value*(llvm::Value*)>& body) {
+                              const std::string& name, const std::function<llvm::Value*(llvm::Value*)>& body,
+                              llvm::BranchInst** latch = nullptr) {
   llvm::LLVMContext& ctx = b.getContext();
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -27,18 +27,22 @@ inline llvm::Value* emit_loop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Va
   b.SetInsertPoint(loop);
   llvm::Value* next = body(i);
   i->addIncoming(next, b.GetInsertBlock());
-  b.CreateBr(head);
+  llvm::BranchInst* back = b.CreateBr(head);
+  if (latch) *latch = back;
   b.SetInsertPoint(exit);
   return i;
 }
 
 // for (i = lo; i < hi; ++i) body(i).
 inline void for_range(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const std::string& name,
-                      const std::function<void(llvm::Value*)>& body) {
-  emit_loop(b, lo, hi, name, [&](llvm::Value* i) {
-    body(i);
-    return b.CreateAdd(i, b.getInt64(1));
-  });
+                      const std::function<void(llvm::Value*)>& body, llvm::BranchInst** latch = nullptr) {
+  emit_loop(
+      b, lo, hi, name,
+      [&](llvm::Value* i) {
+        body(i);
+        return b.CreateAdd(i, b.getInt64(1));
+      },
+      latch);
 }
 
 }  // namespace jf

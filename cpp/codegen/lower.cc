@@ -878,6 +878,8 @@ class Lowering {
     }
     for (const Step& s : p_->steps) {
       os << "|" << s.kind << ":" << s.root->id << (s.in_place ? "w" : "");
+      // A small product's code reads its operands as the node's attrs lay them out.
+      if (is_small_dot_step(s)) os << "D" << s.node->attrs.get<bool>("transpose_a", false);
       for (const KExpr* e : s.siblings) os << "+" << e->id;
     }
     os << "|P" << p_->num_params << "B" << p_->num_buffers;
@@ -970,6 +972,13 @@ bool can_emit(const Node& n, std::string* why) {
 }
 
 bool is_shape_input(OpId op, size_t i, size_t n) { return op_def(op).is_shape_input(i, n); }
+
+bool is_small_dot_step(const Step& s) {
+  if (s.kind != Step::kLibrary || s.node->op != OpId::MatMul || s.args.size() != 2) return false;
+  const DType t = s.node->outputs[0].dtype;
+  if ((t != DType::kFloat32 && t != DType::kFloat64) || s.root->dtype != t) return false;
+  return s.root->rank() == 2 && !s.node->attrs.get<bool>("transpose_b", false);
+}
 
 std::unique_ptr<ClusterProgram> lower_cluster(const Graph& g, const std::vector<Node*>& members,
                                               std::string* why) {

@@ -13,7 +13,19 @@
 
 namespace jf::py_bridge {
 
+// numpy's descriptor for d, made once per dtype: parsing the name took a third of a small
+// tensor's .numpy(). Kept for the process, as bfloat16's (a static py::object would be
+// destroyed after the interpreter).
+static py::dtype make_numpy_dtype(DType d);
 py::dtype numpy_dtype(DType d) {
+  static py::dtype* made[kNumDTypes] = {};
+  const int i = static_cast<int>(d);
+  if (i < 0 || i >= kNumDTypes) throw_type("invalid dtype");
+  if (!made[i]) made[i] = new py::dtype(make_numpy_dtype(d));
+  return *made[i];
+}
+
+static py::dtype make_numpy_dtype(DType d) {
   switch (d) {
     case DType::kFloat32:
       return py::dtype("float32");

@@ -476,6 +476,20 @@ void CompiledCluster::write_array(RunState& st, const Prepared& pr, size_t k) co
   if (j >= 0 && row) std::memcpy(st.ptrs[dst] + j * row, bufs[s.args[2]->buffer].raw(), row);
 }
 
+bool CompiledCluster::run_small_dot(RunState& st, const Prepared& pr, size_t k) const {
+  const Step& s = program->steps[k];
+  const TensorSpec& spec = pr.step_specs[k][0];
+  const int64_t m = spec.shape[0], n = spec.shape[1], depth = pr.step_in_shapes[k][1][0];  // B: [depth, n]
+  if (m * n * depth > kSmallDotVolume) return false;
+  const int c = s.root->buffer;
+  st.bufs[c] = Tensor::empty_reusing(spec.dtype, spec.shape, &st.recycle[c]);
+  st.ptrs[c] = static_cast<char*>(st.bufs[c].raw());
+  stats().small_dot_runs.fetch_add(1, std::memory_order_relaxed);
+  const int64_t dims[3] = {m, n, depth};
+  if (m && n) kernels.fns[k](st.ptrs.data(), dims, 0, m);
+  return true;
+}
+
 void CompiledCluster::run_steps(RunState& st, const Prepared& pr, bool loop) const {
   const ClusterProgram& p = *program;
   std::vector<Tensor>& bufs = st.bufs;
@@ -487,6 +501,8 @@ void CompiledCluster::run_steps(RunState& st, const Prepared& pr, bool loop) con
       write_array(st, pr, k);
       continue;
     }
+    if (s.kind == Step::kLibrary && k < kernels.fns.size() && kernels.fns[k] && run_small_dot(st, pr, k))
+      continue;
     if (s.kind == Step::kLibrary) {
       // Specs were inferred once per input shapes: run the Eigen kernel directly.
       st.lib_in.clear();

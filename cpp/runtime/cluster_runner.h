@@ -111,6 +111,9 @@ struct CompiledCluster {
   // loop: split each step across threads by step_cost (run_loop) instead of the flat guess.
   void run_steps(RunState& st, const Prepared& pr, bool loop) const;
   void write_array(RunState& st, const Prepared& pr, size_t k) const;  // step k: a TensorArrayWrite
+  // Step k, a small product (is_small_dot_step), on its compiled code; false when it is larger
+  // than that code takes (Eigen runs it).
+  bool run_small_dot(RunState& st, const Prepared& pr, size_t k) const;
   bool loop_fall_back(const std::string& why) const;
   bool reads_value(size_t i, const Tensor& t) const {
     return i < value_inputs.size() && value_inputs[i] && shape_like_input(t);

@@ -23,6 +23,7 @@ std::map<std::string, int64_t> stats_snapshot() {
           {"specializations", s.specializations},
           {"tensor_array_copied_bytes", s.tensor_array_copied_bytes},
           {"row_group_runs", s.row_group_runs},
+          {"small_dot_runs", s.small_dot_runs},
           {"gpu_graph_launches", s.gpu_graph_launches},
           {"gpu_graph_captures", s.gpu_graph_captures},
           {"compiled_loop_runs", s.compiled_loop_runs},
@@ -46,6 +47,7 @@ void reset_stats() {
   s.specializations = 0;
   s.tensor_array_copied_bytes = 0;
   s.row_group_runs = 0;
+  s.small_dot_runs = 0;
   s.gpu_graph_launches = 0;
   s.gpu_graph_captures = 0;
   s.compiled_loop_runs = 0;

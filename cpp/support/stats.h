@@ -24,6 +24,8 @@ struct Stats {
   std::atomic<int64_t> tensor_array_copied_bytes{0};
   // Runs of a fused row group (softmax, layer norm: codegen/fuse_rows.cc) in compiled code.
   std::atomic<int64_t> row_group_runs{0};
+  // Matrix products run on a cluster's own compiled code instead of Eigen (codegen/cpu/cpu_dot.cc).
+  std::atomic<int64_t> small_dot_runs{0};
   // GPU cluster runs replayed as one CUDA graph launch, and the graphs captured for them
   // (runtime/gpu/gpu_graph.cc).
   std::atomic<int64_t> gpu_graph_launches{0};

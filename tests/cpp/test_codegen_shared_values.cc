@@ -46,7 +46,8 @@ std::unique_ptr<Squares> squares(int depth) {
 size_t instructions(const ClusterProgram& p) {
   llvm::LLVMContext ctx;
   llvm::Module m("shared_values", ctx);
-  for (size_t i = 0; i < p.steps.size(); ++i) emit_loop_step(m, p.steps[i], "step" + std::to_string(i), -1);
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    emit_loop_step(m, p.steps[i], "step" + std::to_string(i), -1, false);
   size_t n = 0;
   for (const llvm::Function& f : m)
     for (const llvm::BasicBlock& bb : f) n += bb.size();

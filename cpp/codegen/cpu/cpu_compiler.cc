@@ -77,7 +77,8 @@ struct Jit {
   std::unique_ptr<llvm::TargetMachine> tm_quick;  // the same target, no code generator optimization
   const llvm::Target* target = nullptr;
   std::string triple, cpu, features;
-  bool avx2 = false;  // the target has AVX2: libmvec's AVX2 variants may be called
+  bool avx2 = false;           // the target has AVX2: libmvec's AVX2 variants may be called
+  unsigned vector_bytes = 16;  // the widest vector registers: 64 with AVX-512, 32 with AVX
   std::mutex mu;
   // cache key -> the loaded code while some cluster uses it (weak: the clusters own it)
   std::unordered_map<std::string, std::weak_ptr<Loaded>> loaded;
@@ -147,6 +148,8 @@ Jit& jit() {
     jj->tm.reset(target->createTargetMachine(jj->triple, jj->cpu, jj->features, opts, llvm::Reloc::PIC_,
                                              std::nullopt, llvm::CodeGenOpt::Aggressive));
     jj->avx2 = jj->tm->getMCSubtargetInfo()->checkFeatures("+avx2");
+    const llvm::MCSubtargetInfo* sti = jj->tm->getMCSubtargetInfo();
+    jj->vector_bytes = sti->checkFeatures("+avx512f") ? 64 : sti->checkFeatures("+avx") ? 32 : 16;
     // Each object in one mapping (jit_memory.h), freed with the object. The JIT only links
     // object code compiled here: it gets the target's data layout rather than deriving it,
     // and no IR compiler or initializer platform (LLJIT's defaults made a target machine and
@@ -318,7 +321,8 @@ std::shared_ptr<Loaded> load(Jit& j, const std::vector<bool>& kernel_steps, cons
 
 std::vector<bool> kernel_steps_of(const ClusterProgram& p) {
   std::vector<bool> out(p.steps.size());
-  for (size_t k = 0; k < p.steps.size(); ++k) out[k] = p.steps[k].kind != Step::kLibrary;
+  for (size_t k = 0; k < p.steps.size(); ++k)
+    out[k] = p.steps[k].kind != Step::kLibrary || is_small_dot_step(p.steps[k]);
   return out;
 }
 
@@ -523,9 +527,12 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   m.setDataLayout(j.tm->createDataLayout());
   for (size_t k = 0; k < p.steps.size(); ++k)
     if (p.steps[k].kind == Step::kLoop)
-      emit_loop_step(m, p.steps[k], prefix + "_step" + std::to_string(k), p.num_buffers);
+      emit_loop_step(m, p.steps[k], prefix + "_step" + std::to_string(k), p.num_buffers,
+                     pipeline == PipelineKind::kSmall);
     else if (p.steps[k].kind == Step::kRowGroup)
       emit_row_group_step(m, p.steps[k], prefix + "_step" + std::to_string(k), p.num_buffers);
+    else if (is_small_dot_step(p.steps[k]))
+      emit_small_dot_step(m, p.steps[k], prefix + "_step" + std::to_string(k), j.vector_bytes);
   std::string verr;
   llvm::raw_string_ostream vs(verr);
   if (llvm::verifyModule(m, &vs))

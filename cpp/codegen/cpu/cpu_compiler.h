@@ -15,7 +15,7 @@ namespace jf {
 using StepFn = void (*)(char** bufs, const int64_t* params, int64_t begin, int64_t end);
 
 struct CpuKernels {
-  std::vector<StepFn> fns;  // per step; nullptr for library steps (matmul)
+  std::vector<StepFn> fns;  // per step; nullptr for library steps but small products
   // Keeps the code behind fns loaded. Clusters with the same kernels share it (the compile
   // cache); the JIT frees the code with the last of them.
   std::shared_ptr<const void> code;

@@ -26,15 +26,32 @@ bool is_column_reduce(const KExpr* e) {
   return last >= 0 && x->dims[last] >= 0 && std::find(e->axes.begin(), e->axes.end(), last) == e->axes.end();
 }
 
+// Asks the loop vectorizer to run the loop's last partial vector masked rather than as a
+// scalar remainder: a short row (an LSTM cell's 10 units) is then one or two vectors.
+void fold_tail_by_masking(llvm::IRBuilder<>& b, llvm::BranchInst* latch) {
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::Metadata* hint[] = {llvm::MDString::get(ctx, "llvm.loop.vectorize.predicate.enable"),
+                            llvm::ConstantAsMetadata::get(b.getTrue())};
+  llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(ctx, hint)};
+  llvm::MDNode* loop = llvm::MDNode::getDistinct(ctx, ops);
+  loop->replaceOperandWith(0, loop);  // a loop's metadata names itself first
+  latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
+}
+
 // Output elements [j0, jend) of one output row, `idx` holding the row's outer indexes.
 void emit_row_elements(llvm::IRBuilder<>& b, ElementalEmitter& em, const Step& s, std::vector<Value*> idx,
-                       Value* row_base, Value* j0, Value* jend) {
+                       Value* row_base, Value* j0, Value* jend, bool fold_tail) {
   const KExpr* root = s.root;
   int r = root->rank();
-  for_range(b, j0, jend, "j", [&](Value* j) {
-    if (r) idx[r - 1] = root->dims[r - 1] < 0 ? static_cast<Value*>(b.getInt64(0)) : j;
-    em.emit_roots(s, idx, b.CreateAdd(row_base, j));
-  });
+  llvm::BranchInst* latch = nullptr;
+  for_range(
+      b, j0, jend, "j",
+      [&](Value* j) {
+        if (r) idx[r - 1] = root->dims[r - 1] < 0 ? static_cast<Value*>(b.getInt64(0)) : j;
+        em.emit_roots(s, idx, b.CreateAdd(row_base, j));
+      },
+      &latch);
+  if (fold_tail) fold_tail_by_masking(b, latch);
 }
 
 // The same row of a column reduction: out[j] = identity; for every reduced position,
@@ -155,7 +172,8 @@ RangeFunction begin_range_function(llvm::Module& m, llvm::IRBuilder<>& b, const 
   return f;
 }
 
-void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot) {
+void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot,
+                    bool fold_tails) {
   llvm::IRBuilder<> b(m.getContext());
   const RangeFunction f = begin_range_function(m, b, name);
   Value *begin = f.begin, *end = f.end;
@@ -179,7 +197,7 @@ void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int
       if (is_column_reduce(root))
         emit_row_column_reduce(b, em, root, idx, row_base, j0, jend);
       else
-        emit_row_elements(b, em, s, idx, row_base, j0, jend);
+        emit_row_elements(b, em, s, idx, row_base, j0, jend, fold_tails);
       return b.CreateAdd(i, b.CreateSub(jend, j0));
     });
   };

@@ -19,11 +19,18 @@ struct RangeFunction {
 RangeFunction begin_range_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name);
 
 // Emits `void name(ptr bufs, ptr params, i64 begin, i64 end)` computing output elements
-// [begin, end) of the step (its root and any sibling roots).
-void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot);
+// [begin, end) of the step (its root and any sibling roots). fold_tails: the vectorizer runs
+// each row's last partial vector masked (for the small pipeline's short rows).
+void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot,
+                    bool fold_tails);
 
 // The same signature for a kRowGroup step: [begin, end) are rows, each run through every part
 // (cpu_row_loops.cc).
 void emit_row_group_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot);
+
+// The same signature for a small-product library step (is_small_dot_step): [begin, end) are
+// rows of C, params are {m, n, k} of this product, not the program's (cpu_dot.cc). Vectors
+// of `vector_bytes`, the widest the target has.
+void emit_small_dot_step(llvm::Module& m, const Step& s, const std::string& name, unsigned vector_bytes);
 
 }  // namespace jf

@@ -6,6 +6,7 @@ with 0- and 1-sized dims; every case asserts that compiled code ran (cluster_run
 number of loops emitted (a child's JITFLOW_DUMP) shows a reshaped operand is not copied."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -207,6 +208,12 @@ def test_causal_attention_block_and_gradients(b, t, h, d, rng):
         np.testing.assert_allclose(got, w, rtol=2e-3, atol=2e-4 * np.abs(w).max())
 
 
+def loop_kernels(ir):
+    """The loop kernels a dumped module defines, leaving out a small matmul's own code (its
+    k loop's blocks are named dot.*)."""
+    return sum("dot.fma" not in f for f in re.split(r"^define ", ir, flags=re.MULTILINE)[1:])
+
+
 def test_a_reshaped_operand_is_not_copied(tmp_path):
     # Loops emitted for matmul(reshape(x), w) * 2: the product's scale only. The reshape of the
     # input (and of the transposed, scaled value) reaches the matmul as a view of its buffer.
@@ -230,7 +237,7 @@ def test_a_reshaped_operand_is_not_copied(tmp_path):
     loops = {}
     for name in ("plain", "transposed"):
         (ll,) = (tmp_path / name).glob("*.before_opt.ll")
-        loops[name] = sum(line.startswith("define ") for line in ll.read_text().splitlines())
+        loops[name] = loop_kernels(ll.read_text())
     # plain: the scale; transposed: the scaled transpose (its own rows, no reshape) and the scale.
     assert loops == {"plain": 1, "transposed": 2}
 
@@ -270,4 +277,4 @@ def test_a_matmul_reads_a_constant_of_one_value_as_its_buffer(tmp_path):
     env = dict(os.environ, JITFLOW_CACHE_DIR="off")
     subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True)
     (ll,) = tmp_path.glob("*.before_opt.ll")
-    assert sum(line.startswith("define ") for line in ll.read_text().splitlines()) == 1
+    assert loop_kernels(ll.read_text()) == 1
