@@ -197,11 +197,22 @@ int fuse_row_groups(ClusterProgram* p);
 int fold_gemm_scales(ClusterProgram* p);
 
 // A library step the CPU backend also compiles as a small product (cpu_dot.cc): a MatMul of
-// two float32 or float64 matrices whose B is not transposed. The runner calls that code for
-// products of at most kSmallDotVolume multiply-adds, where packing the operands for Eigen's
-// GEMM costs more than the product, and Eigen for larger ones.
+// two float32 or float64 matrices. The runner calls that code for products of at most
+// kSmallDotVolume multiply-adds, where packing the operands for Eigen's GEMM costs more than
+// the product, and Eigen for larger ones. With B transposed the code first copies it into a
+// [k, n] scratch on the stack: only for a B of at most kSmallDotTransposedB elements, and
+// only for at least kSmallDotTransposedRows rows of C, over which that copy pays (for one
+// row, a 90x90 B, the copy took 2.4 us longer than Eigen's whole product).
 bool is_small_dot_step(const Step& s);
 constexpr int64_t kSmallDotVolume = 32 * 32 * 32;
+constexpr int64_t kSmallDotTransposedB = 8192;
+constexpr int64_t kSmallDotTransposedRows = 8;
+// How a small product's operands are stored: A as [k, m], B as [n, k].
+struct DotForm {
+  bool transpose_a = false, transpose_b = false;
+};
+DotForm small_dot_form(const Step& s);
+enum DotParam { kDotM, kDotN, kDotK, kDotA, kDotB, kDotC, kDotParams };
 
 // Inputs that carry shapes or axes rather than data (input i of n): they must be constants
 // or cluster inputs, since their values feed run-time shape inference, not the kernels.

@@ -879,7 +879,7 @@ class Lowering {
     for (const Step& s : p_->steps) {
       os << "|" << s.kind << ":" << s.root->id << (s.in_place ? "w" : "");
       // A small product's code reads its operands as the node's attrs lay them out.
-      if (is_small_dot_step(s)) os << "D" << s.node->attrs.get<bool>("transpose_a", false);
+      if (is_small_dot_step(s)) os << "D" << small_dot_form(s).transpose_a << small_dot_form(s).transpose_b;
       for (const KExpr* e : s.siblings) os << "+" << e->id;
     }
     os << "|P" << p_->num_params << "B" << p_->num_buffers;
@@ -977,7 +977,11 @@ bool is_small_dot_step(const Step& s) {
   if (s.kind != Step::kLibrary || s.node->op != OpId::MatMul || s.args.size() != 2) return false;
   const DType t = s.node->outputs[0].dtype;
   if ((t != DType::kFloat32 && t != DType::kFloat64) || s.root->dtype != t) return false;
-  return s.root->rank() == 2 && !s.node->attrs.get<bool>("transpose_b", false);
+  return s.root->rank() == 2;
+}
+
+DotForm small_dot_form(const Step& s) {
+  return {s.node->attrs.get<bool>("transpose_a", false), s.node->attrs.get<bool>("transpose_b", false)};
 }
 
 std::unique_ptr<ClusterProgram> lower_cluster(const Graph& g, const std::vector<Node*>& members,

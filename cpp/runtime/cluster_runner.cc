@@ -479,13 +479,22 @@ void CompiledCluster::write_array(RunState& st, const Prepared& pr, size_t k) co
 bool CompiledCluster::run_small_dot(RunState& st, const Prepared& pr, size_t k) const {
   const Step& s = program->steps[k];
   const TensorSpec& spec = pr.step_specs[k][0];
-  const int64_t m = spec.shape[0], n = spec.shape[1], depth = pr.step_in_shapes[k][1][0];  // B: [depth, n]
+  const DotForm form = small_dot_form(s);
+  const Shape& bs = pr.step_in_shapes[k][1];  // B: [depth, n], or [n, depth] transposed
+  const int64_t m = spec.shape[0], n = spec.shape[1], depth = bs[form.transpose_b ? 1 : 0];
   if (m * n * depth > kSmallDotVolume) return false;
+  if (form.transpose_b && (n * depth > kSmallDotTransposedB || m < kSmallDotTransposedRows)) return false;
   const int c = s.root->buffer;
   st.bufs[c] = Tensor::empty_reusing(spec.dtype, spec.shape, &st.recycle[c]);
   st.ptrs[c] = static_cast<char*>(st.bufs[c].raw());
+  int64_t dims[kDotParams];
+  dims[kDotM] = m, dims[kDotN] = n, dims[kDotK] = depth;
+  dims[kDotA] = s.args[0]->buffer, dims[kDotB] = s.args[1]->buffer, dims[kDotC] = c;
+  if (!kernels.small_dots_ready()) {  // quick code, whose product entries are stubs
+    if (m && n) small_dot_reference(st.ptrs.data(), dims, spec.dtype, form);
+    return true;
+  }
   stats().small_dot_runs.fetch_add(1, std::memory_order_relaxed);
-  const int64_t dims[3] = {m, n, depth};
   if (m && n) kernels.fns[k](st.ptrs.data(), dims, 0, m);
   return true;
 }

@@ -13,6 +13,7 @@
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -27,6 +28,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -58,6 +60,9 @@ struct Loaded {
   // through, and the fully generated code that pointer is switched to once it is ready.
   std::vector<std::atomic<void*>*> slots;
   std::shared_ptr<Loaded> upgraded;
+  // Set once the slots point at the fully generated code: a quick object's small products
+  // are stubs until then (strip_small_dots).
+  std::atomic<bool> full_code{false};
   // false for an upgrade: a cluster's code counts once, whichever tier runs (and never
   // twice for a moment, as a reader of the count could see).
   const bool counted;
@@ -335,6 +340,42 @@ std::vector<bool> kernel_steps_of(const ClusterProgram& p) {
 // IR's fmuladd, whatever the code generator's level), so results are the same before and
 // after the switch. The disk cache gets the fully generated object only.
 
+// Small products in a tiered compile: the quick object has an empty entry for each (never
+// called: the runner runs those products on Eigen until CpuKernels::full_code says the full
+// code is in), and the upgrade compiles their code in a module of its own, linked into the
+// full one. Their optimization and code generation cost about a fifth of an LSTM cell's
+// first call.
+void add_small_dot_stubs(llvm::Module& m, const ClusterProgram& p, const std::string& prefix) {
+  for (size_t k = 0; k < p.steps.size(); ++k) {
+    if (!is_small_dot_step(p.steps[k])) continue;
+    llvm::IRBuilder<> b(m.getContext());
+    begin_range_function(m, b, prefix + "_step" + std::to_string(k));
+    b.CreateRetVoid();
+  }
+}
+
+struct DotStep {
+  size_t k;
+  DType dtype;
+  DotForm form;
+};
+
+std::vector<DotStep> small_dot_steps(const ClusterProgram& p) {
+  std::vector<DotStep> out;
+  for (size_t k = 0; k < p.steps.size(); ++k)
+    if (is_small_dot_step(p.steps[k])) out.push_back({k, p.steps[k].root->dtype, small_dot_form(p.steps[k])});
+  return out;
+}
+
+// Step k's entry calling the module's function for its form (element type, transposes),
+// emitted with the first step of that form.
+void emit_dot_step(llvm::Module& m, const DotStep& d, const std::string& prefix, unsigned vector_bytes) {
+  const std::string body = prefix + "_dot_" + dtype_name(d.dtype) + (d.form.transpose_a ? "_ta" : "") +
+                           (d.form.transpose_b ? "_tb" : "");
+  if (!m.getFunction(body)) emit_small_dot(m, d.dtype, d.form, body, vector_bytes);
+  emit_forward(m, prefix + "_step" + std::to_string(d.k), body);
+}
+
 // An IR module's functions renamed to <name>.t1, each called from <name> through the
 // pointer <name>.impl (initialized to it), which the upgrade later points elsewhere.
 void add_switchable_entries(llvm::Module& m, const std::vector<std::string>& names) {
@@ -367,7 +408,9 @@ struct UpgradeJob {
   std::weak_ptr<Loaded> quick;
   std::string bitcode, key, prefix;
   std::vector<bool> kernel_steps;
-  std::string cache_dir;  // where the full object is stored ("" for nowhere)
+  std::string cache_dir;      // where the full object is stored ("" for nowhere)
+  std::vector<DotStep> dots;  // small products: compiled here (add_small_dot_stubs)
+  unsigned vector_bytes = 16;
 };
 
 // One worker thread, started on first use. At exit and before a fork it finishes its queue,
@@ -444,6 +487,15 @@ class Upgrader {
     llvm::LLVMContext ctx;
     auto m = llvm::parseBitcodeFile(llvm::MemoryBufferRef(job.bitcode, job.prefix), ctx);
     if (!m) throw_runtime("LLVM: ", llvm::toString(m.takeError()));
+    if (!job.dots.empty()) {
+      auto dots = std::make_unique<llvm::Module>(job.prefix + "_dots", ctx);
+      dots->setTargetTriple((*m)->getTargetTriple());
+      dots->setDataLayout((*m)->getDataLayout());
+      for (const DotStep& d : job.dots) emit_dot_step(*dots, d, job.prefix, job.vector_bytes);
+      optimize(*dots, &tm, PipelineKind::kSmall);
+      if (llvm::Linker::linkModules(**m, std::move(dots)))
+        throw_runtime("LLVM: the small products' module does not link");
+    }
     std::string obj = emit_module(**m, &tm, false);
     disk_cache_store_in(job.cache_dir, job.key, obj);
     // Under the JIT's lock, as compile_cpu's lookups: the quick code is either still used
@@ -456,6 +508,7 @@ class Upgrader {
       if (full->fns[k])
         quick->slots[k]->store(reinterpret_cast<void*>(full->fns[k]), std::memory_order_release);
     quick->upgraded = std::move(full);
+    quick->full_code.store(true, std::memory_order_release);
   }
 
   std::mutex mu_;
@@ -477,6 +530,7 @@ Tiers tiers() {
 CpuKernels kernels_of(std::shared_ptr<Loaded> code, bool from_cache) {
   CpuKernels out;
   out.fns = code->fns;
+  if (!code->slots.empty()) out.full_code = &code->full_code;
   out.code = std::move(code);
   out.from_cache = from_cache;
   return out;
@@ -488,6 +542,40 @@ int64_t cpu_code_objects_loaded() { return g_objects_loaded.load(); }
 int64_t cpu_tier_upgrades() { return g_upgrades.load(); }
 int64_t cpu_tier_upgrade_failures() { return g_upgrade_failures.load(); }
 void cpu_wait_for_upgrades() { Upgrader::upgrader().drain(); }
+
+namespace {
+template <class T>
+void reference_dot(char** bufs, const int64_t* params, DotForm form, bool fused) {
+  const int64_t m = params[kDotM], n = params[kDotN], depth = params[kDotK];
+  const T* a = reinterpret_cast<const T*>(bufs[params[kDotA]]);
+  const T* b = reinterpret_cast<const T*>(bufs[params[kDotB]]);
+  T* c = reinterpret_cast<T*>(bufs[params[kDotC]]);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T acc = 0;
+      for (int64_t kk = 0; kk < depth; ++kk) {
+        const T x = a[form.transpose_a ? kk * m + i : i * depth + kk];
+        const T y = b[form.transpose_b ? j * depth + kk : kk * n + j];
+        if (fused) {
+          acc = std::fma(x, y, acc);
+        } else {
+          const volatile T p = x * y;  // rounded on its own, as an unfused multiply-add
+          acc = p + acc;
+        }
+      }
+      c[i * n + j] = acc;
+    }
+}
+}  // namespace
+
+void small_dot_reference(char** bufs, const int64_t* params, DType dtype, DotForm form) {
+  // llvm.fmuladd becomes one fused instruction exactly where the target has FMA.
+  static const bool fused = jit().tm->getMCSubtargetInfo()->checkFeatures("+fma");
+  if (dtype == DType::kFloat64)
+    reference_dot<double>(bufs, params, form, fused);
+  else
+    reference_dot<float>(bufs, params, form, fused);
+}
 
 std::string cpu_target_description() {
   Jit& j = jit();
@@ -525,14 +613,15 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   llvm::Module m(prefix, ctx);
   m.setTargetTriple(j.triple);
   m.setDataLayout(j.tm->createDataLayout());
+  const Tiers tier = pipeline == PipelineKind::kSmall ? tiers() : Tiers::kFullOnly;
+  if (tier == Tiers::kFullOnly)
+    for (const DotStep& d : small_dot_steps(p)) emit_dot_step(m, d, prefix, j.vector_bytes);
   for (size_t k = 0; k < p.steps.size(); ++k)
     if (p.steps[k].kind == Step::kLoop)
       emit_loop_step(m, p.steps[k], prefix + "_step" + std::to_string(k), p.num_buffers,
                      pipeline == PipelineKind::kSmall);
     else if (p.steps[k].kind == Step::kRowGroup)
       emit_row_group_step(m, p.steps[k], prefix + "_step" + std::to_string(k), p.num_buffers);
-    else if (is_small_dot_step(p.steps[k]))
-      emit_small_dot_step(m, p.steps[k], prefix + "_step" + std::to_string(k), j.vector_bytes);
   std::string verr;
   llvm::raw_string_ostream vs(verr);
   if (llvm::verifyModule(m, &vs))
@@ -543,9 +632,9 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
   if (pipeline == PipelineKind::kSmall) stats().small_pipeline_compilations.fetch_add(1);
   dump_module(m, label, "after_opt");
   std::shared_ptr<Loaded> code;
-  const Tiers tier = pipeline == PipelineKind::kSmall ? tiers() : Tiers::kFullOnly;
   if (tier != Tiers::kFullOnly) {
-    UpgradeJob job{{}, "", key, prefix, kernel_steps_of(p), disk_cache_store_dir()};
+    UpgradeJob job{
+        {}, "", key, prefix, kernel_steps_of(p), disk_cache_store_dir(), small_dot_steps(p), j.vector_bytes};
     {
       llvm::raw_string_ostream bc(job.bitcode);
       llvm::WriteBitcodeToFile(m, bc);
@@ -553,6 +642,7 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
     std::vector<std::string> names;
     for (size_t k = 0; k < p.steps.size(); ++k)
       if (job.kernel_steps[k]) names.push_back(prefix + "_step" + std::to_string(k));
+    add_small_dot_stubs(m, p, prefix);
     add_switchable_entries(m, names);
     if (!j.tm_quick)  // made on first use: a process whose kernels all come from the disk cache needs none
       j.tm_quick.reset(j.target->createTargetMachine(j.triple, j.cpu, j.features, llvm::TargetOptions(),

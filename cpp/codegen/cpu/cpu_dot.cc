@@ -1,13 +1,15 @@
-// Small matrix products compiled into the cluster: a library MatMul step also gets a range
-// function over rows of C that keeps a vector of C's row in registers while it walks the
-// reduction, reading A's element as a broadcast and B's row as a vector. Eigen's GEMM packs
-// both operands first, which costs more than a product of a few thousand multiply-adds; the
-// runner calls this code below kSmallDotVolume and Eigen above it.
+// Small matrix products compiled with the cluster: C = op(A) B by tiles of C's rows held in
+// vector registers while the code walks the shared dimension, reading A's element as a
+// broadcast and B's row as vectors. Eigen's GEMM packs both operands first, which costs more
+// than a product of a few thousand multiply-adds; the runner calls this code below
+// kSmallDotVolume and Eigen above it. One function per element type and layout of A serves
+// every such step of a module: the buffers come in the parameters.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/cpu/cpu_loops.h"
 #include "codegen/loops.h"
+#include "support/errors.h"
 
 namespace jf {
 namespace {
@@ -15,18 +17,27 @@ namespace {
 using llvm::Value;
 
 // The operands of one product as the code sees them: A [m, k] (stored [k, m] when
-// transposed), B [k, n], C [m, n], elements of type t in vectors of w.
+// transposed), B [k, n], C [m, n], elements of type t in vectors of w; last_row is the last
+// row of C this call computes.
 struct Dot {
   llvm::Type* t;
   unsigned w;
-  Value *a, *bm, *c, *m, *n, *k;
+  Value *a, *bm, *c, *m, *n, *k, *last_row;
   bool ta;
 };
 
+// Row r of a tile starting at row i. Rows past last_row are last_row again: the call's last
+// tile computes that row more than once and stores the same values, rather than a second
+// tile form for the rows left.
+Value* row_of_tile(llvm::IRBuilder<>& b, const Dot& d, Value* i, int r) {
+  if (r == 0) return i;
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(i, b.getInt64(r)), d.last_row);
+}
+
 // A tile of C: rows i..i+rows-1 by one vector per mask from column j0 (a null mask: all
-// lanes), each an accumulator: acc = sum over kk of A(row, kk) * B(kk, columns), stored
-// once. The tile's accumulators are independent chains of multiply-adds, enough of them to
-// keep the FMA units busy (one vector a row was bound by the chain's latency).
+// lanes), each an accumulator: acc = sum over kk of A(row, kk) * B(kk, columns), stored once.
+// Its accumulators are independent chains of multiply-adds, enough of them to keep the FMA
+// units busy (one vector a row was bound by the chain's latency).
 void emit_tile(llvm::IRBuilder<>& b, const Dot& d, Value* i, int rows, Value* j0,
                const std::vector<Value*>& masks) {
   llvm::LLVMContext& ctx = b.getContext();
@@ -58,7 +69,7 @@ void emit_tile(llvm::IRBuilder<>& b, const Dot& d, Value* i, int rows, Value* j0
                           : b.CreateAlignedLoad(vt, p, align));
   }
   for (int r = 0; r < rows; ++r) {
-    Value* row = b.CreateAdd(i, b.getInt64(r));
+    Value* row = row_of_tile(b, d, i, r);
     Value* at = d.ta ? b.CreateAdd(b.CreateMul(kk, d.m), row) : b.CreateAdd(b.CreateMul(row, d.k), kk);
     Value* av = b.CreateVectorSplat(d.w, b.CreateAlignedLoad(d.t, b.CreateInBoundsGEP(d.t, d.a, at), align));
     for (int q = 0; q < cols; ++q) {
@@ -70,7 +81,7 @@ void emit_tile(llvm::IRBuilder<>& b, const Dot& d, Value* i, int rows, Value* j0
   b.CreateBr(head);
   b.SetInsertPoint(done);
   for (int r = 0; r < rows; ++r) {
-    Value* crow = b.CreateAdd(b.CreateMul(b.CreateAdd(i, b.getInt64(r)), d.n), j0);
+    Value* crow = b.CreateAdd(b.CreateMul(row_of_tile(b, d, i, r), d.n), j0);
     for (int q = 0; q < cols; ++q) {
       Value* p = b.CreateInBoundsGEP(d.t, d.c, b.CreateAdd(crow, b.getInt64(q * d.w)));
       if (masks[q])
@@ -81,71 +92,93 @@ void emit_tile(llvm::IRBuilder<>& b, const Dot& d, Value* i, int rows, Value* j0
   }
 }
 
-// Rows i..i+rows-1 of C: full tiles of kTileVectors vectors, then one masked tile for the
-// columns left (rows of 10 or 40 columns, an LSTM cell's, are mostly that).
+// Rows i..i+rows-1 of C, by blocks of kTileVectors vectors of columns. Every block is masked
+// at the row's end (on AVX-512 a masked load costs what a plain one does): one tile form
+// for full and partial blocks keeps the code, and its compile time, small. A block of one
+// vector's columns or fewer takes a tile of one vector: no multiply-adds on empty lanes.
 constexpr int kTileVectors = 2;
 void emit_rows(llvm::IRBuilder<>& b, const Dot& d, Value* i, int rows) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
   const int64_t span = kTileVectors * d.w;
-  Value* full = b.CreateMul(b.CreateSDiv(d.n, b.getInt64(span)), b.getInt64(span));
-  Value* j = emit_loop(b, b.getInt64(0), full, "dot.col", [&](Value* j0) {
-    emit_tile(b, d, i, rows, j0, std::vector<Value*>(kTileVectors, nullptr));
+  emit_loop(b, b.getInt64(0), d.n, "dot.col", [&](Value* j0) {
+    std::vector<Value*> masks;
+    for (int q = 0; q < kTileVectors; ++q) {
+      std::vector<llvm::Constant*> lanes;
+      for (unsigned l = 0; l < d.w; ++l) lanes.push_back(b.getInt64(q * d.w + l));
+      Value* cols = b.CreateAdd(b.CreateVectorSplat(d.w, j0), llvm::ConstantVector::get(lanes));
+      masks.push_back(b.CreateICmpSLT(cols, b.CreateVectorSplat(d.w, d.n)));
+    }
+    llvm::BasicBlock* one = llvm::BasicBlock::Create(b.getContext(), "dot.one", fn);
+    llvm::BasicBlock* two = llvm::BasicBlock::Create(b.getContext(), "dot.two", fn);
+    llvm::BasicBlock* next = llvm::BasicBlock::Create(b.getContext(), "dot.next", fn);
+    b.CreateCondBr(b.CreateICmpSLE(b.CreateSub(d.n, j0), b.getInt64(d.w)), one, two);
+    b.SetInsertPoint(one);
+    emit_tile(b, d, i, rows, j0, {masks[0]});
+    b.CreateBr(next);
+    b.SetInsertPoint(two);
+    emit_tile(b, d, i, rows, j0, masks);
+    b.CreateBr(next);
+    b.SetInsertPoint(next);
     return b.CreateAdd(j0, b.getInt64(span));
   });
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::BasicBlock* tail = llvm::BasicBlock::Create(b.getContext(), "dot.tail", fn);
-  llvm::BasicBlock* next = llvm::BasicBlock::Create(b.getContext(), "dot.next", fn);
-  b.CreateCondBr(b.CreateICmpSLT(j, d.n), tail, next);
-  b.SetInsertPoint(tail);
-  std::vector<Value*> masks;
-  for (int q = 0; q < kTileVectors; ++q) {
-    std::vector<llvm::Constant*> lanes;
-    for (unsigned l = 0; l < d.w; ++l) lanes.push_back(b.getInt64(q * d.w + l));
-    Value* cols = b.CreateAdd(b.CreateVectorSplat(d.w, j), llvm::ConstantVector::get(lanes));
-    masks.push_back(b.CreateICmpSLT(cols, b.CreateVectorSplat(d.w, d.n)));
-  }
-  // Columns left for one vector take a tile of one: no multiply-adds on empty lanes.
-  llvm::BasicBlock* one = llvm::BasicBlock::Create(b.getContext(), "dot.tail1", fn);
-  llvm::BasicBlock* all = llvm::BasicBlock::Create(b.getContext(), "dot.tail2", fn);
-  b.CreateCondBr(b.CreateICmpSLE(b.CreateSub(d.n, j), b.getInt64(d.w)), one, all);
-  b.SetInsertPoint(one);
-  emit_tile(b, d, i, rows, j, {masks[0]});
-  b.CreateBr(next);
-  b.SetInsertPoint(all);
-  emit_tile(b, d, i, rows, j, masks);
-  b.CreateBr(next);
-  b.SetInsertPoint(next);
 }
 
 }  // namespace
 
-void emit_small_dot_step(llvm::Module& m, const Step& s, const std::string& name, unsigned vector_bytes) {
+void emit_small_dot(llvm::Module& m, DType dtype, DotForm form, const std::string& name,
+                    unsigned vector_bytes) {
   llvm::IRBuilder<> b(m.getContext());
   const RangeFunction f = begin_range_function(m, b, name);
-  llvm::Type* t = s.root->dtype == DType::kFloat64 ? b.getDoubleTy() : b.getFloatTy();
+  // One body for every step that calls it: the optimizer must not copy it into each.
+  f.entry->getParent()->addFnAttr(llvm::Attribute::NoInline);
+  llvm::Type* t = dtype == DType::kFloat64 ? b.getDoubleTy() : b.getFloatTy();
   const unsigned w = std::max(2u, vector_bytes / static_cast<unsigned>(t->getPrimitiveSizeInBits() / 8));
-  auto load_ptr = [&](int buffer) {
-    return b.CreateLoad(b.getPtrTy(), b.CreateConstInBoundsGEP1_64(b.getPtrTy(), f.bufs, buffer));
-  };
-  auto load_dim = [&](int slot) {
+  auto param = [&](int slot) {
     return b.CreateLoad(b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), f.params, slot));
   };
+  auto buffer = [&](int slot) {
+    return b.CreateLoad(b.getPtrTy(), b.CreateInBoundsGEP(b.getPtrTy(), f.bufs, param(slot)));
+  };
+  Value *n = param(kDotN), *k = param(kDotK), *bm = buffer(kDotB);
+  if (form.transpose_b) {
+    // B is [n, k]: its transpose goes into a scratch [k, n] first (at most
+    // kSmallDotTransposedB elements), so the tiles read rows of it as vectors.
+    Value* scratch = b.CreateAlloca(t, b.CreateMul(n, k), "bt");
+    const llvm::Align align(t->getPrimitiveSizeInBits() / 8);
+    for_range(b, b.getInt64(0), n, "bt.row", [&](Value* j) {
+      for_range(b, b.getInt64(0), k, "bt.col", [&](Value* kk) {
+        Value* x =
+            b.CreateAlignedLoad(t, b.CreateInBoundsGEP(t, bm, b.CreateAdd(b.CreateMul(j, k), kk)), align);
+        b.CreateAlignedStore(x, b.CreateInBoundsGEP(t, scratch, b.CreateAdd(b.CreateMul(kk, n), j)), align);
+      });
+    });
+    bm = scratch;
+  }
   Dot d{t,
         w,
-        load_ptr(s.args[0]->buffer),
-        load_ptr(s.args[1]->buffer),
-        load_ptr(s.root->buffer),
-        load_dim(0),
-        load_dim(1),
-        load_dim(2),
-        s.node->attrs.get<bool>("transpose_a", false)};
-  // Four rows at a time share each vector of B; the rows left go one by one.
+        buffer(kDotA),
+        bm,
+        buffer(kDotC),
+        param(kDotM),
+        n,
+        k,
+        b.CreateSub(f.end, b.getInt64(1)),
+        form.transpose_a};
+  // Four rows at a time share each vector of B.
   constexpr int kTileRows = 4;
-  Value* last = b.CreateSub(f.end, b.getInt64(kTileRows - 1));
-  Value* i = emit_loop(b, f.begin, last, "dot.rows", [&](Value* i0) {
+  emit_loop(b, f.begin, f.end, "dot.rows", [&](Value* i0) {
     emit_rows(b, d, i0, kTileRows);
     return b.CreateAdd(i0, b.getInt64(kTileRows));
   });
-  for_range(b, i, f.end, "dot.row", [&](Value* i1) { emit_rows(b, d, i1, 1); });
+  b.CreateRetVoid();
+}
+
+void emit_forward(llvm::Module& m, const std::string& name, const std::string& target) {
+  llvm::Function* to = m.getFunction(target);
+  if (!to) throw_runtime("LLVM: no function ", target, " to forward ", name, " to");
+  llvm::IRBuilder<> b(m.getContext());
+  const RangeFunction f = begin_range_function(m, b, name);
+  b.CreateCall(to, {f.bufs, f.params, f.begin, f.end})->setTailCall();
   b.CreateRetVoid();
 }
 

@@ -28,9 +28,13 @@ void emit_loop_step(llvm::Module& m, const Step& s, const std::string& name, int
 // (cpu_row_loops.cc).
 void emit_row_group_step(llvm::Module& m, const Step& s, const std::string& name, int status_slot);
 
-// The same signature for a small-product library step (is_small_dot_step): [begin, end) are
-// rows of C, params are {m, n, k} of this product, not the program's (cpu_dot.cc). Vectors
-// of `vector_bytes`, the widest the target has.
-void emit_small_dot_step(llvm::Module& m, const Step& s, const std::string& name, unsigned vector_bytes);
+// The same signature for small products (is_small_dot_step, cpu_dot.cc): [begin, end) are
+// rows of C = op(A) B, and params are this product's own, indexed by DotParam (kernel_ir.h:
+// the buffers' indices among them), so one function serves every step of its element type
+// (float32 or float64) and form. Vectors of `vector_bytes`, the widest the target has.
+void emit_small_dot(llvm::Module& m, DType dtype, DotForm form, const std::string& name,
+                    unsigned vector_bytes);
+// `void name(...)` of the same signature, calling `target` with its arguments.
+void emit_forward(llvm::Module& m, const std::string& name, const std::string& target);
 
 }  // namespace jf
