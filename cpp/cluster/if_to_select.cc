@@ -1,8 +1,8 @@
 // If-conversion: computing both branches and selecting is what the compiled If costs when the
-// branches are a few elementwise or layout ops; an executor branch would instead split the
-// cluster in three kernels around a round trip, and stop a loop holding it from running whole.
-// Only branches whose every op is pure, compiles, has static shapes and cannot raise at run
-// time qualify, so the untaken branch's values are discarded without any observable effect.
+// branches are a few elementwise or layout ops or small matrix products; an executor branch would instead
+// split the cluster in three kernels around a round trip, and stop a loop holding it from running whole. Only
+// branches whose every op is pure, compiles, has static shapes and cannot raise at run time qualify, so the
+// untaken branch's values are discarded without any observable effect.
 #include "cluster/if_to_select.h"
 
 #include <algorithm>
@@ -44,6 +44,22 @@ int non_const_inputs(const Node& m) {
 
 std::string describe(const Node& m) { return str_cat("op '", m.name, "' (", m.type(), ")"); }
 
+// Multiply-adds of a matrix product in a branch that may run whichever branch is taken: a
+// small product costs less computed for nothing than the executor branch costs, and with
+// static shapes it cannot fail at run time. Larger ones keep the branch, whose untaken side
+// then costs nothing.
+constexpr int64_t kMaxInlineProduct = 32 * 32 * 32;
+
+// The product's multiply-adds when every shape it has is static, else -1.
+int64_t static_product_volume(const Node& m) {
+  if (m.op != OpId::MatMul && m.op != OpId::BatchMatMulV2) return -1;
+  const Shape &a = spec(m.inputs[0]).shape, &out = m.outputs[0].shape;
+  if (!a.fully_defined() || !spec(m.inputs[1]).shape.fully_defined() || !out.fully_defined() || a.rank() < 2)
+    return -1;
+  const bool ta = m.attrs.get<bool>(m.op == OpId::MatMul ? "transpose_a" : "adj_x", false);
+  return out.num_elements() * a[a.rank() - (ta ? 2 : 1)];
+}
+
 // "" when `m` may run in a branch that is not taken.
 std::string branch_op_refusal(const Node& m, const Node& anchor, const ClusterOptions& o,
                               const CanEmitFn& can_emit) {
@@ -76,6 +92,15 @@ std::string branch_op_refusal(const Node& m, const Node& anchor, const ClusterOp
     case LowerKind::kConcat:
       if (m.inputs.back().node->op != OpId::Const) break;
       return "";
+    case LowerKind::kLibrary: {
+      const int64_t v = static_product_volume(m);
+      if (v >= 0 && v <= kMaxInlineProduct) return "";
+      if (v > kMaxInlineProduct)
+        return str_cat("its branch's ", describe(m), " is a product of ", v, " multiply-adds (more than ",
+                       kMaxInlineProduct, " would be computed for nothing)");
+      return str_cat("its branch's ", describe(m),
+                     " is a library op, not a matrix product of static shapes, which alone may run untaken");
+    }
     // Their parameters (shape, axes, bounds, perm) must be constants: then every shape they
     // could reject was checked when tracing.
     case LowerKind::kView:

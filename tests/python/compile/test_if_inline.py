@@ -287,3 +287,82 @@ def test_an_inlined_cond_with_nothing_left_to_compile_says_so():
     np.testing.assert_allclose(f(X0, jf.constant(False)).numpy(), X0 * 2.0)
     row = jf.explain(f, X0, jf.constant(False)).by_op()["If"]
     assert row.reason.startswith("computed inline") and "none of its ops" in row.reason
+
+
+# Small matrix products in the branches (cluster/if_to_select.cc: kMaxInlineProduct).
+W8 = np.random.default_rng(5).standard_normal((8, 8)).astype(np.float32) * 0.3
+
+
+def product_branches(x, w, p):
+    z = jf.cond(p, lambda: jf.matmul(x, w) * 2.0, lambda: jf.matmul(x * 0.5, w, transpose_b=True) + 1.0)
+    return jf.tanh(z)
+
+
+def np_product_branches(x, w, p):
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    return np.tanh(x @ w * 2.0 if p else (x * 0.5) @ w.T + 1.0)
+
+
+@pytest.mark.parametrize("p", [True, False])
+@pytest.mark.parametrize("mode", MODES)
+def test_a_cond_of_small_products_gives_the_taken_branch_in_every_mode(mode, p):
+    x = np.linspace(-1, 1, 32).astype(np.float32).reshape(4, 8)
+    out = run_mode(mode, product_branches, jf.constant(x), jf.constant(W8), jf.constant(p))
+    np.testing.assert_allclose(out.numpy(), np_product_branches(x, W8, p), rtol=2e-5, atol=2e-6)
+
+
+def test_a_cond_of_small_products_is_computed_inside_one_cluster():
+    f = jf.function(product_branches, jit_compile=True)
+    x = np.linspace(-1, 1, 32).astype(np.float32).reshape(4, 8)
+    for p in (True, False):
+        before = _runs()
+        np.testing.assert_allclose(f(x, W8, jf.constant(p)).numpy(), np_product_branches(x, W8, p),
+                                   rtol=2e-5, atol=2e-6)
+        assert _runs() - before == 1  # one cluster: the If did not split it
+    rows = jf.explain(f, x, W8, jf.constant(True)).by_op()
+    assert rows["If"].status == "compiled" and "computed inline" in rows["If"].reason
+    for op in ("If/then/MatMul", "If/else/MatMul", "Tanh"):
+        assert rows[op].status == "compiled" and rows[op].cluster == rows["If"].cluster, op
+
+
+def rnn_with_a_branch(h, w, n):
+    for i in jf.range(n):
+        if i % 2 == 0:
+            h = jf.tanh(jf.matmul(h, w) + 0.1)
+        else:
+            h = h * 0.9
+    return h
+
+
+def np_rnn_with_a_branch(h, w, n):
+    h, w = np.asarray(h, np.float64), np.asarray(w, np.float64)
+    for i in range(n):
+        h = np.tanh(h @ w + 0.1) if i % 2 == 0 else h * 0.9
+    return h
+
+
+def test_a_loop_with_a_product_in_an_if_runs_whole():
+    f = jf.function(rnn_with_a_branch, jit_compile=True)
+    h = np.linspace(-1, 1, 24).astype(np.float32).reshape(3, 8)
+    for n in (0, 1, 2, 9):
+        s0 = jf.debugging.stats()
+        np.testing.assert_allclose(f(h, W8, jf.constant(n)).numpy(), np_rnn_with_a_branch(h, W8, n),
+                                   rtol=2e-5, atol=2e-6)
+        s1 = jf.debugging.stats()
+        assert s1["cluster_runs"] - s0["cluster_runs"] == (2 if n else 1), n
+        assert s1["compiled_loop_runs"] - s0["compiled_loop_runs"] == (1 if n else 0), n
+    rows = jf.explain(f, h, W8, jf.constant(3)).by_op()
+    assert rows["While"].reason.startswith("a compiled loop")
+    assert rows["While/body/If"].status == "compiled"
+
+
+def test_a_large_product_keeps_the_branch():
+    # 64x64 by 64x64 is 262,144 multiply-adds: computed for nothing, it would cost more than
+    # the executor branch.
+    x = np.ones((64, 64), np.float32)
+    w = np.full((64, 64), 0.01, np.float32)
+    f = jf.function(lambda x, w, p: jf.cond(p, lambda: jf.matmul(x, w), lambda: x * 2.0), jit_compile=True)
+    np.testing.assert_allclose(f(x, w, jf.constant(True)).numpy(), np.full((64, 64), 0.64), rtol=1e-5)
+    np.testing.assert_allclose(f(x, w, jf.constant(False)).numpy(), x * 2.0)
+    row = jf.explain(f, x, w, jf.constant(True)).by_op()["If"]
+    assert row.status == "eager" and "262144 multiply-adds" in row.reason
