@@ -38,6 +38,7 @@ and to which they give the gradients of its reads."""
 from .. import _C
 from ..core import dtypes
 from ..ops import basic_ops as ops
+from ..tracing import jit_context
 from ..tracing.control_flow import cond, while_loop
 from ..tracing.tensor_array import _GROW
 from . import grads_tensor_array as ta_grads
@@ -130,6 +131,12 @@ def _ports(graph, first):
             if i >= first and ph.has_attr("_variable_port")}
 
 
+def _compiled(op):
+    """Whether the loop's replays will be compiled code: traced in a jit_compile=True function,
+    or marked for compilation by a jit_scope."""
+    return jit_context.compiles_whole() or bool(op.get_attr("_XlaCompile", False))
+
+
 def _shape_may_change(invariant, initial):
     """True when a loop var's shape invariant relaxes a dim its initial value knows."""
     invariant, initial = tuple(invariant), tuple(initial)
@@ -213,18 +220,40 @@ def _while_grad(op, *grads):
         vals, values, accs = list(rest[:nv]), list(rest[nv:nv + nw]), rest[nv + nw:]
         state = VariableState(dict(zip(written, values)))
         new_vals = replay(bg, vals + body_caps, what, state)
-        new_accs = [ta_grads.push(a, i, vals[j]) for a, j in zip(accs, saved)]
-        new_accs += [ta_grads.push(a, i, ta_grads.rows(vals[j])) for a, j in zip(accs[len(saved):], grown)]
-        new_accs += [ta_grads.push(a, i, v) for a, v in zip(accs[len(saved) + len(grown):], values)]
+        new_accs = [push(a, i, vals[j]) for a, j in zip(accs, saved)]
+        new_accs += [push(a, i, ta_grads.rows(vals[j])) for a, j in zip(accs[len(saved):], grown)]
+        new_accs += [push(a, i, v) for a, v in zip(accs[len(saved) + len(grown):], values)]
         return [i + 1] + list(new_vals) + [state.values[v] for v in written] + new_accs
 
-    empty = [ops.expand_dims(loop_vars[j], 0)[:0] for j in saved]  # [0, *shape]
-    empty += [ops.zeros([0], dtypes.int32) for _ in grown]
-    empty += [ops.expand_dims(v, 0)[:0] for v in starts]
+    limit = None if max_iter < 0 else max_iter
+    if _compiled(op):
+        # In compiled code a first replay only counts the iterations, and the accumulators are
+        # made that size: fixed-size writes let the saving replay run whole as one compiled
+        # loop, where a doubling buffer (a loop var changing shape) sent every iteration back
+        # to the executor. Outside compiled code one replay with doubling buffers costs less.
+        def count_body(i, *rest):
+            state = VariableState(dict(zip(written, rest[nv:nv + nw])))
+            new_vals = replay(bg, list(rest[:nv]) + body_caps, what, state)
+            return [i + 1] + list(new_vals) + [state.values[v] for v in written]
+
+        with _C.attr_scope({_GRAD_LOOP: True}):
+            rows = while_loop(fwd_cond, count_body, [ops.constant(0, dtypes.int32)] + loop_vars + starts,
+                              shape_invariants=[[]] + invariants + value_invariants, maximum_iterations=limit)[0]
+        push = ta_grads.push_fixed
+        lead = ops.reshape(rows, [1])
+        empty = [ops.zeros(ops.concat([lead, ops.shape(loop_vars[j], out_type=dtypes.int32)], 0), loop_vars[j].dtype)
+                 for j in saved]
+        empty += [ops.zeros(lead, dtypes.int32) for _ in grown]
+        empty += [ops.zeros(ops.concat([lead, ops.shape(v, out_type=dtypes.int32)], 0), v.dtype) for v in starts]
+    else:
+        push = ta_grads.push
+        empty = [ops.expand_dims(loop_vars[j], 0)[:0] for j in saved]  # [0, *shape]
+        empty += [ops.zeros([0], dtypes.int32) for _ in grown]
+        empty += [ops.expand_dims(v, 0)[:0] for v in starts]
     with _C.attr_scope({_GRAD_LOOP: True}):
         fwd = while_loop(fwd_cond, fwd_body, [ops.constant(0, dtypes.int32)] + loop_vars + starts + empty,
                          shape_invariants=[[]] + invariants + value_invariants + acc_invariants,
-                         maximum_iterations=None if max_iter < 0 else max_iter)
+                         maximum_iterations=limit)
     n, accs = fwd[0], list(fwd[1 + nv + nw:])
 
     # (2) Backward: iterations n-1 .. 0, each popping its saved values from the accumulators,

@@ -48,6 +48,13 @@ def push(acc, i, value):
     return _write(acc, i, value, _GROW)
 
 
+def push_fixed(acc, i, value):
+    """acc [n, *shape] with row i set to value, in place when the loop owns acc: a saved value
+    of a replay whose iterations were counted first (a fixed size, so a compiled loop holding
+    it runs whole)."""
+    return _write(acc, i, value, _STRICT)
+
+
 def peek(acc, n, k):
     """Row k of an accumulator holding n rows."""
     return _read(acc, n, k)

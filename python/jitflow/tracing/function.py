@@ -16,7 +16,7 @@ from ..core.nest import flatten_outputs
 from ..core.tensor_spec import TensorSpec
 from ..ops import variables as _variables
 from ..ops.basic_ops import convert_to_tensor
-from . import display, signatures
+from . import display, jit_context, signatures
 from .autograph import conversion, feature_names, operators
 
 _RETRACE_WARN_COUNT = 5
@@ -295,7 +295,7 @@ class Function(_C.FunctionCache):
         guard = _variables._creation_guard.stack
         guard.append((allow_creation, self._name, self._created_variables))
         try:
-            with builder:
+            with builder, jit_context.tracing(self._jit_compile):
                 placeholders = [builder.placeholder(s.dtype, list(s.shape), name)
                                 for s, name in zip(specs, self._leaf_names(tree))]
                 placeholders = [type(o).__jf_spec_leaf_traced__(o, p) if hasattr(type(o), "__jf_spec_leaf__") else p

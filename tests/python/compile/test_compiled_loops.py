@@ -274,14 +274,79 @@ def test_gradient_through_a_loop_under_jit_compile():
     w = np.array(0.9, np.float64)
     before = _stats()
     loss, gx, gw = grads(x, w, jf.constant(5))
-    # the forward loop runs whole, and so does the gradient's loop walking the saved values
-    # back (its TensorArray reads compile); the loop saving them grows an array, so it runs
-    # per step
-    assert _delta(before, "compiled_loop_runs") == 2
-    assert _delta(before, "compiled_loop_iterations") == 10
+    # every loop runs whole: the forward loop, the gradient's replay counting the iterations,
+    # its replay saving each iteration's values into arrays of that size, and its loop walking
+    # them back (TensorArray writes and reads compile)
+    assert _delta(before, "compiled_loop_runs") == 4
+    assert _delta(before, "compiled_loop_iterations") == 20
+    assert _delta(before, "compiled_loop_fallbacks") == 0
     assert float(loss) == pytest.approx(np_loss(x, w), rel=1e-12)
     eps = 1e-6
     nx = [(np_loss(x + eps * e, w) - np_loss(x - eps * e, w)) / (2 * eps) for e in np.eye(3)]
     nw = (np_loss(x, w + eps) - np_loss(x, w - eps)) / (2 * eps)
     np.testing.assert_allclose(gx.numpy(), nx, rtol=1e-6, atol=1e-9)
     assert float(gw) == pytest.approx(nw, rel=1e-6)
+
+
+def _np_rnn_loss(x, w, v0, n):
+    h, v = np.asarray(x, np.float64), float(v0)
+    for _ in range(n):
+        h = np.tanh(h @ w + 0.1 * v)
+        v = v * 0.5 + 1.0
+    return float(np.sum(h * h)) + v
+
+
+@pytest.mark.parametrize("n", [0, 1, 7])
+@pytest.mark.parametrize("mode", ["jit_compile", "jit_scope", "function"])
+def test_the_gradients_replays_run_whole_in_compiled_code(mode, n):
+    # The replay saving each iteration's values writes arrays sized by a first replay that
+    # counts the iterations, so in compiled code it runs whole like the other loops; a variable
+    # the loop writes is saved the same way. A plain function keeps one replay with doubling
+    # arrays. Gradients against central differences in float64.
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4))
+    w = rng.standard_normal((4, 4)) * 0.5
+    v = jf.Variable(0.25, dtype=jf.float64)
+
+    def body(x, w, n):
+        v.assign(0.25)
+        with jf.GradientTape() as tape:
+            tape.watch([x, w])
+            h = x
+            for _ in jf.range(n):
+                h = jf.tanh(jf.matmul(h, w) + 0.1 * v)
+                v.assign(v * 0.5 + 1.0)
+            loss = jf.reduce_sum(h * h) + v
+        return (loss, *tape.gradient(loss, [x, w]))
+
+    if mode == "jit_scope":
+        def scoped(x, w, n):
+            with jf.jit_scope():
+                return body(x, w, n)
+        f = jf.function(scoped)
+    else:
+        f = jf.function(body, jit_compile=mode == "jit_compile")
+    before = _stats()
+    loss, gx, gw = f(jf.constant(x), jf.constant(w), jf.constant(n))
+    assert float(loss) == pytest.approx(_np_rnn_loss(x, w, 0.25, n), rel=1e-10)
+    if mode == "function":
+        assert _delta(before, "compiled_loop_runs") == 0
+    else:
+        # the counting replay, the saving replay and the backward loop: one compiled run each
+        # (none for 0 iterations, where only the conditions run). The forward loop assigns the
+        # variable, a side effect that stays on the executor; the replays carry its value.
+        assert _delta(before, "compiled_loop_runs") == (3 if n else 0)
+        assert _delta(before, "compiled_loop_fallbacks") == 0
+    eps = 1e-6
+    for g, arg in ((gx, 0), (gw, 1)):
+        num = np.zeros_like(g.numpy())
+        for idx in np.ndindex(num.shape):
+            d = np.zeros_like(num)
+            d[idx] = eps
+            a = [x, w]
+            hi = list(a)
+            lo = list(a)
+            hi[arg] = a[arg] + d
+            lo[arg] = a[arg] - d
+            num[idx] = (_np_rnn_loss(*hi, 0.25, n) - _np_rnn_loss(*lo, 0.25, n)) / (2 * eps)
+        np.testing.assert_allclose(g.numpy(), num, rtol=1e-6, atol=1e-8)
