@@ -203,8 +203,13 @@ int fold_gemm_scales(ClusterProgram* p);
 // [k, n] scratch on the stack: only for a B of at most kSmallDotTransposedB elements, and
 // only for at least kSmallDotTransposedRows rows of C, over which that copy pays (for one
 // row, a 90x90 B, the copy took 2.4 us longer than Eigen's whole product).
+// The shared dimension is bounded too: each element of C is one chain of multiply-adds over
+// k, and a long chain in a few rows waits on the FMA's latency, where Eigen's matrix-vector
+// and panel kernels split k (k of 256 or more: 1x512x4 took 1.24 µs against Eigen's 0.97).
+// At most kSmallDotMaxDepth, half that for a single row of C.
 bool is_small_dot_step(const Step& s);
 constexpr int64_t kSmallDotVolume = 32 * 32 * 32;
+constexpr int64_t kSmallDotMaxDepth = 128;
 constexpr int64_t kSmallDotTransposedB = 8192;
 constexpr int64_t kSmallDotTransposedRows = 8;
 // How a small product's operands are stored: A as [k, m], B as [n, k].

@@ -482,7 +482,8 @@ bool CompiledCluster::run_small_dot(RunState& st, const Prepared& pr, size_t k) 
   const DotForm form = small_dot_form(s);
   const Shape& bs = pr.step_in_shapes[k][1];  // B: [depth, n], or [n, depth] transposed
   const int64_t m = spec.shape[0], n = spec.shape[1], depth = bs[form.transpose_b ? 1 : 0];
-  if (m * n * depth > kSmallDotVolume) return false;
+  if (m * n * depth > kSmallDotVolume || depth > (m == 1 ? kSmallDotMaxDepth / 2 : kSmallDotMaxDepth))
+    return false;
   if (form.transpose_b && (n * depth > kSmallDotTransposedB || m < kSmallDotTransposedRows)) return false;
   const int c = s.root->buffer;
   st.bufs[c] = Tensor::empty_reusing(spec.dtype, spec.shape, &st.recycle[c]);

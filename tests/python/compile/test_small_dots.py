@@ -68,10 +68,12 @@ def test_small_product_runs_compiled_and_matches_numpy(shape, dtype, transposes,
 
 def test_one_function_serves_small_and_large_products(rng):
     # With unknown dims the same compiled cluster runs each call's size: the small ones on
-    # its own code, a product past kSmallDotVolume on Eigen.
+    # its own code, a product past kSmallDotVolume multiply-adds on Eigen.
     sig = [jf.TensorSpec([None, None], jf.float32)] * 2
     f = jf.function(lambda x, y: jf.matmul(x, y) + 1.0, jit_compile=True, input_signature=sig)
-    for (m, k, n), small in [((3, 5, 7), True), ((64, 64, 64), False), ((10, 10, 40), True), ((1, 0, 3), True)]:
+    # A long shared dimension stays on Eigen too (kSmallDotMaxDepth: 128, 64 for one row).
+    for (m, k, n), small in [((3, 5, 7), True), ((64, 64, 64), False), ((10, 10, 40), True), ((1, 0, 3), True),
+                             ((2, 128, 3), True), ((2, 129, 3), False), ((1, 64, 5), True), ((1, 65, 5), False)]:
         a = rng.standard_normal((m, k)).astype(np.float32)
         b = rng.standard_normal((k, n)).astype(np.float32)
         s0, c0 = small_dots(), jf.debugging.stats()["cluster_runs"]
