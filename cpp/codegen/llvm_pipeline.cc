@@ -41,7 +41,7 @@ void run_pipeline(llvm::Module& m, llvm::TargetMachine* tm, const llvm::TargetLi
   if (kind == PipelineKind::kSmall) {
     // The row loops fold their tails into masked vectors (emit_loop_step), so the widest
     // vectors pay: a row of 10 (an LSTM cell's units) is one masked vector of AVX-512's 16
-    // floats, where 8 lanes took two and a scalar remainder took 2 elements one by one.
+    // floats, where before the fold it was one vector of 8 and 2 elements one by one.
     const bool avx512 = tm && tm->getMCSubtargetInfo()->checkFeatures("+avx512f");
     for (llvm::Function& f : m)
       if (!f.isDeclaration()) f.addFnAttr("prefer-vector-width", avx512 ? "512" : "256");
