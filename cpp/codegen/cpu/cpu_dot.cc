@@ -1,9 +1,10 @@
 // Small matrix products compiled with the cluster: C = op(A) B by tiles of C's rows held in
 // vector registers while the code walks the shared dimension, reading A's element as a
-// broadcast and B's row as vectors. Eigen's GEMM packs both operands first, which costs more
-// than a product of a few thousand multiply-adds; the runner calls this code below
-// kSmallDotVolume and Eigen above it. One function per element type and layout of A serves
-// every such step of a module: the buffers come in the parameters.
+// broadcast and B's row as vectors (a transposed B is copied to that layout first). Eigen's
+// GEMM packs both operands first, which costs more than a product of a few thousand
+// multiply-adds; the runner calls this code within kernel_ir.h's bounds and Eigen beyond
+// them. One function per element type and operand layout serves every such step of a module:
+// the buffers come in the parameters.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 
@@ -17,8 +18,8 @@ namespace {
 using llvm::Value;
 
 // The operands of one product as the code sees them: A [m, k] (stored [k, m] when
-// transposed), B [k, n], C [m, n], elements of type t in vectors of w; last_row is the last
-// row of C this call computes.
+// transposed), B [k, n] (a transposed one's copy), C [m, n], elements of type t in vectors of
+// w; last_row is the last row of C this call computes.
 struct Dot {
   llvm::Type* t;
   unsigned w;
