@@ -1,8 +1,9 @@
 // If-conversion: computing both branches and selecting is what the compiled If costs when the
-// branches are a few elementwise or layout ops or small matrix products; an executor branch would instead
-// split the cluster in three kernels around a round trip, and stop a loop holding it from running whole. Only
-// branches whose every op is pure, compiles, has static shapes and cannot raise at run time qualify, so the
-// untaken branch's values are discarded without any observable effect.
+// branches are a few elementwise or layout ops or small matrix products; an executor branch
+// would instead split the cluster in three kernels around a round trip, and stop a loop
+// holding it from running whole. Only branches whose every op is pure, compiles, has static
+// shapes and cannot raise at run time qualify, so the untaken branch's values are discarded
+// without any observable effect.
 #include "cluster/if_to_select.h"
 
 #include <algorithm>

@@ -91,6 +91,11 @@ struct ParamFill {
   int a = 0, b = 0, c = 0;  // input/node index, output index or dim, dim
 };
 
+// How a matrix product's operands are stored: A as [k, m], B as [n, k] (MatMul's attrs).
+struct DotForm {
+  bool transpose_a = false, transpose_b = false;
+};
+
 struct Step {
   enum Kind { kLoop, kLibrary, kRowGroup } kind;
   KExpr* root;               // kLoop: the value computed (written to root->buffer)
@@ -116,6 +121,9 @@ struct Step {
   bool in_place = false;
   // kLibrary MatMul on the GPU: the product's scale, cuBLAS's alpha (fold_gemm_scales).
   double alpha = 1;
+  // kLibrary MatMul: its transposes, read once here rather than from the node's attrs on
+  // every run of a small product (is_small_dot_step).
+  DotForm dot;
 };
 
 // The rows a kRowGroup step walks: the product of its row dims.
@@ -212,11 +220,6 @@ constexpr int64_t kSmallDotVolume = 32 * 32 * 32;
 constexpr int64_t kSmallDotMaxDepth = 128;
 constexpr int64_t kSmallDotTransposedB = 8192;
 constexpr int64_t kSmallDotTransposedRows = 8;
-// How a small product's operands are stored: A as [k, m], B as [n, k].
-struct DotForm {
-  bool transpose_a = false, transpose_b = false;
-};
-DotForm small_dot_form(const Step& s);
 enum DotParam { kDotM, kDotN, kDotK, kDotA, kDotB, kDotC, kDotParams };
 
 // Inputs that carry shapes or axes rather than data (input i of n): they must be constants

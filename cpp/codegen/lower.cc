@@ -585,6 +585,8 @@ class Lowering {
           outs.push_back(e);
         }
         for (size_t i = 0; i < n->inputs.size(); ++i) s.args.push_back(in(static_cast<int>(i)));
+        if (n->op == OpId::MatMul)
+          s.dot = {n->attrs.get<bool>("transpose_a", false), n->attrs.get<bool>("transpose_b", false)};
         pending_matmuls_.push_back(s);
         break;
       }
@@ -879,7 +881,7 @@ class Lowering {
     for (const Step& s : p_->steps) {
       os << "|" << s.kind << ":" << s.root->id << (s.in_place ? "w" : "");
       // A small product's code reads its operands as the node's attrs lay them out.
-      if (is_small_dot_step(s)) os << "D" << small_dot_form(s).transpose_a << small_dot_form(s).transpose_b;
+      if (is_small_dot_step(s)) os << "D" << s.dot.transpose_a << s.dot.transpose_b;
       for (const KExpr* e : s.siblings) os << "+" << e->id;
     }
     os << "|P" << p_->num_params << "B" << p_->num_buffers;
@@ -978,10 +980,6 @@ bool is_small_dot_step(const Step& s) {
   const DType t = s.node->outputs[0].dtype;
   if ((t != DType::kFloat32 && t != DType::kFloat64) || s.root->dtype != t) return false;
   return s.root->rank() == 2;
-}
-
-DotForm small_dot_form(const Step& s) {
-  return {s.node->attrs.get<bool>("transpose_a", false), s.node->attrs.get<bool>("transpose_b", false)};
 }
 
 std::unique_ptr<ClusterProgram> lower_cluster(const Graph& g, const std::vector<Node*>& members,

@@ -479,7 +479,7 @@ void CompiledCluster::write_array(RunState& st, const Prepared& pr, size_t k) co
 bool CompiledCluster::run_small_dot(RunState& st, const Prepared& pr, size_t k) const {
   const Step& s = program->steps[k];
   const TensorSpec& spec = pr.step_specs[k][0];
-  const DotForm form = small_dot_form(s);
+  const DotForm form = s.dot;
   const Shape& bs = pr.step_in_shapes[k][1];  // B: [depth, n], or [n, depth] transposed
   const int64_t m = spec.shape[0], n = spec.shape[1], depth = bs[form.transpose_b ? 1 : 0];
   if (m * n * depth > kSmallDotVolume || depth > (m == 1 ? kSmallDotMaxDepth / 2 : kSmallDotMaxDepth))

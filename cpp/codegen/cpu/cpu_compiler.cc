@@ -61,7 +61,7 @@ struct Loaded {
   std::vector<std::atomic<void*>*> slots;
   std::shared_ptr<Loaded> upgraded;
   // Set once the slots point at the fully generated code: a quick object's small products
-  // are stubs until then (strip_small_dots).
+  // are stubs until then (add_small_dot_stubs).
   std::atomic<bool> full_code{false};
   // false for an upgrade: a cluster's code counts once, whichever tier runs (and never
   // twice for a moment, as a reader of the count could see).
@@ -83,6 +83,7 @@ struct Jit {
   const llvm::Target* target = nullptr;
   std::string triple, cpu, features;
   bool avx2 = false;           // the target has AVX2: libmvec's AVX2 variants may be called
+  bool fma = false;            // llvm.fmuladd becomes one fused instruction (small_dot_reference)
   unsigned vector_bytes = 16;  // the widest vector registers: 64 with AVX-512, 32 with AVX
   std::mutex mu;
   // cache key -> the loaded code while some cluster uses it (weak: the clusters own it)
@@ -152,8 +153,9 @@ Jit& jit() {
     jj->target = target;
     jj->tm.reset(target->createTargetMachine(jj->triple, jj->cpu, jj->features, opts, llvm::Reloc::PIC_,
                                              std::nullopt, llvm::CodeGenOpt::Aggressive));
-    jj->avx2 = jj->tm->getMCSubtargetInfo()->checkFeatures("+avx2");
     const llvm::MCSubtargetInfo* sti = jj->tm->getMCSubtargetInfo();
+    jj->avx2 = sti->checkFeatures("+avx2");
+    jj->fma = sti->checkFeatures("+fma");
     jj->vector_bytes = sti->checkFeatures("+avx512f") ? 64 : sti->checkFeatures("+avx") ? 32 : 16;
     // Each object in one mapping (jit_memory.h), freed with the object. The JIT only links
     // object code compiled here: it gets the target's data layout rather than deriving it,
@@ -341,8 +343,8 @@ std::vector<bool> kernel_steps_of(const ClusterProgram& p) {
 // after the switch. The disk cache gets the fully generated object only.
 
 // Small products in a tiered compile: the quick object has an empty entry for each (never
-// called: the runner runs those products on Eigen until CpuKernels::full_code says the full
-// code is in), and the upgrade compiles their code in a module of its own, linked into the
+// called: the runner runs those products on small_dot_reference until CpuKernels::full_code
+// says the full code is in), and the upgrade compiles their code in a module of its own, linked into the
 // full one. Their optimization and code generation cost about a fifth of an LSTM cell's
 // first call.
 void add_small_dot_stubs(llvm::Module& m, const ClusterProgram& p, const std::string& prefix) {
@@ -363,7 +365,7 @@ struct DotStep {
 std::vector<DotStep> small_dot_steps(const ClusterProgram& p) {
   std::vector<DotStep> out;
   for (size_t k = 0; k < p.steps.size(); ++k)
-    if (is_small_dot_step(p.steps[k])) out.push_back({k, p.steps[k].root->dtype, small_dot_form(p.steps[k])});
+    if (is_small_dot_step(p.steps[k])) out.push_back({k, p.steps[k].root->dtype, p.steps[k].dot});
   return out;
 }
 
@@ -569,8 +571,7 @@ void reference_dot(char** bufs, const int64_t* params, DotForm form, bool fused)
 }  // namespace
 
 void small_dot_reference(char** bufs, const int64_t* params, DType dtype, DotForm form) {
-  // llvm.fmuladd becomes one fused instruction exactly where the target has FMA.
-  static const bool fused = jit().tm->getMCSubtargetInfo()->checkFeatures("+fma");
+  const bool fused = jit().fma;
   if (dtype == DType::kFloat64)
     reference_dot<double>(bufs, params, form, fused);
   else
