@@ -3,11 +3,13 @@
 // would instead split the cluster in three kernels around a round trip, and stop a loop
 // holding it from running whole. Only branches whose every op is pure, compiles, has static
 // shapes and cannot raise at run time qualify, so the untaken branch's values are discarded
-// without any observable effect.
+// without any observable effect. The other Ifs whose branches compile without side effects
+// are inlined with guards instead, after clustering: the cluster skips the untaken branch.
 #include "cluster/if_to_select.h"
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "passes/passes.h"
@@ -61,20 +63,49 @@ int64_t static_product_volume(const Node& m) {
   return out.num_elements() * a[a.rank() - (ta ? 2 : 1)];
 }
 
-// "" when `m` may run in a branch that is not taken.
+// Why a compiling op of a branch cannot be a guarded step ("" when it can).
+std::string guarded_op_refusal(const Node& m) {
+  for (const TensorSpec& t : m.outputs)
+    if (is_half(t.dtype))
+      return str_cat(
+          "its branch's ", describe(m), " computes ", dtype_name(t.dtype),
+          " values (computed in float32 and rounded where stored, which guarded steps do not do yet)");
+  // Shapes and bounds are read before any step runs, whichever branch is taken.
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    const Node& src = *m.inputs[i].node;
+    if (m.def().is_shape_input(i, m.inputs.size()) && src.op != OpId::Const && src.op != OpId::Shape)
+      return str_cat("its branch's ", describe(m), " takes a parameter computed at run time");
+  }
+  return "";
+}
+
+// How an If is computed inline: both branches then a select per output, or each branch's
+// steps guarded by the condition (only the taken branch runs) and then the selects.
+enum class Inline { kSelect, kGuarded };
+
+// "" when `m` may be computed in a branch that is not taken; guarded, when it may be a guarded
+// step (it compiles, has no side effect, and its parameters are known before the steps run).
 std::string branch_op_refusal(const Node& m, const Node& anchor, const ClusterOptions& o,
-                              const CanEmitFn& can_emit) {
+                              const CanEmitFn& can_emit, Inline how = Inline::kSelect) {
   const unsigned flags = m.def().flags;
   if (flags & kControlFlow) return str_cat("its branch holds control flow: ", describe(m));
-  if (m.stateful() || (flags & (kResourceAccess | kRandomStream)))
+  // The loop runner writes a carried array in place; a write that might not run would need
+  // the array copied. A read is a gather of the array's buffer, a value.
+  const bool guarded = how == Inline::kGuarded;
+  if (guarded && m.op == OpId::TensorArrayWrite)
+    return str_cat("its branch writes a TensorArray: ", describe(m));
+  const unsigned effects = kResourceAccess | kRandomStream;
+  if (m.stateful() || ((flags & effects) && !(guarded && m.op == OpId::TensorArrayRead)))
     return str_cat("its branch has a side effect: ", describe(m));
-  if (flags & kCheck) return str_cat("its branch checks values at run time: ", describe(m));
+  if ((flags & kCheck) && how == Inline::kSelect)
+    return str_cat("its branch checks values at run time: ", describe(m));
   // Constants are pure and may be computed anywhere (tracing creates them outside scopes).
   if (m.op == OpId::Placeholder || m.op == OpId::Const) return "";
   if (!compiles_with(m, anchor, o))
     return str_cat("its branch's ", describe(m), " is outside the If's jit scope");
   std::string why;
   if (!can_emit(m, &why)) return str_cat("its branch's ", describe(m), " does not compile: ", why);
+  if (how == Inline::kGuarded) return guarded_op_refusal(m);
   switch (m.def().lower) {
     case LowerKind::kConst:
     case LowerKind::kUnary:
@@ -181,9 +212,7 @@ std::unordered_map<const Node*, int> shape_sources(const Node& n, int b) {
   return src;
 }
 
-}  // namespace
-
-std::string if_conversion_refusal(const Node& n, const ClusterOptions& o, const CanEmitFn& can_emit) {
+std::string refusal(const Node& n, const ClusterOptions& o, const CanEmitFn& can_emit, Inline how) {
   if (n.op != OpId::If || n.subgraphs.size() != 2) return "not an If";
   if (!compiles_with(n, n, o)) return "it is not in compiled code";
   const TensorSpec& pred = spec(n.inputs[0]);
@@ -199,7 +228,7 @@ std::string if_conversion_refusal(const Node& n, const ClusterOptions& o, const 
   for (int b = 0; b < 2; ++b) {
     src[b] = shape_sources(n, b);
     for (const auto& up : n.subgraphs[b]->nodes()) {
-      std::string why = branch_op_refusal(*up, n, o, can_emit);
+      std::string why = branch_op_refusal(*up, n, o, can_emit, how);
       if (why.empty() && src[b].at(up.get()) == kUnknown)
         why = str_cat("a shape in its branch is known only at run time: ", describe(*up), " gives ",
                       up->outputs[0].shape.str());
@@ -215,14 +244,45 @@ std::string if_conversion_refusal(const Node& n, const ClusterOptions& o, const 
       return str_cat("its branches give output ", k, " as ", dtype_name(ts.dtype), ts.shape.str(), " and ",
                      dtype_name(es.dtype), es.shape.str(), same_shape ? "" : ", not provably the same shape");
   }
+  if (how == Inline::kGuarded) {
+    // The selects hold the condition the guarded steps test (and name the If's outputs).
+    // A branch input given back is the If's input feeding it (as inline_if maps it).
+    auto outer = [&](const Graph& sub, const Output& o, size_t offset) {
+      for (size_t j = 0; j < sub.inputs.size(); ++j)
+        if (o.node == sub.inputs[j]) return n.inputs[offset + j];
+      return o;
+    };
+    bool selects = false;
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const Output t = outer(then_g, then_g.outputs[k], 1), e = outer(else_g, else_g.outputs[k], 1 + nt);
+      selects = selects || t.node != e.node || t.index != e.index;
+      if (is_half(spec(t).dtype))
+        return str_cat("its output ", k, " is ", dtype_name(spec(t).dtype),
+                       " (guarded steps do not compute half types yet)");
+    }
+    if (!selects) return "its branches compute no output that differs between them";
+  }
   return "";
+}
+
+}  // namespace
+
+std::string if_conversion_refusal(const Node& n, const ClusterOptions& o, const CanEmitFn& can_emit) {
+  return refusal(n, o, can_emit, Inline::kSelect);
+}
+
+std::string guarded_if_refusal(const Node& n, const ClusterOptions& o, const CanEmitFn& can_emit) {
+  return refusal(n, o, can_emit, Inline::kGuarded);
 }
 
 namespace {
 
 // Both branches copied into `g` after the If's inputs, then one select per output that
 // differs between them; the If's uses move to the selects.
-void inline_if(Graph& g, Node* n, IfConversion* rec) {
+// Guarded: every copied branch node is marked `_guard` (the If's name) and `_guard_then`
+// (which branch), and every select `_merge` (the If's name): lowering finds the condition
+// the guarded steps test on the selects (kernel_ir.h: Step::guard).
+void inline_if(Graph& g, Node* n, IfConversion* rec, bool guarded) {
   const size_t nt = static_cast<size_t>(n->attrs.get<int64_t>("num_then_inputs", 0));
   std::vector<Output> results[2];
   for (int b = 0; b < 2; ++b) {
@@ -242,7 +302,12 @@ void inline_if(Graph& g, Node* n, IfConversion* rec) {
       if (m->op == OpId::Placeholder) continue;
       std::vector<Output> ins;
       for (const Output& o : m->inputs) ins.push_back(map(o));
-      Node* c = g.add_node(m->op, g.unique_name(prefix + m->name), ins, m->attrs, m->outputs);
+      Attrs attrs = m->attrs;
+      if (guarded) {
+        attrs.set("_guard", n->name);
+        attrs.set("_guard_then", b == 0);
+      }
+      Node* c = g.add_node(m->op, g.unique_name(prefix + m->name), ins, attrs, m->outputs);
       for (Node* ci : m->control_inputs)
         if (copy.count(ci)) c->control_inputs.push_back(copy.at(ci));
       c->source = m->source;
@@ -258,12 +323,16 @@ void inline_if(Graph& g, Node* n, IfConversion* rec) {
   for (size_t k = 0; k < n->outputs.size(); ++k) {
     const Output t = results[0][k], e = results[1][k];
     Output r = t;
+    rec->selects.emplace_back();
     if (t.node != e.node || t.index != e.index) {
-      Node* s = g.add_node(OpId::SelectV2, g.unique_name(n->name + "/select"), {n->inputs[0], t, e}, scope,
+      Attrs attrs = scope;
+      if (guarded) attrs.set("_merge", n->name);
+      Node* s = g.add_node(OpId::SelectV2, g.unique_name(n->name + "/select"), {n->inputs[0], t, e}, attrs,
                            {spec(t)});
       s->source = n->source;
       s->order_key = n->id;
       rec->new_nodes.push_back(s->name);
+      rec->selects.back() = s->name;
       r = {s, 0};
     }
     replace_uses(g, {n, static_cast<int>(k)}, r);
@@ -278,7 +347,32 @@ void inline_if(Graph& g, Node* n, IfConversion* rec) {
   }
 }
 
+// The inlined Ifs removed, their branch nodes ordered where the If was.
+void remove_inlined(Graph& h, const std::vector<Node*>& inlined) {
+  for (const auto& up : h.nodes())
+    if (up->order_key < 0) up->order_key = up->id;
+  h.topo_sort();
+  std::vector<bool> keep(h.num_nodes(), true);
+  for (Node* n : inlined) keep[n->id] = false;
+  h.remove_if_not(keep);
+  for (const auto& up : h.nodes()) up->order_key = -1;
+}
+
 }  // namespace
+
+std::shared_ptr<Graph> inline_guarded_ifs(const Graph& g, const std::set<std::string>& names,
+                                          std::vector<IfConversion>* done) {
+  std::shared_ptr<Graph> h = g.clone();
+  std::vector<Node*> ifs;
+  for (const auto& up : h->nodes())
+    if (up->op == OpId::If && names.count(up->name)) ifs.push_back(up.get());
+  for (Node* n : ifs) {
+    done->push_back(IfConversion{n->name, {}});
+    inline_if(*h, n, &done->back(), true);
+  }
+  remove_inlined(*h, ifs);
+  return h;
+}
 
 std::shared_ptr<Graph> convert_ifs_to_selects(const Graph& g, const ClusterOptions& opts,
                                               const CanEmitFn& can_emit, std::vector<IfConversion>* done) {
@@ -303,18 +397,12 @@ std::shared_ptr<Graph> convert_ifs_to_selects(const Graph& g, const ClusterOptio
   for (Node* n : ifs) {
     if (!if_conversion_refusal(*n, opts, can_emit).empty()) continue;
     done->push_back(IfConversion{n->name, {}});
-    inline_if(*h, n, &done->back());
+    inline_if(*h, n, &done->back(), false);
     converted.push_back(n);
   }
   if (!changed && converted.empty()) return nullptr;
   if (converted.empty()) return h;
-  for (const auto& up : h->nodes())
-    if (up->order_key < 0) up->order_key = up->id;
-  h->topo_sort();
-  std::vector<bool> keep(h->num_nodes(), true);
-  for (Node* n : converted) keep[n->id] = false;
-  h->remove_if_not(keep);
-  for (const auto& up : h->nodes()) up->order_key = -1;
+  remove_inlined(*h, converted);
   return h;
 }
 

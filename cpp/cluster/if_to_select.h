@@ -1,9 +1,11 @@
 // If-conversion for compilation: an If in compiled code whose two branches are small,
 // side-effect free and cannot fail at run time becomes both branches inline and one
 // SelectV2 per output, so it fuses into the cluster around it (and a loop step holding it
-// can run whole) instead of splitting the compiled code at an executor branch.
+// can run whole) instead of splitting the compiled code at an executor branch. Other Ifs
+// whose branches compile are inlined with guards: only the taken branch runs.
 #pragma once
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@ namespace jf {
 struct IfConversion {
   std::string if_name;                 // the If's name in the graph it was in
   std::vector<std::string> new_nodes;  // its inlined branch nodes and selects, as named now
+  std::vector<std::string> selects;    // per output: the select computing it ("": a value passed through)
 };
 
 // The graph with every qualifying If converted (If branches are converted first, so a
@@ -24,5 +27,18 @@ std::shared_ptr<Graph> convert_ifs_to_selects(const Graph& g, const ClusterOptio
 
 // Why this If stays an executor branch under `opts` ("" when it converts).
 std::string if_conversion_refusal(const Node& n, const ClusterOptions& opts, const CanEmitFn& can_emit);
+
+// Guarded inlining, for an If that does not convert: its branches may hold matrix products
+// of any size, run-time checks (gathers, integer division, check_numerics) and any op that
+// compiles without side effects. Both are copied into the graph with each node marked by
+// the If, and one select per output; the cluster then runs only the taken branch's steps
+// (kernel_ir.h: Step::guard), so the untaken one costs nothing and raises nothing. The
+// JIT pass clusters such an If as one node and inlines it afterwards, so its branches can
+// never be split from the selects.
+std::string guarded_if_refusal(const Node& n, const ClusterOptions& opts, const CanEmitFn& can_emit);
+
+// The graph with the named Ifs inlined with guards; `done` lists them and their new nodes.
+std::shared_ptr<Graph> inline_guarded_ifs(const Graph& g, const std::set<std::string>& names,
+                                          std::vector<IfConversion>* done);
 
 }  // namespace jf

@@ -30,11 +30,13 @@ bool is_control_flow(const Node& n) { return (n.def().flags & kControlFlow) != 0
 std::string rejection(const Node& n, const CanEmitFn& can_emit) {
   std::optional<bool> compile = compile_attr(n);
   if (compile && !*compile) return "_XlaCompile=False";
-  if (is_control_flow(n))
+  std::string why;
+  // An If the JIT pass inlines with guarded branches (can_emit says so) is one node here.
+  if (is_control_flow(n) && !(n.op == OpId::If && can_emit(n, &why)))
     return str_cat("control flow (", n.type(), ") runs on the executor; its ",
                    n.op == OpId::If ? "branches are" : "cond and body are", " clustered on their own");
+  if (is_control_flow(n)) return "";
   if (n.stateful()) return "stateful op";
-  std::string why;
   if (!can_emit(n, &why)) return why.empty() ? "no JIT emitter" : why;
   return "";
 }
@@ -183,7 +185,8 @@ ClusteringResult mark_for_compilation(const Graph& g, const ClusterOptions& opts
   if (opts.whole_function) {
     check_whole_function(g, rejected);
     bool control_flow = false;
-    for (const auto& up : g.nodes()) control_flow = control_flow || is_control_flow(*up);
+    for (const auto& up : g.nodes())
+      control_flow = control_flow || (is_control_flow(*up) && !rejected[up->id].empty());
     // With an If/While or a resource access in the middle, the ops before and after it are
     // compiled as the fewest units the executor can run around it (every candidate, every
     // group compiled).

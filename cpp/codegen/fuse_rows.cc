@@ -63,6 +63,8 @@ class RowFuser {
       }
       canonicalize_dims(g);
       Step s{Step::kRowGroup, g.parts.front().root, nullptr, {}};
+      s.guard = g.parts.front().guard;
+      s.guard_when = g.parts.front().guard_when;
       s.parts = std::move(g.parts);
       s.row_dims = g.row;
       s.width = g.width;
@@ -160,6 +162,8 @@ class RowFuser {
 
   bool joins(const Group& g, const Step& s) {
     if (s.kind != Step::kLoop) return false;
+    const Step& first = g.parts.front();  // a group runs whole or not at all
+    if (s.guard != first.guard || s.guard_when != first.guard_when) return false;
     const KExpr* r = s.root;
     if (r->kind == KKind::kReduce || r->kind == KKind::kArgReduce) {
       if (!is_row_reduction(r, g)) return false;

@@ -52,7 +52,7 @@ void fuse_sibling_loops(ClusterProgram* p) {
       for (size_t g = 0; g < out.size() && !joined; ++g) {
         Step& loop = out[g];
         if (!fusible_loop(loop) || loop.siblings.size() + 1 >= kMaxRootsPerLoop ||
-            !sc.same_dims(loop.root, s.root))
+            !sc.same_dims(loop.root, s.root) || loop.guard != s.guard || loop.guard_when != s.guard_when)
           continue;
         bool ok = true;
         for (auto [value, at_own_index] : reads) {

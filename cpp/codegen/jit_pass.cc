@@ -82,12 +82,13 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& optimized, const 
 
 // Branches and loop bodies are graphs of their own: each is optimized and clustered like the
 // top level, under the same options, and its node (run by the executor) runs the result.
+// `skip`: Ifs left out (inlined into a cluster, their branches are not run on their own).
 std::map<std::string, std::vector<std::shared_ptr<Graph>>> jit_subgraphs(
     const Graph& a, const JitOptions& opts, const std::string& label, const std::string& prefix,
-    const ClusterCompiler& compile, JitReport* report) {
+    const ClusterCompiler& compile, JitReport* report, const std::set<std::string>& skip = {}) {
   std::map<std::string, std::vector<std::shared_ptr<Graph>>> out;
   for (const auto& n : a.nodes()) {
-    if (n->subgraphs.empty()) continue;
+    if (n->subgraphs.empty() || skip.count(n->name)) continue;
     std::vector<std::shared_ptr<Graph>>& subs = out[n->name];
     for (size_t i = 0; i < n->subgraphs.size(); ++i) {
       std::string path = str_cat(prefix, n->name, "/", part_name(*n, i), "/");
@@ -244,21 +245,9 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
   const std::shared_ptr<Graph> optimized =
       wants_jit(*traced, opts) ? inline_small_ifs(traced, opts, label, prefix, report, &select_of) : traced;
   const Graph& a = *optimized;
-  auto subs = jit_subgraphs(a, opts, label, prefix, compile, report);
-  if (!wants_jit(a, opts)) {
-    for (const auto& n : a.nodes())
-      if (n->op != OpId::Placeholder)
-        report->op_reason[prefix + n->name] = "not in a jit_scope (auto-clustering is off)";
-    if (subs.empty()) return optimized;
-    std::shared_ptr<Graph> b = a.clone();
-    set_subgraphs(*b, subs, opts, prefix, report);
-    return b;
-  }
   ClusterOptions co;
   co.auto_jit = opts.auto_jit;
   co.whole_function = opts.whole_function;
-  // An error about a body's op also names the body ("(in while/body)").
-  const std::string where = prefix.empty() ? "" : str_cat(" (in ", prefix.substr(0, prefix.size() - 1), ")");
   // TensorArray reads and writes compile only where the loop then runs whole: there the
   // carried array is written in place. In a cluster run once per iteration (or anywhere
   // else) a compiled write would copy the array every time, where the executor writes in
@@ -266,9 +255,6 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
   // JITFLOW_LOOP_ARRAYS=0 keeps them on the executor (to measure what compiling them gains).
   const char* env = std::getenv("JITFLOW_LOOP_ARRAYS");
   const bool arrays_may_compile = loop_step && opts.gpu_device < 0 && !(env && std::string(env) == "0");
-  bool has_arrays = false;
-  for (const auto& n : a.nodes())
-    has_arrays = has_arrays || n->op == OpId::TensorArrayRead || n->op == OpId::TensorArrayWrite;
   auto without_arrays = [](const Node& n, std::string* why) {
     if (n.op == OpId::TensorArrayRead || n.op == OpId::TensorArrayWrite) {
       if (!can_emit(n, why)) return false;  // a form that never compiles says so
@@ -279,12 +265,45 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
     }
     return can_emit(n, why);
   };
+  const CanEmitFn first_emit = arrays_may_compile ? CanEmitFn(can_emit) : CanEmitFn(without_arrays);
+  // Ifs that may be inlined with guarded branches (if_to_select.h): clustered as one node,
+  // inlined once clustered. Their branches are jitted on their own only if they stay out.
+  std::set<std::string> guardable;
+  if (opts.gpu_device < 0 && wants_jit(a, opts))
+    for (const auto& n : a.nodes())
+      if (n->op == OpId::If && guarded_if_refusal(*n, co, first_emit).empty()) guardable.insert(n->name);
+  auto subs = jit_subgraphs(a, opts, label, prefix, compile, report, guardable);
+  if (!wants_jit(a, opts)) {
+    for (const auto& n : a.nodes())
+      if (n->op != OpId::Placeholder)
+        report->op_reason[prefix + n->name] = "not in a jit_scope (auto-clustering is off)";
+    if (subs.empty()) return optimized;
+    std::shared_ptr<Graph> b = a.clone();
+    set_subgraphs(*b, subs, opts, prefix, report);
+    return b;
+  }
+  // An error about a body's op also names the body ("(in while/body)").
+  const std::string where = prefix.empty() ? "" : str_cat(" (in ", prefix.substr(0, prefix.size() - 1), ")");
+  bool has_arrays = false;
+  for (const auto& n : a.nodes())
+    has_arrays = has_arrays || n->op == OpId::TensorArrayRead || n->op == OpId::TensorArrayWrite;
+  for (const auto& n : a.nodes())  // an array op in a guardable If's branch
+    if (guardable.count(n->name))
+      for (const auto& sub : n->subgraphs)
+        for (const auto& m : sub->nodes()) has_arrays = has_arrays || m->op == OpId::TensorArrayRead;
+  auto with_ifs = [&](CanEmitFn base) -> CanEmitFn {
+    return [&guardable, &co, base](const Node& n, std::string* why) {
+      if (n.op != OpId::If) return base(n, why);
+      *why = guarded_if_refusal(n, co, base);
+      return guardable.count(n.name) > 0 && why->empty();
+    };
+  };
   ClusteringResult cr;
   try {
-    cr = mark_for_compilation(a, co, arrays_may_compile ? CanEmitFn(can_emit) : CanEmitFn(without_arrays));
+    cr = mark_for_compilation(a, co, with_ifs(first_emit));
     if (loop_step && opts.gpu_device < 0) merge_loop_step_clusters(&cr);
     if (arrays_may_compile && has_arrays && !one_cluster(cr)) {
-      cr = mark_for_compilation(a, co, without_arrays);
+      cr = mark_for_compilation(a, co, with_ifs(without_arrays));
       merge_loop_step_clusters(&cr);
     }
   } catch (const Error& e) {
@@ -294,22 +313,65 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
   for (auto& kv : cr.eager_reason) {
     std::string& why = report->op_reason[prefix + kv.first->name];
     why = kv.second;
-    if (kv.first->op == OpId::If)
-      why += opts.gpu_device >= 0 ? "; on a GPU an If is not computed inline (CPU only for now)"
-                                  : str_cat("; it is not computed inline because ",
-                                            if_conversion_refusal(*kv.first, co, can_emit));
+    if (kv.first->op != OpId::If) continue;
+    const std::string inline_why = guarded_if_refusal(*kv.first, co, first_emit);
+    why += opts.gpu_device >= 0 ? "; on a GPU an If is not computed inline (CPU only for now)"
+           : inline_why.empty() ? "; it could be computed inline, but no cluster took it"
+                                : str_cat("; it is not computed inline because ", inline_why);
   }
 
+  // Clustered Ifs are inlined with guards into `inl`, the graph the clusters are lowered from
+  // (and the executed graph is made from); a guardable If left out runs on the executor, its
+  // branches jitted now.
+  std::set<std::string> inlined, left;
+  for (const Cluster& c : cr.clusters)
+    for (const Node* n : c.nodes)
+      if (n->op == OpId::If) inlined.insert(n->name);
+  for (const std::string& name : guardable)
+    if (!inlined.count(name)) left.insert(name);
+  auto jit_branches_of = [&](const std::set<std::string>& ifs) {
+    std::set<std::string> skip;
+    for (const auto& n : a.nodes())
+      if (!n->subgraphs.empty() && !ifs.count(n->name)) skip.insert(n->name);
+    for (auto& kv : jit_subgraphs(a, opts, label, prefix, compile, report, skip)) subs.insert(std::move(kv));
+  };
+  if (!left.empty()) jit_branches_of(left);
+  std::shared_ptr<Graph> inl = optimized;
+  std::map<std::string, IfConversion> guarded;  // by If name
+  std::vector<std::vector<std::string>> cluster_ifs(cr.clusters.size());
+  if (!inlined.empty()) {
+    std::vector<IfConversion> done;
+    inl = inline_guarded_ifs(a, inlined, &done);
+    report->body_graphs.push_back(inl);
+    for (IfConversion& c : done) guarded[c.if_name] = std::move(c);
+    for (size_t i = 0; i < cr.clusters.size(); ++i) {
+      std::vector<Node*> nodes;
+      for (const Node* n : cr.clusters[i].nodes) {
+        if (n->op != OpId::If || !inlined.count(n->name)) {
+          nodes.push_back(inl->find(n->name));
+          continue;
+        }
+        cluster_ifs[i].push_back(n->name);
+        for (const std::string& m : guarded.at(n->name).new_nodes) nodes.push_back(inl->find(m));
+      }
+      std::sort(nodes.begin(), nodes.end(), [](const Node* x, const Node* y) { return x->id < y->id; });
+      cr.clusters[i].nodes = std::move(nodes);
+    }
+  }
+  std::set<std::string> failed_ifs;  // inlined into a cluster that did not compile
+
   std::vector<std::pair<const Cluster*, CompiledClusterRef>> compiled;
-  for (const Cluster& c : cr.clusters) {
+  for (size_t ci = 0; ci < cr.clusters.size(); ++ci) {
+    const Cluster& c = cr.clusters[ci];
     std::string why;
     std::vector<std::string> op_names;
+    for (const std::string& name : cluster_ifs[ci]) op_names.push_back(prefix + name);
     for (Node* n : c.nodes) op_names.push_back(prefix + n->name);
     ClusterToCompile todo{prefix + c.name,
                           c.scope,
                           file_label(label + "." + prefix + c.name),
                           op_names,
-                          lower_cluster(a, c.nodes, &why),
+                          lower_cluster(*inl, c.nodes, &why),
                           opts.gpu_device,
                           opts.whole_function};
     CompiledClusterRef cc;
@@ -331,14 +393,16 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
                                          " could not be compiled and runs on "
                                          "eager kernels: ",
                                          why));
-      for (Node* n : c.nodes)
-        report->op_reason[prefix + n->name] = "its cluster could not be compiled: " + why;
+      for (const std::string& name : op_names)
+        report->op_reason[name] = "its cluster could not be compiled: " + why;
+      failed_ifs.insert(cluster_ifs[ci].begin(), cluster_ifs[ci].end());
       continue;
     }
     const char* backend = opts.gpu_device >= 0 ? "gpu" : "cpu";
+    for (const std::string& name : op_names) report->op_cluster[name] = prefix + c.name;
     report->clusters.push_back(ClusterSummary{prefix + c.name, c.scope, backend, std::move(op_names),
                                               cc.from_cache, cc.compile_seconds});
-    for (Node* n : c.nodes) report->op_cluster[prefix + n->name] = prefix + c.name;
+    for (const std::string& name : cluster_ifs[ci]) report->guarded_ifs.push_back(prefix + name);
     report->compiled.push_back(cc.cluster);
     compiled.emplace_back(&c, std::move(cc));
   }
@@ -352,10 +416,28 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
           "cluster: constant folding removed them, or see their rows";
   }
   if (prefix.empty()) dump_clusters(*report, label);
-  if (compiled.empty() && subs.empty()) return optimized;
+  // An If inlined into a cluster that did not compile stays an executor branch (its nodes,
+  // run eagerly, would compute both branches). Its selects become Identities of its outputs,
+  // so the compiled clusters reading them find them by name.
+  if (!failed_ifs.empty()) {
+    std::set<std::string> kept;
+    for (const std::string& name : inlined)
+      if (!failed_ifs.count(name)) kept.insert(name);
+    std::vector<IfConversion> done;
+    inl = kept.empty() ? optimized->clone() : inline_guarded_ifs(a, kept, &done);
+    for (const std::string& name : failed_ifs) {
+      Node* n = inl->find(name);
+      const std::vector<std::string>& selects = guarded.at(name).selects;
+      for (size_t k = 0; k < selects.size(); ++k)
+        if (!selects[k].empty())
+          inl->add_node(OpId::Identity, selects[k], {{n, static_cast<int>(k)}}, Attrs(), {n->outputs[k]});
+    }
+    jit_branches_of(failed_ifs);
+  }
+  if (compiled.empty() && subs.empty() && inlined.empty()) return optimized;
 
   // The executed graph: a copy where each cluster's outputs come from one XlaLaunch node.
-  std::shared_ptr<Graph> b = a.clone();
+  std::shared_ptr<Graph> b = inl->clone();
   set_subgraphs(*b, subs, opts, prefix, report);
   for (const auto& [c, cc] : compiled) {
     const ClusterProgram& p = *cc.program;

@@ -67,6 +67,9 @@ struct JitReport {
   // The Ifs (by path) computed inline: both branches and a select per output, in the
   // clusters around them (cluster/if_to_select.h); op_cluster maps each to its selects' cluster.
   std::vector<std::string> selected_ifs;
+  // The Ifs (by path) inlined with guarded branches: the cluster runs only the taken branch's
+  // steps (cluster/if_to_select.h); op_cluster maps each, and its branches' ops, to it.
+  std::vector<std::string> guarded_ifs;
   // The optimized branch and loop-body graphs: their compiled clusters refer to their nodes.
   std::vector<std::shared_ptr<Graph>> body_graphs;
 };

@@ -5,6 +5,7 @@
 // its operand's elements) or library calls (matmul on Eigen) between materialized buffers.
 #pragma once
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,6 +73,10 @@ struct KExpr {
   std::vector<int> map_kind;       // kIndexMap: a DimMapKind per dim
   std::vector<int64_t> map_param;  // kIndexMap: pad before / roll shift per dim
   bool materialized = false;       // computed by a step into `buffer`
+  // Computed only when `guard`'s bool scalar equals guard_when (a node of an If branch
+  // inlined with guards: cluster/if_to_select.h); null for every value computed each run.
+  const KExpr* guard = nullptr;
+  bool guard_when = true;
   // kUnary/kBinary: the node's float attrs, which a formula reads with float_attr
   // (LeakyRelu's alpha); in the fingerprint, so kernels differing in one never share code.
   std::vector<std::pair<std::string, double>> float_attrs;
@@ -124,7 +129,17 @@ struct Step {
   // kLibrary MatMul: its transposes, read once here rather than from the node's attrs on
   // every run of a small product (is_small_dot_step).
   DotForm dot;
+  // A step of an If branch inlined with guards runs only when the bool scalar in buffer
+  // `guard` equals guard_when (-1: every run). Skipped, its buffers keep whatever they held:
+  // only the If's merge selects read them, and those pick the taken branch's.
+  int guard = -1;
+  bool guard_when = true;
 };
+
+// Whether step `s` runs, given the run's buffer pointers.
+inline bool step_runs(const Step& s, char* const* ptrs) {
+  return s.guard < 0 || (*reinterpret_cast<const bool*>(ptrs[s.guard]) == s.guard_when);
+}
 
 // The rows a kRowGroup step walks: the product of its row dims.
 inline int64_t row_group_rows(const Step& s, const int64_t* params) {
@@ -221,6 +236,11 @@ constexpr int64_t kSmallDotMaxDepth = 128;
 constexpr int64_t kSmallDotTransposedB = 8192;
 constexpr int64_t kSmallDotTransposedRows = 8;
 enum DotParam { kDotM, kDotN, kDotK, kDotA, kDotB, kDotC, kDotParams };
+
+// Whether the fused expression `e` (up to loaded buffers and values other steps compute; `root`
+// is the step's own) could set the status word: computed where its value is discarded, or
+// skipped where it is not, it could raise an error the program never earned or miss one.
+bool may_fail(const KExpr* e, const KExpr* root, std::set<const KExpr*>* seen);
 
 // Inputs that carry shapes or axes rather than data (input i of n): they must be constants
 // or cluster inputs, since their values feed run-time shape inference, not the kernels.

@@ -25,6 +25,7 @@ class Lowering {
   std::unique_ptr<ClusterProgram> run(std::string* why) {
     try {
       for (Node* n : p_->members) lower(n);
+      guard_ = nullptr;
       collect_outputs();
       mark_in_place_writes();
       compute_halves();
@@ -44,6 +45,11 @@ class Lowering {
   const bool shapes_vary_;
   std::map<const Node*, int> member_index_;
   std::map<std::pair<const Node*, int>, KExpr*> values_;
+  // The guard of the node being lowered (an inlined If branch's node), given to the values
+  // computed for it; the condition of each inlined If, by the If's name.
+  const KExpr* guard_ = nullptr;
+  bool guard_when_ = true;
+  std::map<std::string, const KExpr*> if_conditions_;
 
   bool is_member(const Node* n) const { return member_index_.count(n) > 0; }
 
@@ -53,6 +59,8 @@ class Lowering {
     e->kind = k;
     e->dtype = dt;
     e->dims = std::move(dims);
+    e->guard = guard_;
+    e->guard_when = guard_when_;
     p_->exprs.push_back(std::move(e));
     return p_->exprs.back().get();
   }
@@ -74,7 +82,16 @@ class Lowering {
     return d;
   }
 
+  // A value from outside the member being lowered: computed (or bound) every run.
   KExpr* input(const Output& o) {
+    const KExpr* guard = guard_;
+    guard_ = nullptr;
+    KExpr* e = unguarded_input(o);
+    guard_ = guard;
+    return e;
+  }
+
+  KExpr* unguarded_input(const Output& o) {
     auto key = std::make_pair(static_cast<const Node*>(o.node), o.index);
     auto it = values_.find(key);
     if (it != values_.end()) return it->second;
@@ -205,6 +222,10 @@ class Lowering {
 
   void mark_value_before_run(const Node* m) {
     if (p_->value_before_run.empty()) p_->value_before_run.assign(p_->members.size(), 0);
+    if (m->attrs.has("_guard"))
+      throw_unimplemented(m->name,
+                          ": a value of an inlined If's branch feeds a shape, but the branch "
+                          "may not run");
     char& flag = p_->value_before_run[member_index_.at(m)];
     if (flag) return;
     flag = 1;
@@ -336,7 +357,37 @@ class Lowering {
 
   // One case per lowering kind of the op's record (ops.def); ops of a kind differ only in
   // what the record says (their formula, shape inputs, math function).
+  // The condition of the If whose branch node `n` was (the merge selects of that If are
+  // members: their condition operand is it), computed into a buffer before the branches.
+  const KExpr* if_condition(const Node* n) {
+    const std::string name = n->attrs.get<std::string>("_guard", "");
+    auto it = if_conditions_.find(name);
+    if (it != if_conditions_.end()) return it->second;
+    Node* merge = nullptr;
+    for (Node* m : p_->members)
+      if (m->attrs.get<std::string>("_merge", "") == name) merge = m;
+    if (!merge) throw_unimplemented(n->name, ": a node of an inlined If's branch without the If's selects");
+    const KExpr* guard = guard_;
+    guard_ = nullptr;
+    KExpr* c = operand(merge, 0);
+    if (c->kind == KKind::kScalar) {  // a constant condition still needs a buffer to test
+      KExpr* id = make(KKind::kUnary, c->dtype, {});
+      id->op = OpId::Identity;
+      id->operands = {c};
+      c = id;
+    }
+    if (c->kind != KKind::kBuffer) c->materialized = true;
+    guard_ = guard;
+    return if_conditions_[name] = c;
+  }
+
   void lower(Node* n) {
+    guard_ = nullptr;
+    guard_when_ = true;
+    if (n->attrs.has("_guard")) {
+      guard_ = if_condition(n);
+      guard_when_ = n->attrs.get<bool>("_guard_then", true);
+    }
     need_shape_input_available(n);
     std::string why;
     if (!can_emit(*n, &why)) throw_unimplemented(n->name, ": ", why);
@@ -821,6 +872,7 @@ class Lowering {
         a = reshape_source(a);
         if (a->kind != KKind::kBuffer) a->materialized = true;
       }
+    guard_values();
     for (const Output& o : p_->outputs) {
       KExpr* e = values_.at({o.node, o.index});
       if (e->kind == KKind::kBuffer && !e->materialized) {
@@ -844,6 +896,34 @@ class Lowering {
       }
       if (!is_mm) p_->steps.push_back({Step::kLoop, e.get(), nullptr, {}});
     }
+    for (Step& s : p_->steps)
+      if (s.root->guard) {
+        s.guard = s.root->guard->buffer;
+        s.guard_when = s.root->guard_when;
+      }
+  }
+
+  static bool same_guard(const KExpr* a, const KExpr* b) {
+    return a->guard == b->guard && (!a->guard || a->guard_when == b->guard_when);
+  }
+
+  // A step computes values of one guard. A branch value read elsewhere (by the If's merge
+  // select) is stored by its branch's step; a value computed every run whose computation may
+  // raise (an integer division, a gather's index check) is not fused into a branch's step,
+  // where the error would be missed when the branch does not run.
+  void guard_values() {
+    auto leaf = [](const KExpr* o) {
+      return o->kind == KKind::kBuffer || o->kind == KKind::kScalar || o->materialized;
+    };
+    auto split = [&](const KExpr* user, KExpr* o) {
+      if (leaf(o) || same_guard(user, o)) return;
+      std::set<const KExpr*> seen;
+      if (o->guard || (user->guard && may_fail(o, o, &seen))) o->materialized = true;
+    };
+    for (auto& e : p_->exprs)
+      for (KExpr* o : e->operands) split(e.get(), o);
+    for (const Step& s : pending_matmuls_)
+      for (KExpr* a : s.args) split(s.root, a);
   }
 
   void fingerprint() {
@@ -880,6 +960,7 @@ class Lowering {
     }
     for (const Step& s : p_->steps) {
       os << "|" << s.kind << ":" << s.root->id << (s.in_place ? "w" : "");
+      if (s.guard >= 0) os << "G" << s.guard << (s.guard_when ? "t" : "f");
       // A small product's code reads its operands as the node's attrs lay them out.
       if (is_small_dot_step(s)) os << "D" << s.dot.transpose_a << s.dot.transpose_b;
       for (const KExpr* e : s.siblings) os << "+" << e->id;
@@ -974,6 +1055,16 @@ bool can_emit(const Node& n, std::string* why) {
 }
 
 bool is_shape_input(OpId op, size_t i, size_t n) { return op_def(op).is_shape_input(i, n); }
+
+bool may_fail(const KExpr* e, const KExpr* root, std::set<const KExpr*>* seen) {
+  if (e->kind == KKind::kBuffer || (e->materialized && e != root) || !seen->insert(e).second) return false;
+  if (e->kind == KKind::kGather || e->kind == KKind::kGatherNd || e->kind == KKind::kRandom) return true;
+  if (op_def(e->op).flags & kCheck) return true;
+  if (e->kind == KKind::kBinary && integer_form_checks(e->op, e->operands[0]->dtype)) return true;
+  for (const KExpr* o : e->operands)
+    if (may_fail(o, root, seen)) return true;
+  return false;
+}
 
 bool is_small_dot_step(const Step& s) {
   if (s.kind != Step::kLibrary || s.node->op != OpId::MatMul || s.args.size() != 2) return false;

@@ -189,6 +189,8 @@ void bind_graph(py::module_& m) {
       .def_property_readonly("op_cluster",
                              [](const ConcreteFunction& f) { return f.jit_report().op_cluster; })
       .def_property_readonly("op_reason", [](const ConcreteFunction& f) { return f.jit_report().op_reason; })
+      .def_property_readonly("guarded_ifs",
+                             [](const ConcreteFunction& f) { return f.jit_report().guarded_ifs; })
       .def("emit_ptx",
            [](const ConcreteFunction& f, const std::string& arch) {
              py::dict out;

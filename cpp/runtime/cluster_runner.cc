@@ -379,18 +379,41 @@ std::vector<Tensor> CompiledCluster::run_eagerly(const std::vector<Tensor>& inpu
   const ClusterProgram& p = *program;
   std::map<std::pair<const Node*, int>, Tensor> vals;
   for (size_t i = 0; i < p.inputs.size(); ++i) vals[{p.inputs[i].node, p.inputs[i].index}] = inputs[i];
+  // An inlined If (if_to_select.h) runs the taken branch only: each of its merge selects
+  // holds the condition, and takes the taken branch's value.
+  std::map<std::string, const Node*> merge;
+  for (const Node* n : p.members)
+    if (n->attrs.has("_merge")) merge[n->attrs.get<std::string>("_merge", "")] = n;
+  auto value = [&](const Output& o) {
+    const Tensor* c = o.node->const_value();
+    return c ? *c : vals.at({o.node, o.index});
+  };
   for (Node* n : p.members) {
-    std::vector<Tensor> in;
-    for (const Output& o : n->inputs) {
-      const Tensor* c = o.node->const_value();
-      in.push_back(c ? *c : vals.at({o.node, o.index}));
+    if (n->attrs.has("_guard")) {
+      const Node* m = merge.at(n->attrs.get<std::string>("_guard", ""));
+      if ((value(m->inputs[0]).get_int(0) != 0) != n->attrs.get<bool>("_guard_then", true)) continue;
     }
+    if (n->attrs.has("_merge")) {
+      vals[{n, 0}] = value(n->inputs[value(n->inputs[0]).get_int(0) != 0 ? 1 : 2]);
+      continue;
+    }
+    std::vector<Tensor> in;
+    for (const Output& o : n->inputs) in.push_back(value(o));
     auto out = gpu_device >= 0 ? run_placed(n->def(), in, n->attrs, Device{DeviceType::kGPU, gpu_device})
                                : run_kernel(n->def(), in, n->attrs);
     for (size_t k = 0; k < out.size(); ++k) vals[{n, static_cast<int>(k)}] = out[k];
   }
   std::vector<Tensor> res;
-  for (const Output& o : p.outputs) res.push_back(vals.at({o.node, o.index}));
+  for (const Output& o : p.outputs) {
+    auto it = vals.find({o.node, o.index});
+    if (it != vals.end()) {
+      res.push_back(it->second);
+      continue;
+    }
+    // A check in the branch not taken: an output only so that it runs, read by nothing.
+    const TensorSpec& s = o.node->outputs[o.index];
+    res.push_back(Tensor::empty(s.dtype, s.shape.fully_defined() ? s.shape : Shape()));
+  }
   return res;
 }
 
@@ -500,6 +523,23 @@ bool CompiledCluster::run_small_dot(RunState& st, const Prepared& pr, size_t k) 
   return true;
 }
 
+// A step of the branch an If did not take: its buffers are read only by the If's merge
+// selects, which pick the other branch's values, but they read every operand, so a library
+// step's outputs (which its kernel would allocate) are given memory of their size.
+void CompiledCluster::skip_step(RunState& st, const Prepared& pr, const Step& s) const {
+  stats().skipped_branch_steps.fetch_add(1, std::memory_order_relaxed);
+  if (s.kind != Step::kLibrary) return;
+  std::vector<const KExpr*> outs{s.root};
+  outs.insert(outs.end(), s.siblings.begin(), s.siblings.end());
+  for (const KExpr* e : outs) {
+    Tensor& t = st.bufs[e->buffer];
+    if (t.defined() && t.buffer() && t.dtype() == e->dtype && t.shape() == pr.buffer_shapes[e->buffer])
+      continue;
+    t = Tensor::empty_reusing(e->dtype, pr.buffer_shapes[e->buffer], &st.recycle[e->buffer]);
+    st.ptrs[e->buffer] = static_cast<char*>(t.raw());
+  }
+}
+
 void CompiledCluster::run_steps(RunState& st, const Prepared& pr, bool loop) const {
   const ClusterProgram& p = *program;
   std::vector<Tensor>& bufs = st.bufs;
@@ -507,6 +547,10 @@ void CompiledCluster::run_steps(RunState& st, const Prepared& pr, bool loop) con
   const int64_t* params = pr.params.data();
   for (size_t k = 0; k < p.steps.size(); ++k) {
     const Step& s = p.steps[k];
+    if (!step_runs(s, ptrs.data())) {
+      skip_step(st, pr, s);
+      continue;
+    }
     if (s.kind == Step::kLibrary && s.node->op == OpId::TensorArrayWrite) {
       write_array(st, pr, k);
       continue;
@@ -754,6 +798,7 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
   struct Call {
     StepFn fn;
     int64_t n;
+    const Step* step = nullptr;              // its guard
     int index = -1, value = -1, array = -1;  // a TensorArrayWrite: its buffers
     DType index_type = DType::kInt32;
     int64_t rows = 0;
@@ -769,7 +814,7 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
       for (const Carried& c : carried) carried_array |= c.in_place && c.out == s.root->buffer;
       direct = carried_array;
       if (!direct) break;
-      Call c{nullptr, 0};
+      Call c{nullptr, 0, &s};
       const TensorSpec& spec = pr->step_specs[k][0];
       c.index = s.args[1]->buffer;
       c.value = s.args[2]->buffer;
@@ -788,19 +833,25 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
     const int64_t n = pr->buffer_shapes[s.root->buffer].num_elements();
     const int64_t red = reduced_extent(s, pr->params.data());
     direct = num_threads() == 1 || n * step_cost[k] * (red > 0 ? red : 1) < 1e5 * kLoopSplitScale;
-    if (n > 0) calls.push_back({kernels.fns[k], n});
+    if (n > 0) calls.push_back({kernels.fns[k], n, &s});
   }
   if (direct) {
     char** bp = ptrs.data();
     const int64_t* params = pr->params.data();
-    int64_t parity = 0;
+    int64_t parity = 0, skipped = 0;
     auto settle = [&] {  // the tensors follow the pointers
       if (parity & 1)
         for (const auto& [a, b] : swaps) std::swap(bufs[a], bufs[b]);
       parity = 0;
+      stats().skipped_branch_steps.fetch_add(skipped, std::memory_order_relaxed);
+      skipped = 0;
     };
     while (more && (max_iter < 0 || it < max_iter)) {
       for (const Call& c : calls) {
+        if (!step_runs(*c.step, bp)) {  // a loop step's buffers need nothing then
+          ++skipped;
+          continue;
+        }
         if (c.fn) {
           c.fn(bp, params, 0, c.n);
           continue;

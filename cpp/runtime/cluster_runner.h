@@ -110,7 +110,8 @@ struct CompiledCluster {
                     int64_t* status) const;
   // loop: split each step across threads by step_cost (run_loop) instead of the flat guess.
   void run_steps(RunState& st, const Prepared& pr, bool loop) const;
-  void write_array(RunState& st, const Prepared& pr, size_t k) const;  // step k: a TensorArrayWrite
+  void skip_step(RunState& st, const Prepared& pr, const Step& s) const;  // a branch not taken
+  void write_array(RunState& st, const Prepared& pr, size_t k) const;     // step k: a TensorArrayWrite
   // Step k, a small product (is_small_dot_step), on its compiled code; false when it is larger
   // than that code takes (Eigen runs it).
   bool run_small_dot(RunState& st, const Prepared& pr, size_t k) const;

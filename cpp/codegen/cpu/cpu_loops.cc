@@ -82,18 +82,6 @@ void emit_row_column_reduce(llvm::IRBuilder<>& b, ElementalEmitter& em, const KE
     });
 }
 
-// Whether the fused expression `e` (up to loaded buffers) could set the status word: then
-// computing it where its value is discarded could raise an error the program never earned.
-bool may_fail(const KExpr* e, const KExpr* root, std::set<const KExpr*>* seen) {
-  if (e->kind == KKind::kBuffer || (e->materialized && e != root) || !seen->insert(e).second) return false;
-  if (e->kind == KKind::kGather || e->kind == KKind::kGatherNd || e->kind == KKind::kRandom) return true;
-  if (op_def(e->op).flags & kCheck) return true;
-  if (e->kind == KKind::kBinary && integer_form_checks(e->op, e->operands[0]->dtype)) return true;
-  for (const KExpr* o : e->operands)
-    if (may_fail(o, root, seen)) return true;
-  return false;
-}
-
 // A scalar computed from constants and loaded scalars only: the same for every element, and
 // cheap to compute once before the loop.
 bool invariant_scalar(const KExpr* c, const KExpr* root) {

@@ -74,6 +74,7 @@ def explain(f, *args, **kwargs):
     """Explains how `f` (a jf.function or a concrete function) runs for these arguments."""
     cf = f.get_concrete_function(*args, **kwargs) if hasattr(f, "get_concrete_function") else f
     clustered = cf._cf.op_cluster
+    guarded = set(cf._cf.guarded_ifs)
     reasons = cf._cf.op_reason
     # Runs that could not use a cluster's compiled code (counted, warned once) say so here.
     fell_back = {c["name"]: c for c in cf._cf.clusters if c["fallbacks"]}
@@ -91,6 +92,10 @@ def explain(f, *args, **kwargs):
             if c.get("loop_fallbacks"):
                 why += (f"; {c['loop_fallbacks']} run(s) ran one step per iteration instead: "
                         f"{c['loop_fallback_reason']}")
+            rows.append(Explanation(name, type_, "compiled", clustered[name], why))
+        elif name in clustered and type_ == "If" and name in guarded:
+            why = ("computed inline, guarded: both branches are in the cluster, and it runs only the "
+                   "taken branch's steps (no executor branch)")
             rows.append(Explanation(name, type_, "compiled", clustered[name], why))
         elif name in clustered and type_ == "If":
             why = ("computed inline: its branches are small, pure and cannot fail at run time, so the "

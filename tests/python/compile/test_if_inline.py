@@ -1,8 +1,10 @@
 """An If in compiled code whose branches are small, pure and cannot fail at run time is computed
 inside the cluster around it: both branches run and a select per output picks the taken one
 (cluster/if_to_select.h), so the function is one compiled cluster and a loop holding the If
-runs whole. An If whose untaken branch could be observed (a print, a run-time check, an integer
-division, a gather) keeps its executor branch, and jf.explain says why."""
+runs whole. An If whose untaken branch could be observed (a run-time check, an integer
+division, a gather) or would cost much (a large product) is inlined with guards instead: the
+cluster runs only the taken branch's steps (test_if_guarded.py has more of those). An If with
+a side effect (a print) keeps its executor branch, and jf.explain says why."""
 import os
 import subprocess
 import sys
@@ -20,6 +22,14 @@ X0 = np.linspace(-2, 2, 37).astype(np.float32)
 
 def _runs():
     return jf.debugging.stats()["cluster_runs"]
+
+
+def _skipped():
+    return jf.debugging.stats()["skipped_branch_steps"]
+
+
+def assert_guarded(row):
+    assert row.status == "compiled" and "guarded" in row.reason, row
 
 
 def branchy(x, p):
@@ -166,10 +176,11 @@ def test_an_integer_division_by_zero_in_the_untaken_branch_does_not_raise():
         return jf.cond(d != 0, lambda: x // d, lambda: x + 0)
 
     x = np.array([7, -7, 9], np.int32)
+    before = _skipped()
     np.testing.assert_array_equal(f(x, jf.constant(0)).numpy(), x)
+    assert _skipped() > before  # the division's step did not run
     np.testing.assert_array_equal(f(x, jf.constant(2)).numpy(), x // 2)
-    row = jf.explain(f, x, jf.constant(0)).by_op()["If"]
-    assert row.status == "eager" and "checks its integer operand" in row.reason
+    assert_guarded(jf.explain(f, x, jf.constant(0)).by_op()["If"])
 
 
 def test_an_out_of_range_gather_in_the_untaken_branch_does_not_raise():
@@ -180,8 +191,7 @@ def test_an_out_of_range_gather_in_the_untaken_branch_does_not_raise():
     x = np.array([1.0, 2.0, 3.0], np.float32)
     assert float(f(x, jf.constant(5))) == -1.0
     assert float(f(x, jf.constant(1))) == 2.0
-    row = jf.explain(f, x, jf.constant(1)).by_op()["If"]
-    assert row.status == "eager" and "GatherV2" in row.reason
+    assert_guarded(jf.explain(f, x, jf.constant(1)).by_op()["If"])
 
 
 def test_check_numerics_in_the_untaken_branch_does_not_raise():
@@ -195,8 +205,7 @@ def test_check_numerics_in_the_untaken_branch_does_not_raise():
     np.testing.assert_allclose(f(x).numpy(), x * 2.0)
     with pytest.raises(jf.errors.InvalidArgumentError):
         f(np.array([np.inf, 2.0], np.float32))
-    row = jf.explain(f, x).by_op()["If"]
-    assert row.status == "eager" and "not computed inline" in row.reason
+    assert_guarded(jf.explain(f, x).by_op()["If"])
 
 
 def test_a_print_runs_only_in_the_taken_branch(capfd):
@@ -356,13 +365,14 @@ def test_a_loop_with_a_product_in_an_if_runs_whole():
     assert rows["While/body/If"].status == "compiled"
 
 
-def test_a_large_product_keeps_the_branch():
+def test_a_large_product_is_guarded_not_selected():
     # 64x64 by 64x64 is 262,144 multiply-adds: computed for nothing, it would cost more than
-    # the executor branch.
+    # the whole If, so the product's step runs only when its branch is taken.
     x = np.ones((64, 64), np.float32)
     w = np.full((64, 64), 0.01, np.float32)
     f = jf.function(lambda x, w, p: jf.cond(p, lambda: jf.matmul(x, w), lambda: x * 2.0), jit_compile=True)
     np.testing.assert_allclose(f(x, w, jf.constant(True)).numpy(), np.full((64, 64), 0.64), rtol=1e-5)
+    before = _skipped()
     np.testing.assert_allclose(f(x, w, jf.constant(False)).numpy(), x * 2.0)
-    row = jf.explain(f, x, w, jf.constant(True)).by_op()["If"]
-    assert row.status == "eager" and "262144 multiply-adds" in row.reason
+    assert _skipped() > before
+    assert_guarded(jf.explain(f, x, w, jf.constant(True)).by_op()["If"])
