@@ -268,8 +268,10 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
   const CanEmitFn first_emit = arrays_may_compile ? CanEmitFn(can_emit) : CanEmitFn(without_arrays);
   // Ifs that may be inlined with guarded branches (if_to_select.h): clustered as one node,
   // inlined once clustered. Their branches are jitted on their own only if they stay out.
+  // JITFLOW_GUARDED_IFS=0 keeps them executor branches (to measure what inlining gains).
   std::set<std::string> guardable;
-  if (opts.gpu_device < 0 && wants_jit(a, opts))
+  const char* genv = std::getenv("JITFLOW_GUARDED_IFS");
+  if (opts.gpu_device < 0 && wants_jit(a, opts) && !(genv && std::string(genv) == "0"))
     for (const auto& n : a.nodes())
       if (n->op == OpId::If && guarded_if_refusal(*n, co, first_emit).empty()) guardable.insert(n->name);
   auto subs = jit_subgraphs(a, opts, label, prefix, compile, report, guardable);
