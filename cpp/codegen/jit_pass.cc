@@ -174,6 +174,33 @@ std::string attach_compiled_loop(Node* w, const Graph& step, const JitOptions& o
   return "";
 }
 
+// The loop plan of a loop step's one cluster (kernel_ir.h: LoopPlan), found as
+// attach_compiled_loop will find the While's maps; nullopt when the step does not map onto
+// the cluster (the loop then does not run whole, or only through the runner's own loop).
+std::optional<LoopPlan> loop_plan_of(const Graph& step, const ClusterProgram& p) {
+  auto output = [&](const Output& o) {
+    for (size_t k = 0; k < p.outputs.size(); ++k)
+      if (p.outputs[k].node == o.node && p.outputs[k].index == o.index) return p.output_exprs[k]->buffer;
+    return -1;
+  };
+  if (step.outputs.empty()) return std::nullopt;
+  const size_t nv = step.outputs.size() - 1;
+  if (step.inputs.size() < nv) return std::nullopt;
+  LoopPlan plan;
+  plan.cond = output(step.outputs[nv]);
+  if (plan.cond < 0) return std::nullopt;
+  for (size_t v = 0; v < nv; ++v) {
+    const int out = output(step.outputs[v]);
+    if (out < 0) {
+      if (step.outputs[v].node == step.inputs[v]) continue;  // passed through
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < p.inputs.size(); ++i)
+      if (p.inputs[i].node == step.inputs[v]) plan.swaps.emplace_back(static_cast<int>(i), out);
+  }
+  return plan;
+}
+
 // The executed copy's If/While nodes run the jitted subgraphs (a While: its cond and step).
 void set_subgraphs(Graph& b, const std::map<std::string, std::vector<std::shared_ptr<Graph>>>& subs,
                    const JitOptions& opts, const std::string& prefix, JitReport* report) {
@@ -377,6 +404,9 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
                           opts.gpu_device,
                           opts.whole_function};
     CompiledClusterRef cc;
+    if (todo.program && loop_step && opts.gpu_device < 0 && cr.clusters.size() == 1)
+      if (std::optional<LoopPlan> plan = loop_plan_of(*inl, *todo.program))
+        set_loop_plan(todo.program.get(), std::move(*plan));
     if (todo.program && opts.gpu_device >= 0 && has_half_values(*todo.program)) {
       why = "float16 and bfloat16 values compile for the CPU only (no GPU kernels for them yet)";
       todo.program.reset();

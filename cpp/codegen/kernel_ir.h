@@ -5,6 +5,7 @@
 // its operand's elements) or library calls (matmul on Eigen) between materialized buffers.
 #pragma once
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -181,6 +182,15 @@ inline int64_t status_code(const KExpr* e, CheckKind k) {
   return (e->id + 1) * kCheckKinds + static_cast<int>(k);
 }
 
+// A cluster that runs a While whole (runtime/cluster_runner.cc: run_loop): per loop variable
+// the step reads and computes, its input buffer and the buffer its next value is written to,
+// which the iterations swap; and the condition's buffer. Set by the JIT pass for a loop
+// step's one cluster, before it is compiled.
+struct LoopPlan {
+  std::vector<std::pair<int, int>> swaps;
+  int cond = -1;
+};
+
 struct ClusterProgram {
   std::vector<std::unique_ptr<KExpr>> exprs;
   std::vector<Step> steps;
@@ -201,7 +211,17 @@ struct ClusterProgram {
   // Per buffer: a row-local value of a kRowGroup step, never allocated whole (empty: none).
   std::vector<char> scratch_only;
   std::string fingerprint;  // canonical text: the compile-cache key's IR part
+  std::optional<LoopPlan> loop;
 };
+
+// Whether the CPU backend compiles a loop driver for the program: a function running whole
+// iterations of the step (every step a loop kernel), called by the loop runner in place of
+// its own loop over the kernels (cpu_loop_driver.cc). Its entry is the one after the steps'.
+bool has_loop_driver(const ClusterProgram& p);
+
+// Sets the program's loop plan and extends its fingerprint (a program with a driver compiles
+// to other code).
+void set_loop_plan(ClusterProgram* p, LoopPlan plan);
 
 // Sibling fusion: merges elementwise loop steps of the same shape into one loop when the
 // later one needs nothing computed in between and reads the earlier ones only elementwise

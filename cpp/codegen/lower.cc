@@ -1056,6 +1056,20 @@ bool can_emit(const Node& n, std::string* why) {
 
 bool is_shape_input(OpId op, size_t i, size_t n) { return op_def(op).is_shape_input(i, n); }
 
+bool has_loop_driver(const ClusterProgram& p) {
+  if (!p.loop || p.steps.empty()) return false;
+  for (const Step& s : p.steps)
+    if (s.kind != Step::kLoop) return false;
+  return true;
+}
+
+void set_loop_plan(ClusterProgram* p, LoopPlan plan) {
+  std::string f = "|L" + std::to_string(plan.cond);
+  for (const auto& [in, out] : plan.swaps) f += "," + std::to_string(in) + ">" + std::to_string(out);
+  p->fingerprint += f;
+  p->loop = std::move(plan);
+}
+
 bool may_fail(const KExpr* e, const KExpr* root, std::set<const KExpr*>* seen) {
   if (e->kind == KKind::kBuffer || (e->materialized && e != root) || !seen->insert(e).second) return false;
   if (e->kind == KKind::kGather || e->kind == KKind::kGatherNd || e->kind == KKind::kRandom) return true;

@@ -846,6 +846,24 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
       stats().skipped_branch_steps.fetch_add(skipped, std::memory_order_relaxed);
       skipped = 0;
     };
+    // The module's loop driver runs the iterations when the plan it was compiled with is the
+    // one found here and every step has elements (a kernel called for none may still read
+    // its gather's index in its entry).
+    const size_t nsteps = p.steps.size();
+    StepFn driver = kernels.fns.size() > nsteps ? kernels.fns[nsteps] : nullptr;
+    if (driver && more && calls.size() == nsteps && p.loop->cond == ce->buffer && p.loop->swaps == swaps) {
+      int64_t out[2] = {0, 0};  // iterations run, guarded steps skipped
+      driver(bp, params, max_iter < 0 ? -1 : max_iter - it, reinterpret_cast<int64_t>(out));
+      stats().compiled_loop_driver_runs.fetch_add(1, std::memory_order_relaxed);
+      it += out[0];
+      parity += out[0];
+      skipped += out[1];
+      if (status) {
+        settle();
+        raise_check(status);
+      }
+      more = false;  // the driver ran until the condition, or the bound, stopped the loop
+    }
     while (more && (max_iter < 0 || it < max_iter)) {
       for (const Call& c : calls) {
         if (!step_runs(*c.step, bp)) {  // a loop step's buffers need nothing then

@@ -25,6 +25,7 @@ std::map<std::string, int64_t> stats_snapshot() {
           {"row_group_runs", s.row_group_runs},
           {"small_dot_runs", s.small_dot_runs},
           {"skipped_branch_steps", s.skipped_branch_steps},
+          {"compiled_loop_driver_runs", s.compiled_loop_driver_runs},
           {"gpu_graph_launches", s.gpu_graph_launches},
           {"gpu_graph_captures", s.gpu_graph_captures},
           {"compiled_loop_runs", s.compiled_loop_runs},
@@ -50,6 +51,7 @@ void reset_stats() {
   s.row_group_runs = 0;
   s.small_dot_runs = 0;
   s.skipped_branch_steps = 0;
+  s.compiled_loop_driver_runs = 0;
   s.gpu_graph_launches = 0;
   s.gpu_graph_captures = 0;
   s.compiled_loop_runs = 0;

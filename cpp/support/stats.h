@@ -27,6 +27,8 @@ struct Stats {
   // Matrix products run on a cluster's own compiled code instead of Eigen (codegen/cpu/cpu_dot.cc).
   std::atomic<int64_t> small_dot_runs{0};
   std::atomic<int64_t> skipped_branch_steps{0};  // steps of an inlined If's untaken branch
+  // Whole loops whose iterations ran in the cluster's compiled loop driver (cpu_loop_driver.cc).
+  std::atomic<int64_t> compiled_loop_driver_runs{0};
   // GPU cluster runs replayed as one CUDA graph launch, and the graphs captured for them
   // (runtime/gpu/gpu_graph.cc).
   std::atomic<int64_t> gpu_graph_launches{0};

@@ -326,10 +326,12 @@ std::shared_ptr<Loaded> load(Jit& j, const std::vector<bool>& kernel_steps, cons
   return code;
 }
 
+// Per step whether the object has its entry, then the loop driver's when it has one.
 std::vector<bool> kernel_steps_of(const ClusterProgram& p) {
   std::vector<bool> out(p.steps.size());
   for (size_t k = 0; k < p.steps.size(); ++k)
     out[k] = p.steps[k].kind != Step::kLibrary || is_small_dot_step(p.steps[k]);
+  if (has_loop_driver(p)) out.push_back(true);
   return out;
 }
 
@@ -623,6 +625,7 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
                      pipeline == PipelineKind::kSmall);
     else if (p.steps[k].kind == Step::kRowGroup)
       emit_row_group_step(m, p.steps[k], prefix + "_step" + std::to_string(k), p.num_buffers);
+  if (has_loop_driver(p)) emit_loop_driver(m, p, prefix, prefix + "_step" + std::to_string(p.steps.size()));
   std::string verr;
   llvm::raw_string_ostream vs(verr);
   if (llvm::verifyModule(m, &vs))
@@ -641,7 +644,7 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label) {
       llvm::WriteBitcodeToFile(m, bc);
     }
     std::vector<std::string> names;
-    for (size_t k = 0; k < p.steps.size(); ++k)
+    for (size_t k = 0; k < job.kernel_steps.size(); ++k)
       if (job.kernel_steps[k]) names.push_back(prefix + "_step" + std::to_string(k));
     add_small_dot_stubs(m, p, prefix);
     add_switchable_entries(m, names);

@@ -34,6 +34,13 @@ void emit_row_group_step(llvm::Module& m, const Step& s, const std::string& name
 // (float32 or float64) and form. Vectors of `vector_bytes`, the widest the target has.
 void emit_small_dot(llvm::Module& m, DType dtype, DotForm form, const std::string& name,
                     unsigned vector_bytes);
+// A cluster's loop driver (has_loop_driver, cpu_loop_driver.cc), `void name(ptr bufs, ptr
+// params, i64 limit, i64 out)`: runs iterations of the step, calling the module's kernels
+// `<prefix>_step<k>`, until the condition is false, a check fails or `limit` iterations ran
+// (negative: no bound); stores the iterations run and the guarded steps skipped at `out`
+// (the address of two int64s). The loop runner calls it through a StepFn.
+void emit_loop_driver(llvm::Module& m, const ClusterProgram& p, const std::string& prefix,
+                      const std::string& name);
 // `void name(...)` of the same signature, calling `target` with its arguments.
 void emit_forward(llvm::Module& m, const std::string& name, const std::string& target);
 
