@@ -215,8 +215,9 @@ struct ClusterProgram {
 };
 
 // Whether the CPU backend compiles a loop driver for the program: a function running whole
-// iterations of the step (every step a loop kernel), called by the loop runner in place of
-// its own loop over the kernels (cpu_loop_driver.cc). Its entry is the one after the steps'.
+// iterations of the step (every step a loop kernel, a small product or a TensorArrayWrite in
+// place), called by the loop runner in place of its own loop over the steps
+// (cpu_loop_driver.cc). Its entry is the one after the steps'.
 bool has_loop_driver(const ClusterProgram& p);
 
 // Sets the program's loop plan and extends its fingerprint (a program with a driver compiles
@@ -256,6 +257,14 @@ constexpr int64_t kSmallDotMaxDepth = 128;
 constexpr int64_t kSmallDotTransposedB = 8192;
 constexpr int64_t kSmallDotTransposedRows = 8;
 enum DotParam { kDotM, kDotN, kDotK, kDotA, kDotB, kDotC, kDotParams };
+
+// The frame a whole loop's iterations share with the runtime (cluster_runner.cc: run_loop),
+// int64s: the counts the loop driver returns (LoopFrame), then per step k, at
+// kLoopFrameHead + kLoopFrameStride * k, what the runtime prepared for it: a loop kernel's
+// element count, a small product's DotParam array, a TensorArrayWrite's row count and bytes
+// per row.
+enum LoopFrame { kFrameIterations, kFrameSkipped, kFrameDots, kFrameBadIndex, kFrameBadStep, kLoopFrameHead };
+constexpr int kLoopFrameStride = kDotParams;
 
 // Whether the fused expression `e` (up to loaded buffers and values other steps compute; `root`
 // is the step's own) could set the status word: computed where its value is discarded, or

@@ -1058,8 +1058,10 @@ bool is_shape_input(OpId op, size_t i, size_t n) { return op_def(op).is_shape_in
 
 bool has_loop_driver(const ClusterProgram& p) {
   if (!p.loop || p.steps.empty()) return false;
-  for (const Step& s : p.steps)
-    if (s.kind != Step::kLoop) return false;
+  for (const Step& s : p.steps) {
+    const bool array_write = s.kind == Step::kLibrary && s.node->op == OpId::TensorArrayWrite && s.in_place;
+    if (s.kind != Step::kLoop && !is_small_dot_step(s) && !array_write) return false;
+  }
   return true;
 }
 

@@ -499,7 +499,7 @@ void CompiledCluster::write_array(RunState& st, const Prepared& pr, size_t k) co
   if (j >= 0 && row) std::memcpy(st.ptrs[dst] + j * row, bufs[s.args[2]->buffer].raw(), row);
 }
 
-bool CompiledCluster::run_small_dot(RunState& st, const Prepared& pr, size_t k) const {
+bool CompiledCluster::small_dot_params(const Prepared& pr, size_t k, int64_t* dims) const {
   const Step& s = program->steps[k];
   const TensorSpec& spec = pr.step_specs[k][0];
   const DotForm form = s.dot;
@@ -508,12 +508,20 @@ bool CompiledCluster::run_small_dot(RunState& st, const Prepared& pr, size_t k) 
   if (m * n * depth > kSmallDotVolume || depth > (m == 1 ? kSmallDotMaxDepth / 2 : kSmallDotMaxDepth))
     return false;
   if (form.transpose_b && (n * depth > kSmallDotTransposedB || m < kSmallDotTransposedRows)) return false;
-  const int c = s.root->buffer;
+  dims[kDotM] = m, dims[kDotN] = n, dims[kDotK] = depth;
+  dims[kDotA] = s.args[0]->buffer, dims[kDotB] = s.args[1]->buffer, dims[kDotC] = s.root->buffer;
+  return true;
+}
+
+bool CompiledCluster::run_small_dot(RunState& st, const Prepared& pr, size_t k) const {
+  int64_t dims[kDotParams];
+  if (!small_dot_params(pr, k, dims)) return false;
+  const TensorSpec& spec = pr.step_specs[k][0];
+  const DotForm form = program->steps[k].dot;
+  const int64_t m = dims[kDotM], n = dims[kDotN];
+  const int c = static_cast<int>(dims[kDotC]);
   st.bufs[c] = Tensor::empty_reusing(spec.dtype, spec.shape, &st.recycle[c]);
   st.ptrs[c] = static_cast<char*>(st.bufs[c].raw());
-  int64_t dims[kDotParams];
-  dims[kDotM] = m, dims[kDotN] = n, dims[kDotK] = depth;
-  dims[kDotA] = s.args[0]->buffer, dims[kDotB] = s.args[1]->buffer, dims[kDotC] = c;
   if (!kernels.small_dots_ready()) {  // quick code, whose product entries are stubs
     if (m && n) small_dot_reference(st.ptrs.data(), dims, spec.dtype, form);
     return true;
@@ -792,38 +800,53 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
     }
     swaps.emplace_back(c.in, c.out);
   }
-  // When no step is a library call or worth splitting across threads, the iterations call
-  // the kernels directly and swap raw pointers: nothing else happens between two of them.
-  // A carried array's write is a row copy there (its buffer is the loop's own by now).
+  // When no step is an Eigen call or worth splitting across threads, the iterations run the
+  // steps directly and swap raw pointers: nothing else happens between two of them. A carried
+  // array's write is a row copy there (its buffer is the loop's own by now), and a small
+  // product writes a buffer of the loop's own. Each step's sizes go in the frame the module's
+  // loop driver shares (kernel_ir.h: LoopFrame).
   struct Call {
     StepFn fn;
-    int64_t n;
-    const Step* step = nullptr;              // its guard
+    const int64_t* slot;  // the step's part of the frame
+    const Step* step;
+    bool dot = false;
     int index = -1, value = -1, array = -1;  // a TensorArrayWrite: its buffers
     DType index_type = DType::kInt32;
-    int64_t rows = 0;
-    size_t row = 0;
     bool strict = true;
   };
+  const size_t nsteps = p.steps.size();
+  std::vector<int64_t> frame(kLoopFrameHead + kLoopFrameStride * nsteps, 0);
+  frame[kFrameBadStep] = -1;
   std::vector<Call> calls;
   bool direct = true;
-  for (size_t k = 0; k < p.steps.size() && direct; ++k) {
+  for (size_t k = 0; k < nsteps && direct; ++k) {
     const Step& s = p.steps[k];
+    int64_t* slot = frame.data() + kLoopFrameHead + kLoopFrameStride * k;
     if (s.kind == Step::kLibrary && s.node->op == OpId::TensorArrayWrite) {
       bool carried_array = false;
       for (const Carried& c : carried) carried_array |= c.in_place && c.out == s.root->buffer;
       direct = carried_array;
       if (!direct) break;
-      Call c{nullptr, 0, &s};
+      Call c{nullptr, slot, &s};
       const TensorSpec& spec = pr->step_specs[k][0];
       c.index = s.args[1]->buffer;
       c.value = s.args[2]->buffer;
       c.array = s.root->buffer;
       c.index_type = bufs[c.index].dtype();
-      c.rows = spec.shape[0];
-      c.row = c.rows ? dtype_size(spec.dtype) * static_cast<size_t>(spec.shape.num_elements() / c.rows) : 0;
       c.strict = s.node->attrs.get<int64_t>("mode", 0) == 0;
+      slot[0] = spec.shape[0];
+      slot[1] =
+          slot[0] ? static_cast<int64_t>(dtype_size(spec.dtype)) * (spec.shape.num_elements() / slot[0]) : 0;
       calls.push_back(c);
+      continue;
+    }
+    if (is_small_dot_step(s) && k < kernels.fns.size() && kernels.fns[k] && kernels.small_dots_ready() &&
+        small_dot_params(*pr, k, slot)) {
+      const TensorSpec& spec = pr->step_specs[k][0];
+      const int c = s.root->buffer;
+      bufs[c] = Tensor::empty_reusing(spec.dtype, spec.shape, &st.loop_recycle[c]);
+      ptrs[c] = static_cast<char*>(bufs[c].raw());
+      if (slot[kDotM] && slot[kDotN]) calls.push_back({kernels.fns[k], slot, &s, true});
       continue;
     }
     if (s.kind != Step::kLoop) {
@@ -833,31 +856,36 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
     const int64_t n = pr->buffer_shapes[s.root->buffer].num_elements();
     const int64_t red = reduced_extent(s, pr->params.data());
     direct = num_threads() == 1 || n * step_cost[k] * (red > 0 ? red : 1) < 1e5 * kLoopSplitScale;
-    if (n > 0) calls.push_back({kernels.fns[k], n, &s});
+    slot[0] = n;
+    if (n > 0) calls.push_back({kernels.fns[k], slot, &s});
   }
   if (direct) {
     char** bp = ptrs.data();
     const int64_t* params = pr->params.data();
-    int64_t parity = 0, skipped = 0;
+    int64_t parity = 0;
     auto settle = [&] {  // the tensors follow the pointers
       if (parity & 1)
         for (const auto& [a, b] : swaps) std::swap(bufs[a], bufs[b]);
       parity = 0;
-      stats().skipped_branch_steps.fetch_add(skipped, std::memory_order_relaxed);
-      skipped = 0;
+      stats().skipped_branch_steps.fetch_add(frame[kFrameSkipped], std::memory_order_relaxed);
+      stats().small_dot_runs.fetch_add(frame[kFrameDots], std::memory_order_relaxed);
+      frame[kFrameSkipped] = frame[kFrameDots] = 0;
     };
     // The module's loop driver runs the iterations when the plan it was compiled with is the
     // one found here and every step has elements (a kernel called for none may still read
     // its gather's index in its entry).
-    const size_t nsteps = p.steps.size();
     StepFn driver = kernels.fns.size() > nsteps ? kernels.fns[nsteps] : nullptr;
     if (driver && more && calls.size() == nsteps && p.loop->cond == ce->buffer && p.loop->swaps == swaps) {
-      int64_t out[2] = {0, 0};  // iterations run, guarded steps skipped
-      driver(bp, params, max_iter < 0 ? -1 : max_iter - it, reinterpret_cast<int64_t>(out));
+      driver(bp, params, max_iter < 0 ? -1 : max_iter - it, reinterpret_cast<int64_t>(frame.data()));
       stats().compiled_loop_driver_runs.fetch_add(1, std::memory_order_relaxed);
-      it += out[0];
-      parity += out[0];
-      skipped += out[1];
+      it += frame[kFrameIterations];
+      parity += frame[kFrameIterations];
+      if (frame[kFrameBadStep] >= 0) {
+        const int64_t* slot = frame.data() + kLoopFrameHead + kLoopFrameStride * frame[kFrameBadStep];
+        settle();
+        throw_invalid("Trying to modify element ", frame[kFrameBadIndex], " in a list with ", slot[0],
+                      " elements.");
+      }
       if (status) {
         settle();
         raise_check(status);
@@ -867,21 +895,26 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
     while (more && (max_iter < 0 || it < max_iter)) {
       for (const Call& c : calls) {
         if (!step_runs(*c.step, bp)) {  // a loop step's buffers need nothing then
-          ++skipped;
+          ++frame[kFrameSkipped];
+          continue;
+        }
+        if (c.dot) {
+          c.fn(bp, c.slot, 0, c.slot[kDotM]);
+          ++frame[kFrameDots];
           continue;
         }
         if (c.fn) {
-          c.fn(bp, params, 0, c.n);
+          c.fn(bp, params, 0, c.slot[0]);
           continue;
         }
         int64_t j;
         try {
-          j = array_row(bp[c.index], c.index_type, c.rows, c.strict);
+          j = array_row(bp[c.index], c.index_type, c.slot[0], c.strict);
         } catch (...) {
           settle();
           throw;
         }
-        if (j >= 0 && c.row) std::memcpy(bp[c.array] + j * c.row, bp[c.value], c.row);
+        if (j >= 0 && c.slot[1]) std::memcpy(bp[c.array] + j * c.slot[1], bp[c.value], c.slot[1]);
       }
       if (status) {
         settle();

@@ -111,7 +111,9 @@ struct CompiledCluster {
   // loop: split each step across threads by step_cost (run_loop) instead of the flat guess.
   void run_steps(RunState& st, const Prepared& pr, bool loop) const;
   void skip_step(RunState& st, const Prepared& pr, const Step& s) const;  // a branch not taken
-  void write_array(RunState& st, const Prepared& pr, size_t k) const;     // step k: a TensorArrayWrite
+  // A small product's DotParam array for these shapes; false when Eigen runs it (too large).
+  bool small_dot_params(const Prepared& pr, size_t k, int64_t* dims) const;
+  void write_array(RunState& st, const Prepared& pr, size_t k) const;  // step k: a TensorArrayWrite
   // Step k, a small product (is_small_dot_step), on its compiled code; false when it is larger
   // than that code takes (Eigen runs it).
   bool run_small_dot(RunState& st, const Prepared& pr, size_t k) const;

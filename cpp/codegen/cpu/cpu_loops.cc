@@ -145,7 +145,10 @@ Value* row_of(llvm::IRBuilder<>& b, Value* i, Value* inner) {
 RangeFunction begin_range_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name) {
   auto* fty = llvm::FunctionType::get(b.getVoidTy(),
                                       {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty()}, false);
-  auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
+  // A declaration a loop driver made for it (a small product emitted later) gets the body.
+  llvm::Function* fn = m.getFunction(name);
+  if (!fn || !fn->isDeclaration() || fn->getFunctionType() != fty)
+    fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   fn->addParamAttr(0, llvm::Attribute::NoAlias);
   fn->addParamAttr(1, llvm::Attribute::NoAlias);

@@ -4,10 +4,17 @@ kernels, tests the status word and the condition and swaps the carried buffers, 
 to the runtime only when the loop ends. Counted in jf.debugging.stats() as
 compiled_loop_driver_runs; results, errors, bounds and guarded steps are those of the
 runtime's own loop."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
 import jitflow as jf
+from jitflow import _C
 
 
 def _stats():
@@ -160,3 +167,92 @@ def test_a_loop_with_a_library_step_runs_whole_without_the_driver():
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
     d = _delta(before, *KEYS)
     assert d["compiled_loop_runs"] == 1 and d["compiled_loop_driver_runs"] == 0, d
+
+
+def rnn(h, w, xs):
+    n = jf.shape(xs)[0]
+    x_ta = jf.TensorArray(jf.float32, size=n).unstack(xs)
+    out = jf.TensorArray(jf.float32, size=n)
+    for t in jf.range(n):
+        h = jf.tanh(jf.matmul(h, w) + x_ta.read(t))  # 8x16x16: the cluster's own product code
+        out = out.write(t, h)
+    return out.stack()
+
+
+def np_rnn(h, w, xs):
+    h, w = h.astype(np.float64), w.astype(np.float64)
+    outs = []
+    for x in xs:
+        h = np.tanh(h @ w + x)
+        outs.append(h)
+    return np.stack(outs)
+
+
+def test_an_rnn_with_arrays_and_small_products_runs_in_the_driver():
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((16, 16)) * 0.3).astype(np.float32)
+    h = rng.standard_normal((8, 16)).astype(np.float32)
+    xs = rng.standard_normal((50, 8, 16)).astype(np.float32)
+    f = jf.function(rnn, jit_compile=True)
+    f(h, w, xs)
+    _C.cpu_wait_for_upgrades()  # the products' code is the full tier's
+    before = _stats()
+    out = f(h, w, xs).numpy()
+    np.testing.assert_allclose(out, np_rnn(h, w, xs), rtol=1e-5, atol=1e-5)
+    d = _delta(before, *KEYS, "small_dot_runs", "tensor_array_copied_bytes")
+    assert d["compiled_loop_driver_runs"] == 1 and d["compiled_loop_iterations"] == 50, d
+    assert d["small_dot_runs"] == 50, d  # every iteration's product on the cluster's code
+    assert d["tensor_array_copied_bytes"] == out.nbytes, d  # the output array copied once
+
+
+def test_an_array_write_past_the_end_in_the_driver_raises_eagers_error():
+    @jf.function(jit_compile=True)
+    def f(x, n):
+        out = jf.TensorArray(jf.float32, size=4)
+        for t in jf.range(n):
+            x = x * 2.0 + 1.0
+            out = out.write(t + 1, x)  # the write of t == 3 is past the end
+        return out.stack()
+
+    x = jf.constant([1.0, -1.0])
+    f(x, jf.constant(3))
+    np.testing.assert_array_equal(f(x, jf.constant(3)).numpy(), [[0, 0], [3, -1], [7, -1], [15, -1]])
+    before = _stats()
+    with pytest.raises(jf.errors.InvalidArgumentError, match="Trying to modify element 4 in a list with 4 elements"):
+        f(x, jf.constant(6))
+    assert _delta(before, *KEYS)["compiled_loop_driver_runs"] == 1
+    np.testing.assert_array_equal(f(x, jf.constant(3)).numpy(), [[0, 0], [3, -1], [7, -1], [15, -1]])
+
+
+def test_quick_code_runs_the_products_outside_the_driver(tmp_path):
+    # Before the full tier is in, a small product's entry is a stub: the runtime's own loop
+    # runs the products on the C++ reference, with the same values.
+    script = textwrap.dedent("""
+        import json, numpy as np, jitflow as jf
+        rng = np.random.default_rng(3)
+        w = (rng.standard_normal((16, 16)) * 0.3).astype(np.float32)
+        h = rng.standard_normal((8, 16)).astype(np.float32)
+        xs = rng.standard_normal((20, 8, 16)).astype(np.float32)
+        def rnn(h, w, xs):
+            n = jf.shape(xs)[0]
+            x_ta = jf.TensorArray(jf.float32, size=n).unstack(xs)
+            for t in jf.range(n):
+                h = jf.tanh(jf.matmul(h, w) + x_ta.read(t))
+            return h
+        out = jf.function(rnn, jit_compile=True)(h, w, xs).numpy()
+        s = jf.debugging.stats()
+        print(json.dumps({"out": out.tolist(), "driver": s["compiled_loop_driver_runs"],
+                          "loops": s["compiled_loop_runs"]}))
+    """)
+    env = dict(os.environ, JITFLOW_TIERED="quick", JITFLOW_CACHE_DIR=str(tmp_path))
+    path = tmp_path / "quick_rnn.py"  # a file: AutoGraph reads the function's source
+    path.write_text(script)
+    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["loops"] == 1 and got["driver"] == 0, got
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((16, 16)) * 0.3).astype(np.float32)
+    h = rng.standard_normal((8, 16)).astype(np.float32)
+    xs = rng.standard_normal((20, 8, 16)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(got["out"]), np_rnn(h, w, xs)[-1], rtol=1e-5, atol=1e-5)
