@@ -374,6 +374,49 @@ std::shared_ptr<Graph> inline_guarded_ifs(const Graph& g, const std::set<std::st
   return h;
 }
 
+std::shared_ptr<Graph> inline_clustered_ifs(const std::shared_ptr<Graph>& a, ClusteringResult* cr,
+                                            GuardedIfs* g) {
+  g->of_cluster.assign(cr->clusters.size(), {});
+  for (const Cluster& c : cr->clusters)
+    for (const Node* n : c.nodes)
+      if (n->op == OpId::If) g->names.insert(n->name);
+  if (g->names.empty()) return a;
+  std::vector<IfConversion> done;
+  std::shared_ptr<Graph> inl = inline_guarded_ifs(*a, g->names, &done);
+  for (IfConversion& c : done) g->by_name[c.if_name] = std::move(c);
+  for (size_t i = 0; i < cr->clusters.size(); ++i) {
+    std::vector<Node*> nodes;
+    for (const Node* n : cr->clusters[i].nodes) {
+      if (!g->names.count(n->name)) {
+        nodes.push_back(inl->find(n->name));
+        continue;
+      }
+      g->of_cluster[i].push_back(n->name);
+      for (const std::string& m : g->by_name.at(n->name).new_nodes) nodes.push_back(inl->find(m));
+    }
+    std::sort(nodes.begin(), nodes.end(), [](const Node* x, const Node* y) { return x->id < y->id; });
+    cr->clusters[i].nodes = std::move(nodes);
+  }
+  return inl;
+}
+
+std::shared_ptr<Graph> restore_failed_ifs(const Graph& a, const GuardedIfs& g,
+                                          const std::set<std::string>& failed) {
+  std::set<std::string> kept;
+  for (const std::string& name : g.names)
+    if (!failed.count(name)) kept.insert(name);
+  std::vector<IfConversion> done;
+  std::shared_ptr<Graph> inl = kept.empty() ? a.clone() : inline_guarded_ifs(a, kept, &done);
+  for (const std::string& name : failed) {
+    Node* n = inl->find(name);
+    const std::vector<std::string>& selects = g.by_name.at(name).selects;
+    for (size_t k = 0; k < selects.size(); ++k)
+      if (!selects[k].empty())
+        inl->add_node(OpId::Identity, selects[k], {{n, static_cast<int>(k)}}, Attrs(), {n->outputs[k]});
+  }
+  return inl;
+}
+
 std::shared_ptr<Graph> convert_ifs_to_selects(const Graph& g, const ClusterOptions& opts,
                                               const CanEmitFn& can_emit, std::vector<IfConversion>* done) {
   bool has_if = false;

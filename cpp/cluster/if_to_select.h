@@ -4,6 +4,7 @@
 // can run whole) instead of splitting the compiled code at an executor branch. Other Ifs
 // whose branches compile are inlined with guards: only the taken branch runs.
 #pragma once
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -40,5 +41,24 @@ std::string guarded_if_refusal(const Node& n, const ClusterOptions& opts, const 
 // The graph with the named Ifs inlined with guards; `done` lists them and their new nodes.
 std::shared_ptr<Graph> inline_guarded_ifs(const Graph& g, const std::set<std::string>& names,
                                           std::vector<IfConversion>* done);
+
+// The Ifs clustered as one node each (guarded_if_refusal), inlined with guarded branches.
+struct GuardedIfs {
+  std::set<std::string> names;
+  std::map<std::string, IfConversion> by_name;
+  std::vector<std::vector<std::string>> of_cluster;  // per cluster, the Ifs inlined into it
+};
+
+// `a` with the clustered Ifs inlined (or `a` itself when none is), the clusters' members
+// moved to it: the graph the JIT pass lowers the clusters from, and bases the executed
+// graph on.
+std::shared_ptr<Graph> inline_clustered_ifs(const std::shared_ptr<Graph>& a, ClusteringResult* cr,
+                                            GuardedIfs* g);
+
+// An If inlined into a cluster that did not compile stays an executor branch (its nodes, run
+// eagerly, would compute both branches): `a` with only the other Ifs inlined, and each select
+// of a failed If an Identity of its output, so the compiled clusters reading it find it by name.
+std::shared_ptr<Graph> restore_failed_ifs(const Graph& a, const GuardedIfs& g,
+                                          const std::set<std::string>& failed);
 
 }  // namespace jf

@@ -358,52 +358,27 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
                                 : str_cat("; it is not computed inline because ", inline_why);
   }
 
-  // Clustered Ifs are inlined with guards into `inl`, the graph the clusters are lowered from
-  // (and the executed graph is made from); a guardable If left out runs on the executor, its
-  // branches jitted now.
-  std::set<std::string> inlined, left;
-  for (const Cluster& c : cr.clusters)
-    for (const Node* n : c.nodes)
-      if (n->op == OpId::If) inlined.insert(n->name);
-  for (const std::string& name : guardable)
-    if (!inlined.count(name)) left.insert(name);
+  GuardedIfs guarded;
+  std::shared_ptr<Graph> inl = inline_clustered_ifs(optimized, &cr, &guarded);
+  if (inl != optimized) report->body_graphs.push_back(inl);  // the clusters' members are its nodes
+  // A guardable If no cluster took runs on the executor: its branches are jitted now.
   auto jit_branches_of = [&](const std::set<std::string>& ifs) {
     std::set<std::string> skip;
     for (const auto& n : a.nodes())
       if (!n->subgraphs.empty() && !ifs.count(n->name)) skip.insert(n->name);
     for (auto& kv : jit_subgraphs(a, opts, label, prefix, compile, report, skip)) subs.insert(std::move(kv));
   };
+  std::set<std::string> left, failed_ifs;  // failed: inlined into a cluster that did not compile
+  for (const std::string& name : guardable)
+    if (!guarded.names.count(name)) left.insert(name);
   if (!left.empty()) jit_branches_of(left);
-  std::shared_ptr<Graph> inl = optimized;
-  std::map<std::string, IfConversion> guarded;  // by If name
-  std::vector<std::vector<std::string>> cluster_ifs(cr.clusters.size());
-  if (!inlined.empty()) {
-    std::vector<IfConversion> done;
-    inl = inline_guarded_ifs(a, inlined, &done);
-    report->body_graphs.push_back(inl);
-    for (IfConversion& c : done) guarded[c.if_name] = std::move(c);
-    for (size_t i = 0; i < cr.clusters.size(); ++i) {
-      std::vector<Node*> nodes;
-      for (const Node* n : cr.clusters[i].nodes) {
-        if (n->op != OpId::If || !inlined.count(n->name)) {
-          nodes.push_back(inl->find(n->name));
-          continue;
-        }
-        cluster_ifs[i].push_back(n->name);
-        for (const std::string& m : guarded.at(n->name).new_nodes) nodes.push_back(inl->find(m));
-      }
-      std::sort(nodes.begin(), nodes.end(), [](const Node* x, const Node* y) { return x->id < y->id; });
-      cr.clusters[i].nodes = std::move(nodes);
-    }
-  }
-  std::set<std::string> failed_ifs;  // inlined into a cluster that did not compile
 
   std::vector<std::pair<const Cluster*, CompiledClusterRef>> compiled;
   for (size_t ci = 0; ci < cr.clusters.size(); ++ci) {
     const Cluster& c = cr.clusters[ci];
     std::string why;
     std::vector<std::string> op_names;
-    for (const std::string& name : cluster_ifs[ci]) op_names.push_back(prefix + name);
+    for (const std::string& name : guarded.of_cluster[ci]) op_names.push_back(prefix + name);
     for (Node* n : c.nodes) op_names.push_back(prefix + n->name);
     ClusterToCompile todo{prefix + c.name,
                           c.scope,
@@ -436,14 +411,14 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
                                          why));
       for (const std::string& name : op_names)
         report->op_reason[name] = "its cluster could not be compiled: " + why;
-      failed_ifs.insert(cluster_ifs[ci].begin(), cluster_ifs[ci].end());
+      failed_ifs.insert(guarded.of_cluster[ci].begin(), guarded.of_cluster[ci].end());
       continue;
     }
     const char* backend = opts.gpu_device >= 0 ? "gpu" : "cpu";
     for (const std::string& name : op_names) report->op_cluster[name] = prefix + c.name;
     report->clusters.push_back(ClusterSummary{prefix + c.name, c.scope, backend, std::move(op_names),
                                               cc.from_cache, cc.compile_seconds});
-    for (const std::string& name : cluster_ifs[ci]) report->guarded_ifs.push_back(prefix + name);
+    for (const std::string& name : guarded.of_cluster[ci]) report->guarded_ifs.push_back(prefix + name);
     report->compiled.push_back(cc.cluster);
     compiled.emplace_back(&c, std::move(cc));
   }
@@ -457,25 +432,11 @@ std::shared_ptr<Graph> jit_graph(const std::shared_ptr<Graph>& traced, const Jit
           "cluster: constant folding removed them, or see their rows";
   }
   if (prefix.empty()) dump_clusters(*report, label);
-  // An If inlined into a cluster that did not compile stays an executor branch (its nodes,
-  // run eagerly, would compute both branches). Its selects become Identities of its outputs,
-  // so the compiled clusters reading them find them by name.
   if (!failed_ifs.empty()) {
-    std::set<std::string> kept;
-    for (const std::string& name : inlined)
-      if (!failed_ifs.count(name)) kept.insert(name);
-    std::vector<IfConversion> done;
-    inl = kept.empty() ? optimized->clone() : inline_guarded_ifs(a, kept, &done);
-    for (const std::string& name : failed_ifs) {
-      Node* n = inl->find(name);
-      const std::vector<std::string>& selects = guarded.at(name).selects;
-      for (size_t k = 0; k < selects.size(); ++k)
-        if (!selects[k].empty())
-          inl->add_node(OpId::Identity, selects[k], {{n, static_cast<int>(k)}}, Attrs(), {n->outputs[k]});
-    }
+    inl = restore_failed_ifs(a, guarded, failed_ifs);
     jit_branches_of(failed_ifs);
   }
-  if (compiled.empty() && subs.empty() && inlined.empty()) return optimized;
+  if (compiled.empty() && subs.empty() && guarded.names.empty()) return optimized;
 
   // The executed graph: a copy where each cluster's outputs come from one XlaLaunch node.
   std::shared_ptr<Graph> b = inl->clone();
