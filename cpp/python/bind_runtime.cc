@@ -62,6 +62,7 @@ void bind_runtime(py::module_& m) {
   m.def("llvm_host_triple", &llvm_host_triple);
   // The CPU JIT's target: "triple|cpu|features" (JITFLOW_CPU overrides the host's CPU).
   m.def("cpu_jit_target", &cpu_target_description);
+  m.def("cpu_jit_prepare", &cpu_jit_prepare);
   // The compile cache's private, verified store, for other compiled artifacts (AutoGraph's
   // converted code): the payload, or None for a miss or an entry that did not verify.
   m.def("disk_cache_load", [](const std::string& key) -> py::object {

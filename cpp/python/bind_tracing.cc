@@ -3,6 +3,7 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include "codegen/cpu/cpu_compiler.h"
 #include "kernels/kernels.h"
 #include "python/bindings.h"
 #include "python/convert.h"
@@ -179,7 +180,11 @@ void bind_tracing(py::module_& m) {
 xla.experimental.jit_scope). compile_ops: bool, or a callable taking each op's node_def.)doc")
       .def(py::init<py::object, bool>(), py::arg("compile_ops") = true,
            py::arg("separate_compiled_gradients") = false)
-      .def("__enter__", [](JitScope& s) { s.enter(); })
+      .def("__enter__",
+           [](JitScope& s) {
+             s.enter();
+             if (is_tracing()) cpu_jit_prepare();  // the trace will compile: set the JIT up meanwhile
+           })
       .def("__exit__", [](JitScope& s, py::args) {
         s.exit();
         return false;

@@ -40,7 +40,9 @@ CpuKernels compile_cpu(const ClusterProgram& p, const std::string& label);
 void small_dot_reference(char** bufs, const int64_t* params, DType dtype, DotForm form);
 
 std::string cpu_target_description();  // triple, CPU name and features (cache key part)
-int64_t cpu_code_objects_loaded();     // objects in the JIT now (each freed with its last user)
+// Sets the JIT up on a thread of its own, once, so a trace that will compile overlaps it.
+void cpu_jit_prepare();
+int64_t cpu_code_objects_loaded();  // objects in the JIT now (each freed with its last user)
 // Small kernels run first as quickly generated code, switched to fully generated code by a
 // background thread (compile_cpu): how many switches were made, how many failed (the quick
 // code then stays), and waiting until the queued ones are done.

@@ -73,6 +73,8 @@ class _Optimizer:
     @staticmethod
     def set_jit(enabled):
         _C.set_auto_jit(bool(enabled) and enabled != "off")
+        if _C.auto_jit():
+            _C.cpu_jit_prepare()  # functions will compile: the JIT sets itself up meanwhile
 
     @staticmethod
     def get_jit():

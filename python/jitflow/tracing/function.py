@@ -260,6 +260,8 @@ class Function(_C.FunctionCache):
             raise TypeError(f"{self._name}: {len(leaves)} tensor argument(s) for {len(specs)} spec(s)")
         first = self._tracing_count == 0
         created = len(self._created_variables)
+        if self._jit_compile:
+            _C.cpu_jit_prepare()  # set up on another thread while this one traces
         t0 = time.perf_counter()
         graph, output_tree = self._trace_graph(tree, specs, first, leaves)
         self._tracing_count += 1

@@ -215,3 +215,30 @@ def test_forking_with_a_switch_pending_leaves_the_child_working():
     code, upgrades = out.split()
     assert code == "0"
     assert int(upgrades) >= 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forking_or_exiting_while_the_jit_sets_itself_up_is_safe():
+    # Tracing a jit_compile function (or entering a jit_scope while tracing) starts the JIT's
+    # set-up on a thread of its own; a fork right after, or an exit, waits for it.
+    out = run_python(
+        """
+        import os
+        import numpy as np
+        import jitflow as jf
+        from jitflow import _C
+        _C.cpu_jit_prepare()
+        _C.cpu_jit_prepare()  # once per process
+        pid = os.fork()
+        if pid == 0:
+            f = jf.function(lambda a: jf.tanh(a) * 2.0, jit_compile=True)
+            os._exit(0 if np.allclose(f(np.ones(3, np.float32)).numpy(), np.tanh(1.0) * 2) else 3)
+        _, status = os.waitpid(pid, 0)
+        g = jf.function(lambda a: jf.sigmoid(a) + 1.0, jit_compile=True)
+        ok = np.allclose(g(np.zeros(3, np.float32)).numpy(), 1.5)
+        print(os.waitstatus_to_exitcode(status), ok, jf.debugging.stats()["cluster_runs"])
+        _C.cpu_jit_prepare()  # and exiting right after is safe too
+    """,
+        {"JITFLOW_CACHE_DIR": "off"},
+    )
+    assert out.split() == ["0", "True", "1"]
