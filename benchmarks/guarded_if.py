@@ -8,11 +8,18 @@ jax.lax.cond inside jax.lax.fori_loop under jax.jit (here when jax imports, else
 interpreter --jax-python names), and numpy. Ratios are each column's time over jit_compile's,
 so above 1 is slower than jitflow's compiled loop.
 
+numpy's BLAS runs on one thread here: on a 2-core machine its idle threads spin after each
+product and take the core jitflow's worker needs, which made the jitflow timings of this
+script differ by 2x from one process to the next.
+
     python benchmarks/guarded_if.py [--steps 200] [--batch 32] [--width 128] [--every 4] [--jax-python PY]
 """
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads its BLAS
+
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile

@@ -875,6 +875,7 @@ class Lowering {
     guard_values();
     for (const Output& o : p_->outputs) {
       KExpr* e = values_.at({o.node, o.index});
+      if (auto m = merged_.find(e); m != merged_.end()) e = m->second;  // the branches' one buffer
       if (e->kind == KKind::kBuffer && !e->materialized) {
         // An input passed straight through: copy it so every output has its own buffer.
         KExpr* c = make(KKind::kUnary, e->dtype, e->dims);
@@ -888,7 +889,9 @@ class Lowering {
     // Steps in expression order (a topological order); matmuls at their result's position.
     for (auto& e : p_->exprs) {
       if (!e->materialized) continue;
-      e->buffer = new_buffer(e.get());
+      auto partner = partner_.find(e.get());
+      e->buffer = partner != partner_.end() && partner->second->buffer >= 0 ? partner->second->buffer
+                                                                            : new_buffer(e.get());
       bool is_mm = false;
       for (const Step& s : pending_matmuls_) {
         if (s.root == e.get()) p_->steps.push_back(s), is_mm = true;
@@ -924,6 +927,37 @@ class Lowering {
       for (KExpr* o : e->operands) split(e.get(), o);
     for (const Step& s : pending_matmuls_)
       for (KExpr* a : s.args) split(s.root, a);
+    share_branch_buffers();
+  }
+
+  // An If's select whose two sides are loop steps of its own branches, each read by nothing but
+  // the select: both steps write one buffer (one of them runs), and the If's value is that
+  // buffer, so no select runs to copy it.
+  std::map<const KExpr*, KExpr*> partner_;  // a side's step -> the other side's
+  std::map<const KExpr*, KExpr*> merged_;   // such a select -> its then side
+  void share_branch_buffers() {
+    std::vector<int> uses(p_->exprs.size(), 0);
+    for (auto& e : p_->exprs)
+      for (KExpr* o : e->operands) uses[o->id]++;
+    for (const Step& s : pending_matmuls_)
+      for (KExpr* a : s.args) uses[a->id]++;
+    for (const Output& o : p_->outputs) uses[values_.at({o.node, o.index})->id]++;
+    for (auto& e : p_->exprs) {
+      if (e->kind != KKind::kSelect || !e->node || !e->node->attrs.has("_merge")) continue;
+      auto cond = if_conditions_.find(e->node->attrs.get<std::string>("_merge", ""));
+      if (cond == if_conditions_.end()) continue;  // no branch node computes anything (x or y)
+      const KExpr* c = cond->second;
+      KExpr *t = e->operands[1], *f = e->operands[2];
+      auto own = [&](const KExpr* x, bool when) {
+        return x->guard == c && x->guard_when == when && x->materialized && x->kind != KKind::kBuffer &&
+               x->kind != KKind::kScalar && uses[x->id] == 1 && x->dtype == e->dtype &&
+               x->rank() == e->rank();
+      };
+      if (!own(t, true) || !own(f, false)) continue;
+      partner_[t] = f;
+      partner_[f] = t;
+      merged_[e.get()] = t;
+    }
   }
 
   void fingerprint() {
