@@ -675,6 +675,9 @@ static bool learns_element_shape(const ClusterProgram& p, int out, const Tensor&
   return false;
 }
 
+// Iterations after which a loop run on one thread lets the pool's workers sleep (pool_rest).
+constexpr int64_t kRestAfter = 64;
+
 bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vector<Tensor>& step_inputs,
                                   size_t num_vars, const std::vector<int64_t>& in_of,
                                   const std::vector<int64_t>& out_of, int64_t max_iter,
@@ -876,10 +879,20 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
     // its gather's index in its entry).
     StepFn driver = kernels.fns.size() > nsteps ? kernels.fns[nsteps] : nullptr;
     if (driver && more && calls.size() == nsteps && p.loop->cond == ce->buffer && p.loop->swaps == swaps) {
-      driver(bp, params, max_iter < 0 ? -1 : max_iter - it, reinterpret_cast<int64_t>(frame.data()));
+      auto run_driver = [&](int64_t limit) {
+        driver(bp, params, limit, reinterpret_cast<int64_t>(frame.data()));
+        it += frame[kFrameIterations];
+        parity += frame[kFrameIterations];
+        return frame[kFrameIterations] == limit && frame[kFrameBadStep] < 0 && !status &&
+               *reinterpret_cast<const bool*>(bp[ce->buffer]) && (max_iter < 0 || it < max_iter);
+      };
       stats().compiled_loop_driver_runs.fetch_add(1, std::memory_order_relaxed);
-      it += frame[kFrameIterations];
-      parity += frame[kFrameIterations];
+      // A loop still running after its first iterations is a long serial stretch: the pool's
+      // idle workers sleep rather than spin beside it.
+      if (run_driver(max_iter < 0 ? kRestAfter : std::min(kRestAfter, max_iter - it))) {
+        pool_rest();
+        run_driver(max_iter < 0 ? -1 : max_iter - it);
+      }
       if (frame[kFrameBadStep] >= 0) {
         const int64_t* slot = frame.data() + kLoopFrameHead + kLoopFrameStride * frame[kFrameBadStep];
         settle();
@@ -892,7 +905,8 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
       }
       more = false;  // the driver ran until the condition, or the bound, stopped the loop
     }
-    while (more && (max_iter < 0 || it < max_iter)) {
+    for (int64_t run = 0; more && (max_iter < 0 || it < max_iter); ++run) {
+      if (run == kRestAfter) pool_rest();
       for (const Call& c : calls) {
         if (!step_runs(*c.step, bp)) {  // a loop step's buffers need nothing then
           ++frame[kFrameSkipped];

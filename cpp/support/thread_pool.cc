@@ -35,7 +35,7 @@ namespace {
 using Fn = std::function<void(int64_t, int64_t)>;
 // Idle workers spin this long before sleeping: longer than the serial steps between two
 // parallel loops of a cluster run, short enough not to burn a core between calls.
-constexpr auto kSpin = std::chrono::microseconds(200);
+std::atomic<int64_t> g_spin_us{200};  // set_pool_spin (tests)
 
 thread_local bool t_in_region = false;  // a worker, or a caller inside a region
 
@@ -73,6 +73,16 @@ class Pool {
     }
     for (auto& t : workers_) t.join();
     workers_.clear();
+  }
+
+  // Idle workers sleep now rather than spin out their time: the caller goes on with a long
+  // serial stretch (pool_rest).
+  void rest() { rest_.fetch_add(1, std::memory_order_relaxed); }
+
+  int sleeping() {
+    int n = 0;
+    for (auto& b : boxes_) n += b.sleeping.load();
+    return n;
   }
 
   // Parts of `step` elements: workers take the first ones, the caller the last.
@@ -125,6 +135,7 @@ class Pool {
   std::mutex region_mu_;
   uint64_t seq_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> rest_{0};
 
   // Takes region `seq`'s part of `b` unless someone already did (a worker that read an older
   // region's number, and woke late, fails too).
@@ -138,9 +149,12 @@ class Pool {
     uint64_t seen = 0;
     while (!stop_) {
       auto idle_since = std::chrono::steady_clock::now();
+      const uint64_t rest = rest_.load(std::memory_order_relaxed);
       for (int spin = 1; b.posted.load(std::memory_order_acquire) == seen && !stop_; ++spin) {
         _mm_pause();
-        if (spin % 256 == 0 && std::chrono::steady_clock::now() - idle_since > kSpin) {
+        if (spin % 256 == 0 && (rest_.load(std::memory_order_relaxed) != rest ||
+                                std::chrono::steady_clock::now() - idle_since >
+                                    std::chrono::microseconds(g_spin_us.load(std::memory_order_relaxed)))) {
           std::unique_lock<std::mutex> lock(b.mu);
           b.sleeping.store(true);
           b.cv.wait(lock, [&] { return b.posted.load() != seen || stop_; });
@@ -229,6 +243,17 @@ void set_num_threads(int64_t n) {
 void parallel_for_pool(int64_t n, double cost_per_item, const Fn& fn) {
   int64_t parts = std::min<int64_t>(state().n, static_cast<int64_t>(n * cost_per_item / 5e4));
   fork_join(n, parts, n >= 128 * parts ? 64 : 1, fn);
+}
+
+void pool_rest() {
+  if (std::shared_ptr<Pool> pool = std::atomic_load(&state().pool)) pool->rest();
+}
+
+void set_pool_spin(int64_t microseconds) { g_spin_us = microseconds; }
+
+int pool_sleeping_workers() {
+  std::shared_ptr<Pool> pool = std::atomic_load(&state().pool);
+  return pool ? pool->sleeping() : 0;
 }
 
 void parallel_split(int64_t n, int64_t align, const Fn& fn) {

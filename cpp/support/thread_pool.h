@@ -23,6 +23,13 @@ void set_num_threads(int64_t n);
 void parallel_for_pool(int64_t n, double cost_per_item, const std::function<void(int64_t, int64_t)>& fn);
 // Splits [0, n) into one part per thread, each part a multiple of `align` (but the last).
 void parallel_split(int64_t n, int64_t align, const std::function<void(int64_t, int64_t)>& fn);
+// Lets idle workers sleep now instead of spinning out their 200 µs: the caller starts a long
+// stretch of serial work (a compiled loop's iterations). A spinning worker costs a core, and
+// on the development VM it slowed the loop beside it 2.5x in about half the processes.
+void pool_rest();
+// For tests: how long idle workers spin before sleeping (200 µs), and how many sleep now.
+void set_pool_spin(int64_t microseconds);
+int pool_sleeping_workers();
 
 // Runs fn(begin, end) over [0, n); `cost_per_item` is in cycles. Small work runs inline
 // without building a std::function (the eager fast path for tiny tensors).

@@ -1,8 +1,10 @@
 // The fork-join pool: every element covered once, parts aligned, exceptions from any part
-// reach the caller (after every part ended), nested regions run inline.
+// reach the caller (after every part ended), nested regions run inline, idle workers sleep
+// when told to (pool_rest).
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -78,6 +80,26 @@ TEST(ThreadPool, NestedRegionsRunInline) {
     });
   });
   EXPECT_EQ(inner_parts.load(), 2);  // one inline inner region per outer part
+}
+
+TEST(ThreadPool, IdleWorkersSleepWhenTheCallerRests) {
+  set_num_threads(2);
+  set_pool_spin(10'000'000);  // ten seconds: only a rest puts the worker to sleep in this test
+  std::atomic<int> parts{0};
+  auto region = [&] { parallel_split(256, 64, [&](int64_t, int64_t) { ++parts; }); };
+  auto wait_for = [](int sleeping) {
+    for (int i = 0; i < 1000 && pool_sleeping_workers() != sleeping; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return pool_sleeping_workers();
+  };
+  region();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(pool_sleeping_workers(), 0);  // still spinning
+  pool_rest();
+  EXPECT_EQ(wait_for(1), 1);
+  region();  // a region wakes it, and runs every part
+  EXPECT_EQ(parts.load(), 4);
+  set_pool_spin(200);
 }
 
 }  // namespace
