@@ -183,14 +183,6 @@ std::optional<LoopPlan> loop_plan_of(const Graph& step, const ClusterProgram& p)
       if (p.outputs[k].node == o.node && p.outputs[k].index == o.index) return p.output_exprs[k]->buffer;
     return -1;
   };
-  // A carried array its step writes in place has one buffer: it is not swapped.
-  auto written_in_place = [&](int in, int out) {
-    for (const Step& s : p.steps)
-      if (s.kind == Step::kLibrary && s.node->op == OpId::TensorArrayWrite && s.in_place &&
-          s.root->buffer == out && s.args[0]->buffer == in)
-        return true;
-    return false;
-  };
   if (step.outputs.empty()) return std::nullopt;
   const size_t nv = step.outputs.size() - 1;
   if (step.inputs.size() < nv) return std::nullopt;
@@ -204,7 +196,7 @@ std::optional<LoopPlan> loop_plan_of(const Graph& step, const ClusterProgram& p)
       return std::nullopt;
     }
     for (size_t i = 0; i < p.inputs.size(); ++i)
-      if (p.inputs[i].node == step.inputs[v] && !written_in_place(static_cast<int>(i), out))
+      if (p.inputs[i].node == step.inputs[v] && !writes_array_in_place(p, static_cast<int>(i), out))
         plan.swaps.emplace_back(static_cast<int>(i), out);
   }
   return plan;

@@ -220,6 +220,10 @@ struct ClusterProgram {
 // (cpu_loop_driver.cc). Its entry is the one after the steps'.
 bool has_loop_driver(const ClusterProgram& p);
 
+// Whether a step writes the array in buffer `in` in place as buffer `out` (a TensorArrayWrite
+// with Step::in_place): a carried array the loop keeps in one buffer, never swapped.
+bool writes_array_in_place(const ClusterProgram& p, int in, int out);
+
 // Sets the program's loop plan and extends its fingerprint (a program with a driver compiles
 // to other code).
 void set_loop_plan(ClusterProgram* p, LoopPlan plan);

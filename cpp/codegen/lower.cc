@@ -355,8 +355,6 @@ class Lowering {
     return std::vector<int>(v.begin(), v.end());
   }
 
-  // One case per lowering kind of the op's record (ops.def); ops of a kind differ only in
-  // what the record says (their formula, shape inputs, math function).
   // The condition of the If whose branch node `n` was (the merge selects of that If are
   // members: their condition operand is it), computed into a buffer before the branches.
   const KExpr* if_condition(const Node* n) {
@@ -381,6 +379,8 @@ class Lowering {
     return if_conditions_[name] = c;
   }
 
+  // One case per lowering kind of the op's record (ops.def); ops of a kind differ only in
+  // what the record says (their formula, shape inputs, math function).
   void lower(Node* n) {
     guard_ = nullptr;
     guard_when_ = true;
@@ -872,7 +872,7 @@ class Lowering {
         a = reshape_source(a);
         if (a->kind != KKind::kBuffer) a->materialized = true;
       }
-    guard_values();
+    guard_values(uses);
     for (const Output& o : p_->outputs) {
       KExpr* e = values_.at({o.node, o.index});
       if (auto m = merged_.find(e); m != merged_.end()) e = m->second;  // the branches' one buffer
@@ -914,7 +914,7 @@ class Lowering {
   // select) is stored by its branch's step; a value computed every run whose computation may
   // raise (an integer division, a gather's index check) is not fused into a branch's step,
   // where the error would be missed when the branch does not run.
-  void guard_values() {
+  void guard_values(const std::vector<int>& uses) {
     auto leaf = [](const KExpr* o) {
       return o->kind == KKind::kBuffer || o->kind == KKind::kScalar || o->materialized;
     };
@@ -927,7 +927,7 @@ class Lowering {
       for (KExpr* o : e->operands) split(e.get(), o);
     for (const Step& s : pending_matmuls_)
       for (KExpr* a : s.args) split(s.root, a);
-    share_branch_buffers();
+    share_branch_buffers(uses);
   }
 
   // An If's select whose two sides are loop steps of its own branches, each read by nothing but
@@ -935,12 +935,8 @@ class Lowering {
   // buffer, so no select runs to copy it.
   std::map<const KExpr*, KExpr*> partner_;  // a side's step -> the other side's
   std::map<const KExpr*, KExpr*> merged_;   // such a select -> its then side
-  void share_branch_buffers() {
-    std::vector<int> uses(p_->exprs.size(), 0);
-    for (auto& e : p_->exprs)
-      for (KExpr* o : e->operands) uses[o->id]++;
-    for (const Step& s : pending_matmuls_)
-      for (KExpr* a : s.args) uses[a->id]++;
+  // uses: reads by other values and library steps (plan_materialization's count).
+  void share_branch_buffers(std::vector<int> uses) {
     for (const Output& o : p_->outputs) uses[values_.at({o.node, o.index})->id]++;
     for (auto& e : p_->exprs) {
       if (e->kind != KKind::kSelect || !e->node || !e->node->attrs.has("_merge")) continue;
@@ -1097,6 +1093,14 @@ bool has_loop_driver(const ClusterProgram& p) {
     if (s.kind != Step::kLoop && !is_small_dot_step(s) && !array_write) return false;
   }
   return true;
+}
+
+bool writes_array_in_place(const ClusterProgram& p, int in, int out) {
+  for (const Step& s : p.steps)
+    if (s.kind == Step::kLibrary && s.node->op == OpId::TensorArrayWrite && s.in_place &&
+        s.root->buffer == out && s.args[0]->buffer == in)
+      return true;
+  return false;
 }
 
 void set_loop_plan(ClusterProgram* p, LoopPlan plan) {

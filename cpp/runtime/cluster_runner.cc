@@ -454,13 +454,18 @@ void CompiledCluster::bind_buffers(RunState& st, const Prepared& pr, const std::
   }
 }
 
+// Eager's error for a strict TensorArrayWrite at element j of an array of `rows`.
+[[noreturn]] static void raise_bad_row(int64_t j, int64_t rows) {
+  throw_invalid("Trying to modify element ", j, " in a list with ", rows, " elements.");
+}
+
 // A TensorArrayWrite's element index, checked against the array's rows: -1 for an index a
 // dropping write (a gradient's) skips; a strict write's bad index raises eager's error.
 static int64_t array_row(const char* index, DType dt, int64_t rows, bool strict) {
   const int64_t j = dt == DType::kInt64 ? *reinterpret_cast<const int64_t*>(index)
                                         : *reinterpret_cast<const int32_t*>(index);
   if (j >= 0 && j < rows) return j;
-  if (strict) throw_invalid("Trying to modify element ", j, " in a list with ", rows, " elements.");
+  if (strict) raise_bad_row(j, rows);
   return -1;
 }
 
@@ -716,13 +721,6 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
     int in, out;
     bool in_place;
   };
-  auto writes_in_place = [&](int in, int out) {
-    for (const Step& s : p.steps)
-      if (s.kind == Step::kLibrary && s.node->op == OpId::TensorArrayWrite && s.in_place &&
-          s.root->buffer == out && s.args[0]->buffer == in)
-        return true;
-    return false;
-  };
   std::vector<Carried> carried;
   std::vector<char> taken(p.num_buffers, 0);
   const int first_own = nin + static_cast<int>(p.constants.size());
@@ -748,7 +746,7 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
     if (e->dtype != t.dtype() || next != t.shape())
       return loop_fall_back(str_cat("loop variable ", v, " changes from ", t.desc(), " to ",
                                     dtype_name(e->dtype), next.str(), " in an iteration"));
-    carried.push_back({in, e->buffer, in >= 0 && writes_in_place(in, e->buffer)});
+    carried.push_back({in, e->buffer, in >= 0 && writes_array_in_place(p, in, e->buffer)});
   }
   const int64_t kc = out_of[num_vars];
   const KExpr* ce = kc >= 0 ? p.output_exprs.at(kc) : nullptr;
@@ -896,8 +894,7 @@ bool CompiledCluster::run_loop_in(const Parked<RunState>& slot, const std::vecto
       if (frame[kFrameBadStep] >= 0) {
         const int64_t* slot = frame.data() + kLoopFrameHead + kLoopFrameStride * frame[kFrameBadStep];
         settle();
-        throw_invalid("Trying to modify element ", frame[kFrameBadIndex], " in a list with ", slot[0],
-                      " elements.");
+        raise_bad_row(frame[kFrameBadIndex], slot[0]);
       }
       if (status) {
         settle();
